@@ -1,0 +1,131 @@
+// devtime-agent: summarizes torch.profiler output and uploads runs to the collector.
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "CLI/CLI.hpp"
+#include "agents/run_summary_builder.h"
+#include "agents/uploader.h"
+#include "proto/wire/channel.h"
+#include "proto/wire/json.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using devtime::v1::RunSummary;
+
+enum class Format { kTable, kJson };
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(path + ": cannot open (" + std::strerror(errno) + ")");
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+std::chrono::system_clock::time_point ModificationTime(const fs::path& path) {
+  std::error_code ec;
+  auto t = fs::last_write_time(path, ec);
+  if (ec) return std::chrono::system_clock::now();
+  return std::chrono::time_point_cast<std::chrono::system_clock::duration>(
+      std::chrono::file_clock::to_sys(t));
+}
+
+int Summarize(const std::string& path, Format format, devtime::agent::RunLabels labels) {
+  auto summary = devtime::trace::Summarize(path);
+  if (!summary.ok()) {
+    std::cerr << "devtime-agent: " << summary.status().message() << "\n";
+    return 1;
+  }
+  if (format == Format::kTable) {
+    std::cout << devtime::trace::RenderTable(*summary);
+    return 0;
+  }
+  if (labels.fallback_workload.empty()) labels.fallback_workload = fs::path(path).stem().string();
+  auto when = ModificationTime(path);
+  if (labels.started_at == std::chrono::system_clock::time_point{}) labels.started_at = when;
+  labels.finished_at = std::max(when, labels.started_at);
+  std::cout << devtime::wire::ToJson(devtime::agent::BuildRunSummary(*summary, labels)) << "\n";
+  return 0;
+}
+
+int UploadFiles(const std::string& collector, const std::vector<std::string>& files,
+                int retry_seconds) {
+  auto stub = devtime::v1::Collector::NewStub(devtime::wire::MakeCollectorChannel(collector));
+  devtime::agent::UploadOptions options;
+  options.retry_for = std::chrono::seconds(retry_seconds);
+  int failures = 0;
+  for (const auto& file : files) {
+    options.on_retry = [&](const grpc::Status& status, std::chrono::milliseconds wait) {
+      std::cerr << "devtime-agent: " << file << ": " << devtime::wire::Describe(status)
+                << "; retrying in " << wait.count() << " ms\n";
+    };
+    RunSummary run;
+    auto content = ReadFile(file);
+    absl::Status parsed =
+        content.ok() ? devtime::wire::ParseJson(*content, file, &run) : content.status();
+    if (!parsed.ok()) {
+      std::cerr << "devtime-agent: " << parsed.message() << "\n";
+      ++failures;
+      continue;
+    }
+    auto ack = devtime::agent::Upload(*stub, run, options);
+    if (!ack.ok()) {
+      std::cerr << "devtime-agent: " << file << ": upload failed: " << ack.status().message()
+                << "\n";
+      ++failures;
+      continue;
+    }
+    std::cout << (ack->duplicate() ? "already stored " : "stored ") << ack->run_id() << "  "
+              << run.identity().model() << "/" << run.identity().workload() << "  (" << file
+              << ")\n";
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "devtime-agent: reads torch.profiler output (Kineto JSON, legacy trace array, .json.gz\n"
+      "or a harness output directory) and uploads device-time summaries to the collector."};
+  app.require_subcommand(1);
+
+  std::string path;
+  std::string format_name = "table";
+  devtime::agent::RunLabels labels;
+  auto* summarize = app.add_subcommand("summarize", "print a per-operator summary of a trace");
+  summarize->add_option("TRACE", path, "trace file or profiler output directory")->required();
+  summarize->add_option("--format", format_name, "table (key_averages-like) or json (RunSummary)")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  summarize->add_option("--model", labels.model, "model name for --format json");
+  summarize->add_option("--workload", labels.workload, "workload name for --format json");
+  summarize->add_option("--job", labels.job, "job name for --format json");
+  summarize->add_option("--run-id", labels.run_id, "run id (UUID) for --format json; default new");
+  summarize->add_option("--instance-type", labels.instance_type, "instance type for --format json");
+  summarize->add_option("--host", labels.host, "host name for --format json; default this host");
+
+  const char* env_collector = std::getenv("DEVTIME_COLLECTOR");
+  std::string collector = env_collector ? env_collector : "127.0.0.1:50051";
+  std::vector<std::string> files;
+  int retry_seconds = 60;
+  auto* upload = app.add_subcommand(
+      "upload", "upload RunSummary JSON files; exits 0 only after every run is acknowledged");
+  upload->add_option("--collector", collector, "collector gRPC address (env DEVTIME_COLLECTOR)")
+      ->capture_default_str();
+  upload
+      ->add_option("--retry-for", retry_seconds,
+                   "seconds to keep retrying while the collector or database is unreachable")
+      ->capture_default_str();
+  upload->add_option("FILE", files, "RunSummary JSON files (devtime-agent summarize --format json)")
+      ->required();
+
+  CLI11_PARSE(app, argc, argv);
+  if (*summarize) {
+    return Summarize(path, format_name == "json" ? Format::kJson : Format::kTable, labels);
+  }
+  return UploadFiles(collector, files, retry_seconds);
+}

@@ -1,0 +1,54 @@
+// devtime::trace internals — the parsed, not yet summarized, content of one trace file.
+// Only complete ("X") events are kept, in file order, with names, categories and thread
+// keys interned so that millions of events stay compact. Times are exact int64 nanoseconds.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace devtime::trace {
+
+// Interns strings into dense uint32 ids. Id 0 is always the empty string.
+class StringTable {
+ public:
+  StringTable();
+  uint32_t Intern(std::string_view s);
+  const std::string& Get(uint32_t id) const { return strings_[id]; }
+  size_t size() const { return strings_.size(); }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::vector<std::string> strings_;
+  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> ids_;
+};
+
+// One complete ("ph":"X") event.
+struct RawEvent {
+  uint64_t index = 0;  // position of the event in the file's event array (0-based)
+  uint32_t name = 0;   // StringTable ids
+  uint32_t cat = 0;
+  uint32_t pid = 0;  // pid/tid as text ("1102", "Spans", "CPU functions")
+  uint32_t tid = 0;
+  int64_t ts_ns = 0;
+  int64_t dur_ns = 0;
+  int64_t correlation = -1;  // args.correlation, -1 when absent
+  int64_t external_id = -1;  // args["External id"], -1 when absent
+};
+
+struct RawTrace {
+  std::string format;  // "legacy-array" or "kineto-json"
+  StringTable strings;
+  std::vector<RawEvent> events;
+  uint64_t total_events = 0;                        // all events in the array, any phase
+  std::optional<int64_t> base_time_ns;              // baseTimeNanoseconds
+  std::optional<uint64_t> device_properties_count;  // size of deviceProperties, when present
+};
+
+}  // namespace devtime::trace

@@ -1,0 +1,207 @@
+// RenderTable() and RenderComparison(): plain-text views of TraceSummary for people.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "agents/trace/trace_summary.h"
+
+namespace devtime::trace {
+namespace {
+
+constexpr size_t kNameWidth = 55;  // torch's max_name_column_width
+
+// torch's _format_time: us below 1 ms, ms below 1 s, then s.
+std::string FormatTime(double us) {
+  const double a = std::fabs(us);
+  if (a >= 1e6) return absl::StrFormat("%.3fs", us / 1e6);
+  if (a >= 1e3) return absl::StrFormat("%.3fms", us / 1e3);
+  return absl::StrFormat("%.3fus", us);
+}
+
+std::string SignedTime(double us) { return (us > 0 ? "+" : "") + FormatTime(us); }
+
+std::string Name(const std::string& name) {
+  if (name.size() <= kNameWidth) return name;
+  return name.substr(0, kNameWidth - 3) + "...";
+}
+
+const char* DeviceName(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::kCuda:
+      return "cuda";
+    case DeviceKind::kNeuron:
+      return "neuron";
+    case DeviceKind::kCpu:
+      break;
+  }
+  return "cpu";
+}
+
+void AppendNotes(const TraceSummary& s, std::string* out) {
+  for (const std::string& w : s.warnings) absl::StrAppend(out, "Warning: ", w, "\n");
+  if (s.invalid_reason) absl::StrAppend(out, "INVALID: ", *s.invalid_reason, "\n");
+}
+
+// The metric a comparison uses for one op.
+double Metric(const OpStats& op, bool device) {
+  return device ? op.self_device_us : op.self_cpu_us;
+}
+
+}  // namespace
+
+std::string RenderTable(const TraceSummary& s) {
+  const bool dev = s.has_device_time;
+  const bool steps = !s.steps.empty();
+  std::vector<const OpStats*> rows;
+  rows.reserve(s.ops.size());
+  for (const OpStats& op : s.ops) rows.push_back(&op);
+  std::stable_sort(rows.begin(), rows.end(), [dev](const OpStats* a, const OpStats* b) {
+    if (dev && a->total_device_us != b->total_device_us) {
+      return a->total_device_us > b->total_device_us;
+    }
+    if (a->self_device_us != b->self_device_us) return a->self_device_us > b->self_device_us;
+    return a->self_cpu_us > b->self_cpu_us;
+  });
+  const double share_total = dev ? s.device_total_us : s.self_cpu_total_us;
+
+  std::string out;
+  absl::StrAppend(
+      &out, absl::StrFormat("Source: %s   Device: %s   Steps: %d   Ops: %d\n", s.source_format,
+                            DeviceName(s.device_kind), s.steps.size(), s.ops.size()));
+  std::string header =
+      absl::StrFormat("%-55s  %8s  %12s  %12s", "Name", "Calls", "Self CPU", "CPU total");
+  if (dev) absl::StrAppend(&header, absl::StrFormat("  %12s  %12s", "Self device", "Device total"));
+  absl::StrAppend(&header, absl::StrFormat("  %9s", dev ? "% device" : "% self CPU"));
+  if (steps) {
+    absl::StrAppend(&header,
+                    absl::StrFormat("  %12s  %12s  %12s", "Step mean", "Step min", "Step max"));
+  }
+  const std::string rule(header.size(), '-');
+  absl::StrAppend(&out, rule, "\n", header, "\n", rule, "\n");
+  for (const OpStats* op : rows) {
+    std::string line = absl::StrFormat("%-55s  %8d  %12s  %12s", Name(op->name), op->calls,
+                                       FormatTime(op->self_cpu_us), FormatTime(op->total_cpu_us));
+    if (dev) {
+      absl::StrAppend(&line, absl::StrFormat("  %12s  %12s", FormatTime(op->self_device_us),
+                                             FormatTime(op->total_device_us)));
+    }
+    const double mine = dev ? op->self_device_us : op->self_cpu_us;
+    absl::StrAppend(&line,
+                    absl::StrFormat("  %8.2f%%", share_total > 0 ? 100 * mine / share_total : 0.0));
+    if (steps) {
+      const std::vector<double>& v = op->step_self_device_us;
+      if (v.empty()) {
+        absl::StrAppend(&line, absl::StrFormat("  %12s  %12s  %12s", "-", "-", "-"));
+      } else {
+        double sum = 0;
+        for (double x : v) sum += x;
+        const auto [mn, mx] = std::minmax_element(v.begin(), v.end());
+        absl::StrAppend(&line, absl::StrFormat("  %12s  %12s  %12s",
+                                               FormatTime(sum / static_cast<double>(v.size())),
+                                               FormatTime(*mn), FormatTime(*mx)));
+      }
+    }
+    absl::StrAppend(&out, line, "\n");
+  }
+  absl::StrAppend(&out, rule, "\n");
+  absl::StrAppend(&out, "Self CPU time total: ", FormatTime(s.self_cpu_total_us), "\n");
+  if (dev) {
+    absl::StrAppend(&out, "Self device time total: ", FormatTime(s.device_total_us));
+    if (s.unattributed_device_us > 0) {
+      absl::StrAppend(&out, " (unattributed: ", FormatTime(s.unattributed_device_us), ")");
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  if (steps) {
+    double sum = 0;
+    for (const StepStats& st : s.steps) sum += dev ? st.device_us : st.cpu_us;
+    absl::StrAppend(&out, dev ? "Device" : "Self CPU", " time per step (mean of ", s.steps.size(),
+                    "): ", FormatTime(sum / static_cast<double>(s.steps.size())), "\n");
+  }
+  AppendNotes(s, &out);
+  return out;
+}
+
+std::string RenderComparison(const TraceSummary& before, const TraceSummary& after) {
+  const bool dev = before.has_device_time && after.has_device_time;
+  const bool per_step = !before.steps.empty() && !after.steps.empty();
+  const double div_b = per_step ? static_cast<double>(before.steps.size()) : 1.0;
+  const double div_a = per_step ? static_cast<double>(after.steps.size()) : 1.0;
+
+  struct Row {
+    std::string name;
+    const OpStats* b = nullptr;
+    const OpStats* a = nullptr;
+    double tb = 0, ta = 0;
+  };
+  std::map<std::string, Row> by_name;
+  for (const OpStats& op : before.ops) {
+    Row& r = by_name[op.name];
+    r.name = op.name;
+    r.b = &op;
+    r.tb = Metric(op, dev) / div_b;
+  }
+  for (const OpStats& op : after.ops) {
+    Row& r = by_name[op.name];
+    r.name = op.name;
+    r.a = &op;
+    r.ta = Metric(op, dev) / div_a;
+  }
+  std::vector<Row> rows;
+  for (auto& [name, r] : by_name) rows.push_back(r);
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) {
+    return std::fabs(x.ta - x.tb) > std::fabs(y.ta - y.tb);
+  });
+
+  const std::string metric =
+      std::string(dev ? "self device" : "self CPU") + (per_step ? " per step" : " total");
+  std::string out;
+  double total_b = 0, total_a = 0;
+  for (const Row& r : rows) {
+    total_b += r.tb;
+    total_a += r.ta;
+  }
+  absl::StrAppend(&out, absl::StrFormat("Comparing %s: before %s (%d steps), after %s (%d steps)\n",
+                                        metric, FormatTime(total_b), before.steps.size(),
+                                        FormatTime(total_a), after.steps.size()));
+  if (total_b > 0) {
+    absl::StrAppend(&out, absl::StrFormat("Change: %s (%+.2f%%)\n", SignedTime(total_a - total_b),
+                                          100 * (total_a - total_b) / total_b));
+  }
+  const std::string header =
+      absl::StrFormat("%-8s  %-55s  %12s  %12s  %12s  %9s  %14s", "Status", "Name", "Before",
+                      "After", "Delta", "Delta %", "Calls (delta)");
+  const std::string rule(header.size(), '-');
+  absl::StrAppend(&out, rule, "\n", header, "\n", rule, "\n");
+  size_t unchanged = 0;
+  for (const Row& r : rows) {
+    const uint64_t cb = r.b ? r.b->calls : 0;
+    const uint64_t ca = r.a ? r.a->calls : 0;
+    const char* status = !r.b ? "added" : !r.a ? "removed" : "changed";
+    if (r.a && r.b && cb == ca && r.ta == r.tb) {
+      ++unchanged;
+      continue;
+    }
+    const std::string pct =
+        r.tb > 0 ? absl::StrFormat("%+.1f%%", 100 * (r.ta - r.tb) / r.tb) : std::string("n/a");
+    const long long dc = static_cast<long long>(ca) - static_cast<long long>(cb);
+    absl::StrAppend(
+        &out, absl::StrFormat("%-8s  %-55s  %12s  %12s  %12s  %9s  %6d (%+d)\n", status,
+                              Name(r.name), r.b ? FormatTime(r.tb) : "-",
+                              r.a ? FormatTime(r.ta) : "-", SignedTime(r.ta - r.tb), pct, ca, dc));
+  }
+  absl::StrAppend(&out, rule, "\n");
+  if (unchanged > 0) absl::StrAppend(&out, unchanged, " ops unchanged\n");
+  if (before.has_device_time != after.has_device_time) {
+    absl::StrAppend(&out, "Note: only one side has device time; compared self CPU time\n");
+  }
+  if (before.invalid_reason)
+    absl::StrAppend(&out, "Before is INVALID: ", *before.invalid_reason, "\n");
+  if (after.invalid_reason)
+    absl::StrAppend(&out, "After is INVALID: ", *after.invalid_reason, "\n");
+  return out;
+}
+
+}  // namespace devtime::trace

@@ -1,0 +1,229 @@
+// Summarize(): the library's entry point — a trace file, or a harness output directory
+// (trace + optional environment.json and key_averages.json).
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <system_error>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "agents/trace/json_trace_reader.h"
+#include "agents/trace/key_averages_reader.h"
+#include "agents/trace/summarizer.h"
+#include "agents/trace/trace_summary.h"
+
+namespace devtime::trace {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return std::string_view(s).ends_with(suffix);
+}
+
+// Framework trace files a profiler run leaves in a directory (Kineto's *.tmp files are
+// still being written and are ignored).
+bool IsTraceFileName(const std::string& name) {
+  if (name == "trace.json" || name == "trace.json.gz") return true;
+  if (EndsWith(name, ".pt.trace.json") || EndsWith(name, ".pt.trace.json.gz")) return true;
+  return name.starts_with("neuron_framework_trace_rank_") && EndsWith(name, ".json");
+}
+
+uint64_t FileSize(const fs::path& p) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(p, ec);
+  return ec ? 0 : static_cast<uint64_t>(size);
+}
+
+std::optional<DeviceKind> ParseDeviceKind(const std::string& s) {
+  if (s == "cpu") return DeviceKind::kCpu;
+  if (s == "cuda") return DeviceKind::kCuda;
+  if (s == "neuron" || s == "privateuse1") return DeviceKind::kNeuron;
+  return std::nullopt;
+}
+
+TraceSummary FromKeyAverages(const KeyAverages& ka) {
+  TraceSummary summary;
+  summary.source_format = "key-averages-json";
+  summary.device_kind = ParseDeviceKind(ka.device).value_or(DeviceKind::kCpu);
+  summary.ops = ka.rows;
+  for (const OpStats& op : summary.ops) {
+    summary.self_cpu_total_us += op.self_cpu_us;
+    summary.device_total_us += op.self_device_us;
+    if (op.name == "ProfilerStep*") summary.capture.active_steps = static_cast<uint32_t>(op.calls);
+  }
+  summary.has_device_time = summary.device_total_us > 0;
+  std::stable_sort(summary.ops.begin(), summary.ops.end(), [](const OpStats& a, const OpStats& b) {
+    if (a.self_device_us != b.self_device_us) return a.self_device_us > b.self_device_us;
+    return a.self_cpu_us > b.self_cpu_us;
+  });
+  if (summary.device_kind != DeviceKind::kCpu && !summary.has_device_time) {
+    summary.invalid_reason = "device backend profiled but device time is empty";
+  }
+  return summary;
+}
+
+// Warns where the harness's key_averages.json and the trace disagree on calls per op.
+void CrossCheckCalls(const KeyAverages& ka, TraceSummary* summary) {
+  std::map<std::string, uint64_t> trace_calls;
+  for (const OpStats& op : summary->ops) trace_calls[op.name] = op.calls;
+  std::vector<std::string> mismatches;
+  for (const OpStats& row : ka.rows) {
+    auto it = trace_calls.find(row.name);
+    const uint64_t in_trace = it == trace_calls.end() ? 0 : it->second;
+    if (in_trace != row.calls) {
+      mismatches.push_back(absl::StrFormat("%s (%d in key_averages.json, %d in trace)", row.name,
+                                           row.calls, in_trace));
+    }
+    if (it != trace_calls.end()) trace_calls.erase(it);
+  }
+  for (const auto& [name, calls] : trace_calls) {
+    mismatches.push_back(absl::StrFormat("%s (0 in key_averages.json, %d in trace)", name, calls));
+  }
+  if (mismatches.empty()) return;
+  std::string msg = absl::StrFormat(
+      "key_averages.json and the trace disagree on calls for %d ops: ", mismatches.size());
+  for (size_t i = 0; i < mismatches.size() && i < 5; ++i) {
+    if (i > 0) msg += "; ";
+    msg += mismatches[i];
+  }
+  if (mismatches.size() > 5) msg += "; ...";
+  summary->warnings.push_back(std::move(msg));
+}
+
+std::optional<uint32_t> ParseCount(const std::map<std::string, std::string>& env,
+                                   const std::string& key) {
+  auto it = env.find(key);
+  if (it == env.end() || it->second.empty() || it->second.size() > 9) return std::nullopt;
+  uint32_t n = 0;
+  for (char c : it->second) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<uint32_t>(c - '0');
+  }
+  return n;
+}
+
+// The harness (agents/harness/README.md) records its capture settings in environment.json:
+// capture.wait / capture.warmup / capture.active / capture.synchronized, and device.
+void ApplyHarnessEnvironment(TraceSummary* summary) {
+  const std::map<std::string, std::string>& env = summary->environment;
+  if (auto n = ParseCount(env, "capture.wait")) summary->capture.wait_steps = *n;
+  if (auto n = ParseCount(env, "capture.warmup")) summary->capture.warmup_steps = *n;
+  if (auto it = env.find("capture.synchronized"); it != env.end()) {
+    summary->capture.synchronized = it->second == "true";
+  }
+  if (auto n = ParseCount(env, "capture.active")) {
+    if (summary->source_format != "key-averages-json" && *n != summary->steps.size()) {
+      summary->warnings.push_back(absl::StrFormat(
+          "environment.json says %d active steps but the trace has %d ProfilerStep windows", *n,
+          summary->steps.size()));
+    }
+  }
+  if (auto it = env.find("device"); it != env.end()) {
+    if (auto kind = ParseDeviceKind(it->second);
+        kind && *kind != DeviceKind::kCpu && summary->device_kind == DeviceKind::kCpu) {
+      summary->device_kind = *kind;
+      if (!summary->has_device_time && !summary->invalid_reason) {
+        summary->invalid_reason = "device backend profiled but device time is empty";
+      }
+    }
+  }
+}
+
+absl::StatusOr<TraceSummary> SummarizeFile(const fs::path& path, const SummarizeOptions& options) {
+  absl::StatusOr<RawTrace> raw = ReadTraceFile(path);
+  if (!raw.ok()) return raw.status();
+  TraceSummary summary = SummarizeRawTrace(*raw, options);
+  summary.artifacts.push_back({"framework_trace", path, FileSize(path), ""});
+  return summary;
+}
+
+absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& dir,
+                                                const SummarizeOptions& options) {
+  std::vector<fs::path> traces;
+  fs::path environment;
+  fs::path key_averages;
+  fs::path run_json;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string name = entry.path().filename().string();
+    if (IsTraceFileName(name)) traces.push_back(entry.path());
+    if (name == "environment.json") environment = entry.path();
+    if (name == "key_averages.json") key_averages = entry.path();
+    if (name == "run.json") run_json = entry.path();
+  }
+  if (ec) return absl::InvalidArgumentError(dir.string() + ": cannot list: " + ec.message());
+  // tensorboard_trace_handler names files <worker>.<time_ns>.pt.trace.json: the last name
+  // in order is the newest capture.
+  std::sort(traces.begin(), traces.end());
+
+  std::optional<KeyAverages> ka;
+  if (!key_averages.empty()) {
+    absl::StatusOr<KeyAverages> read = ReadKeyAverages(key_averages);
+    if (!read.ok()) return read.status();
+    ka = std::move(*read);
+  }
+  TraceSummary summary;
+  if (!traces.empty()) {
+    absl::StatusOr<TraceSummary> s = SummarizeFile(traces.back(), options);
+    if (!s.ok()) return s.status();
+    summary = std::move(*s);
+    if (traces.size() > 1) {
+      summary.warnings.push_back(
+          absl::StrFormat("%d trace files in %s; summarized the last by name, %s", traces.size(),
+                          dir.string(), traces.back().filename().string()));
+    }
+    if (ka) {
+      CrossCheckCalls(*ka, &summary);
+      // The harness knows which backend it profiled, even when the trace has no device rows.
+      if (auto kind = ParseDeviceKind(ka->device);
+          kind && *kind != DeviceKind::kCpu && summary.device_kind == DeviceKind::kCpu) {
+        summary.device_kind = *kind;
+        if (!summary.has_device_time && !summary.invalid_reason) {
+          summary.invalid_reason = "device backend profiled but device time is empty";
+        }
+      }
+    }
+  } else if (ka) {
+    summary = FromKeyAverages(*ka);
+  } else {
+    return absl::NotFoundError(dir.string() +
+                               ": no trace file (trace.json[.gz], *.pt.trace.json[.gz]) and no "
+                               "key_averages.json in directory");
+  }
+  if (!key_averages.empty()) {
+    summary.artifacts.push_back({"key_averages", key_averages, FileSize(key_averages), ""});
+  }
+  if (!environment.empty()) {
+    absl::StatusOr<std::map<std::string, std::string>> env = ReadEnvironment(environment);
+    if (!env.ok()) return env.status();
+    summary.environment = std::move(*env);
+    summary.artifacts.push_back({"environment", environment, FileSize(environment), ""});
+    ApplyHarnessEnvironment(&summary);
+    if (run_json.empty()) {
+      summary.warnings.push_back(
+          "run.json is missing: the harness writes it last, so the capture may be incomplete");
+    }
+  }
+  if (!run_json.empty()) {
+    summary.artifacts.push_back({"run_metadata", run_json, FileSize(run_json), ""});
+  }
+  return summary;
+}
+
+}  // namespace
+
+absl::StatusOr<TraceSummary> Summarize(const fs::path& path) {
+  return Summarize(path, SummarizeOptions());
+}
+
+absl::StatusOr<TraceSummary> Summarize(const fs::path& path, const SummarizeOptions& options) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) return absl::NotFoundError(path.string() + ": no such file");
+  if (fs::is_directory(status)) return SummarizeDirectory(path, options);
+  return SummarizeFile(path, options);
+}
+
+}  // namespace devtime::trace

@@ -1,0 +1,350 @@
+#include "agents/trace/summarizer.h"
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "absl/strings/str_format.h"
+
+namespace devtime::trace {
+namespace {
+
+enum class EventKind : uint8_t { kUnknown, kIgnored, kHostOp, kRuntime, kDevice };
+
+double Us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+bool IsRuntimeCategory(std::string_view cat) {
+  return cat.ends_with("_runtime") || cat.ends_with("_driver");
+}
+
+uint64_t ThreadKey(const RawEvent& e) { return (uint64_t{e.pid} << 32) | e.tid; }
+
+}  // namespace
+
+std::optional<uint32_t> ProfilerStepNumber(std::string_view name) {
+  constexpr std::string_view kPrefix = "ProfilerStep";
+  if (!name.starts_with(kPrefix)) return std::nullopt;
+  name.remove_prefix(kPrefix.size());
+  auto skip_space = [&name] {
+    while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.remove_prefix(1);
+  };
+  skip_space();
+  if (name.empty() || name.front() != '#') return std::nullopt;
+  name.remove_prefix(1);
+  skip_space();
+  if (name.empty()) return std::nullopt;
+  uint64_t n = 0;
+  size_t digits = 0;
+  while (digits < name.size() && name[digits] >= '0' && name[digits] <= '9') {
+    n = n * 10 + static_cast<uint64_t>(name[digits] - '0');
+    if (n > UINT32_MAX) return std::nullopt;
+    ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  return static_cast<uint32_t>(n);
+}
+
+std::string KeyAveragesName(std::string_view name) {
+  if (name.starts_with("ProfilerStep#")) return "ProfilerStep*";
+  return std::string(name);
+}
+
+TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& options) {
+  TraceSummary summary;
+  summary.source_format = trace.format;
+  summary.event_count = trace.events.size();
+  const std::vector<RawEvent>& events = trace.events;
+  const size_t n = events.size();
+  const bool legacy = trace.format == "legacy-array";
+
+  // Classify categories once per distinct `cat` string.
+  std::vector<EventKind> kind_of_cat(trace.strings.size(), EventKind::kUnknown);
+  auto kind_of = [&](const RawEvent& e) {
+    EventKind& k = kind_of_cat[e.cat];
+    if (k == EventKind::kUnknown) {
+      const std::string& cat = trace.strings.Get(e.cat);
+      if (e.cat == 0) {
+        k = EventKind::kHostOp;  // legacy traces carry no `cat`
+      } else if (options.device_categories.contains(cat)) {
+        k = EventKind::kDevice;
+      } else if (options.host_op_categories.contains(cat)) {
+        k = IsRuntimeCategory(cat) ? EventKind::kRuntime : EventKind::kHostOp;
+      } else {
+        k = EventKind::kIgnored;
+      }
+    }
+    return k;
+  };
+
+  bool saw_privateuse1 = false;
+  bool saw_cuda_runtime = false;
+  std::vector<size_t> host;    // host ops and runtime events
+  std::vector<size_t> device;  // device events
+  std::vector<int64_t> dur(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const RawEvent& e = events[i];
+    dur[i] = e.dur_ns;
+    if (e.dur_ns < 0) {
+      if (!summary.invalid_reason) {
+        summary.invalid_reason = absl::StrFormat("negative duration at event %d", e.index);
+      }
+      dur[i] = 0;
+    }
+    if (legacy && i > 0 && e.ts_ns < events[i - 1].ts_ns && !summary.invalid_reason) {
+      // torch 1.13 writes legacy traces sorted by start time.
+      summary.invalid_reason = absl::StrFormat("timestamps go backwards at event %d", e.index);
+    }
+    const EventKind k = kind_of(e);
+    if (k == EventKind::kHostOp || k == EventKind::kRuntime) {
+      host.push_back(i);
+      const std::string& cat = trace.strings.Get(e.cat);
+      if (cat.starts_with("privateuse1_")) saw_privateuse1 = true;
+      if (cat.starts_with("cuda_")) saw_cuda_runtime = true;
+    } else if (k == EventKind::kDevice) {
+      device.push_back(i);
+    }
+  }
+  auto end_of = [&](size_t i) { return events[i].ts_ns + dur[i]; };
+
+  // Nest host events per thread exactly as torch's EventList._populate_cpu_children: sort by
+  // (start, -end), ties in file order; an event is the child of the top of the stack when it
+  // starts before the parent's end and does not end after it. Partial overlaps (common in
+  // legacy traces, whose integer µs durations are truncated per event) are not nested — torch
+  // does the same, so they are not reported.
+  std::stable_sort(host.begin(), host.end(), [&](size_t a, size_t b) {
+    const uint64_t ta = ThreadKey(events[a]);
+    const uint64_t tb = ThreadKey(events[b]);
+    if (ta != tb) return ta < tb;
+    if (events[a].ts_ns != events[b].ts_ns) return events[a].ts_ns < events[b].ts_ns;
+    return end_of(a) > end_of(b);
+  });
+  constexpr size_t kNone = static_cast<size_t>(-1);
+  std::vector<size_t> parent(n, kNone);
+  std::vector<int64_t> self_cpu(n, 0);
+  {
+    std::vector<size_t> stack;
+    uint64_t thread = 0;
+    for (size_t i : host) {
+      const RawEvent& e = events[i];
+      if (stack.empty() || ThreadKey(e) != thread) {
+        stack.clear();
+        thread = ThreadKey(e);
+      }
+      self_cpu[i] += dur[i];
+      while (!stack.empty()) {
+        const size_t p = stack.back();
+        if (e.ts_ns >= end_of(p) || end_of(i) > end_of(p)) {
+          stack.pop_back();
+        } else {
+          parent[i] = p;
+          self_cpu[p] -= dur[i];
+          break;
+        }
+      }
+      stack.push_back(i);
+    }
+  }
+
+  // Attribute device events to the launching op.
+  std::unordered_map<int64_t, size_t> runtime_by_correlation;
+  std::unordered_map<int64_t, size_t> op_by_external_id;
+  for (size_t i : host) {
+    const RawEvent& e = events[i];
+    if (kind_of(e) == EventKind::kRuntime) {
+      if (e.correlation >= 0) runtime_by_correlation.emplace(e.correlation, i);
+    } else if (e.external_id >= 0) {
+      op_by_external_id.emplace(e.external_id, i);
+    }
+  }
+  std::vector<int64_t> own_device(n, 0);
+  int64_t device_total_ns = 0;
+  int64_t unattributed_ns = 0;
+  uint64_t unattributed_events = 0;
+  for (size_t d : device) {
+    const RawEvent& e = events[d];
+    device_total_ns += dur[d];
+    size_t owner = kNone;
+    if (auto it = runtime_by_correlation.find(e.correlation);
+        e.correlation >= 0 && it != runtime_by_correlation.end()) {
+      owner = parent[it->second];
+      while (owner != kNone && kind_of(events[owner]) == EventKind::kRuntime) {
+        owner = parent[owner];
+      }
+    }
+    if (owner == kNone && e.external_id >= 0) {
+      if (auto it = op_by_external_id.find(e.external_id); it != op_by_external_id.end()) {
+        owner = it->second;
+      }
+    }
+    if (owner == kNone) {
+      unattributed_ns += dur[d];
+      ++unattributed_events;
+      continue;
+    }
+    own_device[owner] += dur[d];
+  }
+  // Children come after their parent in `host` order, so a reverse pass completes every
+  // child's total before adding it to its parent.
+  std::vector<int64_t> total_device = own_device;
+  for (auto it = host.rbegin(); it != host.rend(); ++it) {
+    if (parent[*it] != kNone) total_device[parent[*it]] += total_device[*it];
+  }
+  summary.has_device_time = device_total_ns > 0;
+  summary.device_total_us = Us(device_total_ns);
+  summary.unattributed_device_us = Us(unattributed_ns);
+  if (unattributed_events > 0) {
+    summary.warnings.push_back(absl::StrFormat(
+        "%d device events (%.3f us) have no launching op in the trace (no runtime event with "
+        "the same correlation and no External id match); counted in the device total only",
+        unattributed_events, Us(unattributed_ns)));
+  }
+  // Steps: ProfilerStep#N windows, in time order.
+  struct Window {
+    int64_t start, end;
+    uint32_t number;
+  };
+  std::vector<Window> windows;
+  for (size_t i : host) {
+    if (auto num = ProfilerStepNumber(trace.strings.Get(events[i].name))) {
+      windows.push_back({events[i].ts_ns, end_of(i), *num});
+    }
+  }
+  std::stable_sort(windows.begin(), windows.end(),
+                   [](const Window& a, const Window& b) { return a.start < b.start; });
+  for (const Window& w : windows) summary.steps.push_back(StepStats{w.number, 0, 0});
+  // The window containing `ts`: the last one starting at or before it, if it has not ended.
+  auto step_of = [&](int64_t ts) -> size_t {
+    auto it = std::upper_bound(windows.begin(), windows.end(), ts,
+                               [](int64_t t, const Window& w) { return t < w.start; });
+    if (it == windows.begin()) return kNone;
+    --it;
+    if (ts < it->end || ts == it->start) return static_cast<size_t>(it - windows.begin());
+    return kNone;
+  };
+
+  // Aggregate by key_averages() name.
+  std::vector<int64_t> row_of_name(trace.strings.size(), -1);
+  std::vector<OpStats>& ops = summary.ops;
+  std::vector<int64_t> row_self_cpu, row_total_cpu, row_self_dev, row_total_dev;
+  int64_t self_cpu_total_ns = 0;
+  int64_t runtime_cpu_ns = 0;
+  for (size_t i : host) {
+    const RawEvent& e = events[i];
+    int64_t& row = row_of_name[e.name];
+    if (row < 0) {
+      row = static_cast<int64_t>(ops.size());
+      OpStats op;
+      op.name = KeyAveragesName(trace.strings.Get(e.name));
+      op.step_self_device_us.assign(windows.size(), 0.0);
+      ops.push_back(std::move(op));
+      row_self_cpu.push_back(0);
+      row_total_cpu.push_back(0);
+      row_self_dev.push_back(0);
+      row_total_dev.push_back(0);
+    }
+    const auto r = static_cast<size_t>(row);
+    ops[r].calls += 1;
+    row_self_cpu[r] += self_cpu[i];
+    row_total_cpu[r] += dur[i];
+    row_self_dev[r] += own_device[i];
+    row_total_dev[r] += total_device[i];
+    self_cpu_total_ns += self_cpu[i];
+    if (kind_of(e) == EventKind::kRuntime) runtime_cpu_ns += self_cpu[i];
+    if (!windows.empty()) {
+      const size_t s = step_of(e.ts_ns);
+      if (s != kNone) {
+        summary.steps[s].cpu_us += Us(self_cpu[i]);
+        summary.steps[s].device_us += Us(own_device[i]);
+        ops[r].step_self_device_us[s] +=
+            summary.has_device_time ? Us(own_device[i]) : Us(self_cpu[i]);
+      }
+    }
+  }
+  // Merge rows that share a key_averages() name (ProfilerStep#1, #2, ... → ProfilerStep*).
+  {
+    std::unordered_map<std::string, size_t> first;
+    std::vector<OpStats> merged;
+    std::vector<int64_t> m_self_cpu, m_total_cpu, m_self_dev, m_total_dev;
+    for (size_t r = 0; r < ops.size(); ++r) {
+      auto [it, inserted] = first.emplace(ops[r].name, merged.size());
+      if (inserted) {
+        merged.push_back(std::move(ops[r]));
+        m_self_cpu.push_back(row_self_cpu[r]);
+        m_total_cpu.push_back(row_total_cpu[r]);
+        m_self_dev.push_back(row_self_dev[r]);
+        m_total_dev.push_back(row_total_dev[r]);
+        continue;
+      }
+      const size_t m = it->second;
+      merged[m].calls += ops[r].calls;
+      m_self_cpu[m] += row_self_cpu[r];
+      m_total_cpu[m] += row_total_cpu[r];
+      m_self_dev[m] += row_self_dev[r];
+      m_total_dev[m] += row_total_dev[r];
+      for (size_t s = 0; s < windows.size(); ++s) {
+        merged[m].step_self_device_us[s] += ops[r].step_self_device_us[s];
+      }
+    }
+    for (size_t m = 0; m < merged.size(); ++m) {
+      merged[m].self_cpu_us = Us(m_self_cpu[m]);
+      merged[m].total_cpu_us = Us(m_total_cpu[m]);
+      merged[m].self_device_us = Us(m_self_dev[m]);
+      merged[m].total_device_us = Us(m_total_dev[m]);
+    }
+    ops = std::move(merged);
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const OpStats& a, const OpStats& b) {
+    if (a.self_device_us != b.self_device_us) return a.self_device_us > b.self_device_us;
+    if (a.self_cpu_us != b.self_cpu_us) return a.self_cpu_us > b.self_cpu_us;
+    return a.name < b.name;
+  });
+  summary.self_cpu_total_us = Us(self_cpu_total_ns);
+
+  // Layers: host time split into framework dispatch and runtime calls; device busy time and
+  // the gaps between device work (from the first to the last device event).
+  summary.layers.push_back({Layer::kFrameworkDispatch, Us(self_cpu_total_ns - runtime_cpu_ns)});
+  summary.layers.push_back({Layer::kRuntimeScheduling, Us(runtime_cpu_ns)});
+  if (!device.empty()) {
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    spans.reserve(device.size());
+    for (size_t d : device) spans.emplace_back(events[d].ts_ns, end_of(d));
+    std::sort(spans.begin(), spans.end());
+    int64_t busy = 0;
+    int64_t cur_start = spans.front().first;
+    int64_t cur_end = spans.front().second;
+    for (const auto& [s, e] : spans) {
+      if (s > cur_end) {
+        busy += cur_end - cur_start;
+        cur_start = s;
+      }
+      cur_end = std::max(cur_end, e);
+    }
+    busy += cur_end - cur_start;
+    const int64_t span = cur_end - spans.front().first;
+    summary.layers.push_back({Layer::kDeviceExecution, Us(device_total_ns)});
+    summary.layers.push_back({Layer::kIdle, Us(span - busy)});
+  }
+
+  // Device kind and capture facts.
+  if (saw_privateuse1) {
+    summary.device_kind = DeviceKind::kNeuron;  // devtime's only PrivateUse1 backend
+  } else if (!device.empty() || saw_cuda_runtime || trace.device_properties_count.value_or(0) > 0) {
+    summary.device_kind = DeviceKind::kCuda;
+  }
+  summary.capture.active_steps = static_cast<uint32_t>(windows.size());
+
+  // Quality gate (the first reason found wins).
+  if (!summary.invalid_reason) {
+    if (n == 0) {
+      summary.invalid_reason = "trace has no complete (\"ph\": \"X\") events";
+    } else if (windows.empty()) {
+      summary.invalid_reason = "no ProfilerStep window in trace";
+    } else if (summary.device_kind != DeviceKind::kCpu && !summary.has_device_time) {
+      summary.invalid_reason = "device backend profiled but device time is empty";
+    }
+  }
+  return summary;
+}
+
+}  // namespace devtime::trace

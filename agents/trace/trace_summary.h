@@ -1,0 +1,123 @@
+// devtime::trace — reads what a torch.profiler job leaves behind and reduces it to a
+// per-operator device-time summary, computed the way torch's key_averages() does.
+//
+// This header is the library's whole public surface: the plain result types and the entry
+// points. It knows nothing of protobuf or gRPC; the agent converts a TraceSummary into the
+// wire RunSummary (agents/run_summary_builder.h).
+//
+// Thread-safety: all functions are pure; concurrent calls on different inputs are safe.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace devtime::trace {
+
+// One operator, aggregated over the captured (active) steps, grouped by name as
+// key_averages() groups by default. Times are microseconds.
+struct OpStats {
+  std::string name;
+  uint64_t calls = 0;
+  double self_cpu_us = 0;
+  double total_cpu_us = 0;
+  double self_device_us = 0;
+  double total_device_us = 0;
+  // Self device time per ProfilerStep window, in step order (self CPU time when the
+  // trace has no device time). Empty when the trace has no ProfilerStep windows.
+  std::vector<double> step_self_device_us;
+};
+
+// One ProfilerStep#N window.
+struct StepStats {
+  uint32_t step = 0;
+  double device_us = 0;  // device time of events attributed to ops inside the window
+  double cpu_us = 0;     // self CPU time of the ops inside the window
+};
+
+enum class Layer { kFrameworkDispatch, kRuntimeScheduling, kDeviceExecution, kIdle };
+
+struct LayerTime {
+  Layer layer;
+  double time_us = 0;
+};
+
+// A file that belongs to the capture (framework trace, system trace, NEFF, NTFF, ...).
+struct ArtifactRef {
+  std::string kind;  // "framework_trace", "system_trace", "key_averages", "neff", "ntff", ...
+  std::filesystem::path path;
+  uint64_t size_bytes = 0;
+  std::string pair_key;  // NEFF/NTFF shared hash, empty otherwise
+};
+
+// How the capture was made, as far as the files tell.
+struct CaptureInfo {
+  uint32_t wait_steps = 0;
+  uint32_t warmup_steps = 0;
+  uint32_t active_steps = 0;
+  bool synchronized = false;
+  uint64_t events_dropped = 0;
+};
+
+enum class DeviceKind { kCpu, kCuda, kNeuron };
+
+struct TraceSummary {
+  // "kineto-json", "legacy-array", "key-averages-json" or "neuron-dir".
+  std::string source_format;
+  DeviceKind device_kind = DeviceKind::kCpu;
+  bool has_device_time = false;  // false: device columns are absent (CPU-only profile)
+  std::vector<OpStats> ops;      // sorted by self device time, then self CPU time, descending
+  std::vector<StepStats> steps;  // in step order
+  std::vector<LayerTime> layers;
+  std::vector<ArtifactRef> artifacts;
+  std::map<std::string, std::string> environment;  // versions, host facts, model commit
+  CaptureInfo capture;
+  // Set when the capture cannot be trusted (quality gate); the run is then INVALID.
+  std::optional<std::string> invalid_reason;
+  std::vector<std::string> warnings;  // trustworthy but worth telling the user
+
+  // Additions (devtime::trace v1):
+  double self_cpu_total_us = 0;  // sum of self CPU over all ops (torch's "Self CPU time total")
+  // All counted device time: attributed + unattributed. Equals the sum of self device time of
+  // the ops plus unattributed_device_us.
+  double device_total_us = 0;
+  // Device events whose launching op could not be found (no runtime event with the same
+  // correlation, no External id match, or a launch outside every op). Counted in
+  // device_total_us, never dropped; a warning says how much.
+  double unattributed_device_us = 0;
+  uint64_t event_count = 0;  // complete ("X") events read from the trace
+};
+
+// Knobs for Summarize. The defaults follow torch's key_averages() (profiler-formats.md §1.8).
+struct SummarizeOptions {
+  // Kineto `cat` values whose events are device work, attributed to the launching op.
+  std::set<std::string> device_categories = {"kernel", "gpu_memcpy", "gpu_memset"};
+  // Kineto `cat` values that are host operators: nested by time per (pid, tid), one table row
+  // per name. Legacy traces (no `cat`) treat every event as a host operator.
+  std::set<std::string> host_op_categories = {
+      "cpu_op",     "user_annotation",     "cuda_runtime",       "cuda_driver",  "xpu_runtime",
+      "xpu_driver", "privateuse1_runtime", "privateuse1_driver", "mtia_runtime", "hpu_op"};
+};
+
+// Reads a trace file (Kineto object form or legacy bare array, .json or .json.gz) or a
+// profiler output directory and summarizes it. Errors name the file and what is wrong
+// (kInvalidArgument for malformed content, kNotFound for a missing path).
+absl::StatusOr<TraceSummary> Summarize(const std::filesystem::path& path);
+absl::StatusOr<TraceSummary> Summarize(const std::filesystem::path& path,
+                                       const SummarizeOptions& options);
+
+// A key_averages()-like text table: one row per operator with calls, self CPU, self and
+// total device time and its % share (device columns only when the trace has device time).
+std::string RenderTable(const TraceSummary& summary);
+
+// An op-by-op diff of two summaries: ops added, removed and changed, with the change in calls
+// and in time (device time when both have it, self CPU otherwise), largest change first.
+std::string RenderComparison(const TraceSummary& before, const TraceSummary& after);
+
+}  // namespace devtime::trace

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs devtime's build and test dependencies from Debian's packages (bookworm).
+# The one list used by the README, CI (.ci/run via deploy/test.sh) and deploy/quickstart.sh.
+# Does nothing when everything is already installed, so a normal user without sudo can
+# build once an administrator has installed the packages.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config ccache git procps
+  protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
+  libpqxx-dev postgresql
+  prometheus-cpp-dev
+  nlohmann-json3-dev libsimdjson-dev libcli11-dev zlib1g-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3-torch
+)
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "devtime: installing ${#missing[@]} Debian packages: ${missing[*]}"
+if [ "$(id -u)" -eq 0 ]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  as_root=(sudo)
+else
+  echo "devtime: these packages are missing and installing them needs root:" >&2
+  echo "  sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "devtime: packages installed"

@@ -1,0 +1,88 @@
+// devtime-collector: stores profiling runs in PostgreSQL and serves them over gRPC.
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "services/collector/server.h"
+
+namespace {
+
+// Writes the bound ports once serving, so scripts and tests using port 0 can find them.
+void WriteReadyFile(const std::string& path, const devtime::collector::CollectorServer& server) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << "{\"grpc_port\": " << server.grpc_port()
+        << ", \"metrics_port\": " << server.metrics_port()
+        << ", \"schema_version\": " << server.schema_version() << ", \"pid\": " << getpid()
+        << "}\n";
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  devtime::collector::ServerOptions options;
+  std::string ready_file;
+  int wait_seconds = 30;
+  const char* env_db = std::getenv("DEVTIME_DATABASE");
+  options.store.conninfo = env_db ? env_db : "";
+
+  CLI::App app{
+      "devtime-collector: stores profiling runs in PostgreSQL (schema migrated at start),\n"
+      "serves them over gRPC (with the standard health service) and exports /metrics."};
+  app.add_option("--database", options.store.conninfo,
+                 "libpq connection string or URI (env DEVTIME_DATABASE), e.g.\n"
+                 "'host=127.0.0.1 port=5432 dbname=devtime user=devtime'");
+  app.add_option("--listen", options.grpc_listen, "gRPC address host:port (port 0 = any free)")
+      ->capture_default_str();
+  app.add_option("--metrics-listen", options.metrics_listen,
+                 "address for Prometheus /metrics (port 0 = any free)")
+      ->capture_default_str();
+  app.add_option("--wait-for-database", wait_seconds,
+                 "seconds to keep trying to reach the database at start")
+      ->capture_default_str();
+  app.add_option("--ready-file", ready_file,
+                 "write {grpc_port, metrics_port, schema_version, pid} as JSON here once serving");
+  CLI11_PARSE(app, argc, argv);
+  if (options.store.conninfo.empty()) {
+    std::cerr << "devtime-collector: no database: pass --database or set DEVTIME_DATABASE\n";
+    return 2;
+  }
+  options.wait_for_database = std::chrono::seconds(wait_seconds);
+
+  // Block termination signals in every thread; one thread waits for them and shuts down.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto server = devtime::collector::CollectorServer::Start(options);
+  if (!server.ok()) {
+    std::cerr << "devtime-collector: " << server.status().message() << "\n";
+    return 1;
+  }
+  std::cerr << "devtime-collector: serving gRPC on port " << (*server)->grpc_port()
+            << ", metrics on http://"
+            << options.metrics_listen.substr(0, options.metrics_listen.rfind(':')) << ":"
+            << (*server)->metrics_port() << "/metrics (schema version "
+            << (*server)->schema_version() << ")" << std::endl;
+  if (!ready_file.empty()) WriteReadyFile(ready_file, **server);
+
+  std::thread stopper([&] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    std::cerr << "devtime-collector: signal " << signal << ", shutting down" << std::endl;
+    (*server)->Shutdown();
+  });
+  (*server)->Wait();
+  stopper.detach();
+  return 0;
+}

@@ -1,0 +1,43 @@
+// The collector's own Prometheus metrics (served on /metrics by prometheus-cpp's Exposer).
+//
+//   devtime_ingest_runs_total{outcome}     uploads by outcome: stored, duplicate, invalid,
+//                                          conflict, unavailable, error
+//   devtime_ingest_duration_seconds        histogram of UploadRun handling time
+//   devtime_database_up                    1 while the last database check succeeded
+//   devtime_schema_version                 schema migration version in force
+//   devtime_build_info{version}            always 1; the labels carry the build
+//
+// Thread-safety: all methods are safe to call concurrently (prometheus-cpp atomics).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "prometheus/counter.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace devtime::collector {
+
+class CollectorMetrics {
+ public:
+  explicit CollectorMetrics(std::shared_ptr<prometheus::Registry> registry);
+
+  // `outcome` must be one of the outcomes listed above.
+  void RecordIngest(const std::string& outcome, double seconds);
+  void SetDatabaseUp(bool up);
+  void SetSchemaVersion(int version);
+
+  const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::map<std::string, prometheus::Counter*> ingest_by_outcome_;  // fixed after construction
+  prometheus::Histogram* ingest_duration_;
+  prometheus::Gauge* database_up_;
+  prometheus::Gauge* schema_version_;
+};
+
+}  // namespace devtime::collector

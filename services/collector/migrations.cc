@@ -1,0 +1,127 @@
+#include "services/collector/migrations.h"
+
+namespace devtime::collector {
+namespace {
+
+// Arbitrary constant shared by every collector: pg_advisory_xact_lock key for migrations.
+constexpr long long kMigrationLockKey = 0x64657674696d65;  // "devtime"
+
+const char* kInitialSchema = R"sql(
+-- One row per run; the uploaded RunSummary is kept verbatim in `summary` (deterministic
+-- protobuf) so GetRun returns exactly what was acknowledged.
+CREATE TABLE runs (
+  run_id             uuid PRIMARY KEY,
+  job                text NOT NULL DEFAULT '',
+  model              text NOT NULL,
+  workload           text NOT NULL,
+  host               text NOT NULL,
+  instance_type      text NOT NULL DEFAULT '',
+  device_kind        text NOT NULL,
+  status             text NOT NULL CHECK (status IN ('ok', 'invalid', 'failed')),
+  status_reason      text NOT NULL DEFAULT '',
+  started_at         timestamptz NOT NULL,
+  finished_at        timestamptz,
+  received_at        timestamptz NOT NULL DEFAULT now(),
+  environment        jsonb NOT NULL DEFAULT '{}',
+  capture            jsonb NOT NULL DEFAULT '{}',
+  layers             jsonb NOT NULL DEFAULT '{}',
+  artifacts          jsonb NOT NULL DEFAULT '[]',
+  op_count           integer NOT NULL,
+  step_count         integer NOT NULL,
+  device_us_per_step double precision NOT NULL,
+  total_device_us    double precision NOT NULL,
+  summary            bytea NOT NULL,
+  content_sha256     bytea NOT NULL
+);
+CREATE INDEX runs_by_model ON runs (model, workload, started_at DESC);
+CREATE INDEX runs_by_start ON runs (started_at DESC);
+
+CREATE TABLE op_stats (
+  run_id              uuid NOT NULL REFERENCES runs ON DELETE CASCADE,
+  op                  text NOT NULL,
+  calls               bigint NOT NULL,
+  self_cpu_us         double precision NOT NULL,
+  total_cpu_us        double precision NOT NULL,
+  self_device_us      double precision NOT NULL,
+  total_device_us     double precision NOT NULL,
+  step_self_device_us double precision[] NOT NULL,
+  PRIMARY KEY (run_id, op)
+);
+
+CREATE TABLE run_steps (
+  run_id    uuid NOT NULL REFERENCES runs ON DELETE CASCADE,
+  step      integer NOT NULL,
+  device_us double precision NOT NULL,
+  cpu_us    double precision NOT NULL,
+  PRIMARY KEY (run_id, step)
+);
+
+-- A series is what the detector watches: one metric of one (model, workload, instance
+-- type); op = '' is the whole run, otherwise one operator's self time. metric is
+-- 'device_us_per_step' (device profiles) or 'cpu_us_per_step' (CPU-only profiles).
+CREATE TABLE series (
+  series_id     bigserial PRIMARY KEY,
+  model         text NOT NULL,
+  workload      text NOT NULL,
+  instance_type text NOT NULL,
+  metric        text NOT NULL,
+  op            text NOT NULL,
+  UNIQUE (model, workload, instance_type, metric, op)
+);
+
+-- One point per OK run: the per-step mean and the within-run noise (stddev over steps).
+CREATE TABLE series_points (
+  series_id bigint NOT NULL REFERENCES series,
+  run_id    uuid NOT NULL REFERENCES runs ON DELETE CASCADE,
+  at        timestamptz NOT NULL,
+  value     double precision NOT NULL,
+  noise     double precision,
+  PRIMARY KEY (series_id, run_id)
+);
+CREATE INDEX series_points_by_time ON series_points (series_id, at);
+)sql";
+
+}  // namespace
+
+const std::vector<Migration>& AllMigrations() {
+  static const std::vector<Migration> migrations = {
+      {1, "runs, operator stats, steps and series", kInitialSchema},
+  };
+  return migrations;
+}
+
+absl::StatusOr<int> ApplyMigrations(pqxx::connection_base& connection) {
+  {
+    pqxx::work tx{connection};
+    tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
+    tx.exec(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version integer PRIMARY KEY, name text NOT NULL,"
+        " applied_at timestamptz NOT NULL DEFAULT now())");
+    tx.commit();
+  }
+  int current = 0;
+  for (const Migration& migration : AllMigrations()) {
+    pqxx::work tx{connection};
+    tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
+    auto applied =
+        tx.exec_params("SELECT 1 FROM schema_migrations WHERE version = $1", migration.version);
+    if (applied.empty()) {
+      tx.exec(migration.sql);
+      tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+                     migration.version, migration.name);
+    }
+    tx.commit();
+    current = migration.version;
+  }
+  pqxx::nontransaction read{connection};
+  int newest = read.exec("SELECT coalesce(max(version), 0) FROM schema_migrations")[0][0].as<int>();
+  if (newest > current) {
+    return absl::FailedPreconditionError("database schema is at version " + std::to_string(newest) +
+                                         " but this collector knows " + std::to_string(current) +
+                                         ": upgrade the collector");
+  }
+  return current;
+}
+
+}  // namespace devtime::collector

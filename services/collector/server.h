@@ -1,0 +1,68 @@
+// The running collector: gRPC (service + standard health service), /metrics, and a
+// database watcher that flips health to NOT_SERVING while PostgreSQL is unreachable.
+//
+// Thread-safety: Start, Wait and Shutdown may be called from different threads; Shutdown
+// may be called more than once.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/grpcpp.h"
+#include "prometheus/exposer.h"
+#include "services/collector/collector_service.h"
+#include "services/collector/metrics.h"
+#include "services/collector/store.h"
+
+namespace devtime::collector {
+
+struct ServerOptions {
+  std::string grpc_listen = "127.0.0.1:50051";    // host:port; port 0 picks a free one
+  std::string metrics_listen = "127.0.0.1:9464";  // host:port for /metrics; port 0 picks one
+  StoreOptions store;
+  std::chrono::seconds wait_for_database{30};  // at start, before giving up
+  std::chrono::milliseconds health_interval{2000};
+};
+
+class CollectorServer {
+ public:
+  // Opens the store (applying migrations), then serves. Fails if the database stays
+  // unreachable for `wait_for_database` or a port cannot be bound.
+  static absl::StatusOr<std::unique_ptr<CollectorServer>> Start(const ServerOptions& options);
+
+  ~CollectorServer();
+  CollectorServer(const CollectorServer&) = delete;
+  CollectorServer& operator=(const CollectorServer&) = delete;
+
+  int grpc_port() const { return grpc_port_; }
+  int metrics_port() const { return metrics_port_; }
+  int schema_version() const { return store_->schema_version(); }
+
+  void Wait();      // until Shutdown
+  void Shutdown();  // stops serving; in-flight calls get a short grace period
+
+ private:
+  CollectorServer() = default;
+  void WatchDatabase(std::chrono::milliseconds interval);
+
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<CollectorMetrics> metrics_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<CollectorService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int grpc_port_ = 0;
+  int metrics_port_ = 0;
+
+  std::mutex mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;  // guarded by mu_
+  std::thread watcher_;
+};
+
+}  // namespace devtime::collector

@@ -1,0 +1,213 @@
+#include "services/ctl/commands.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "proto/wire/channel.h"
+#include "proto/wire/json.h"
+#include "proto/wire/time.h"
+#include "services/ctl/table.h"
+
+namespace devtime::ctl {
+namespace {
+
+using Align = TextTable::Align;
+
+int Report(const Session& session, const grpc::Status& status) {
+  session.err << "devtimectl: " << wire::Describe(status) << "\n";
+  bool unreachable = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                     status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+  return unreachable ? 3 : 1;
+}
+
+std::string DeviceKindName(v1::DeviceKind kind) {
+  switch (kind) {
+    case v1::DEVICE_KIND_CPU:
+      return "cpu";
+    case v1::DEVICE_KIND_CUDA:
+      return "cuda";
+    case v1::DEVICE_KIND_NEURON:
+      return "neuron";
+    default:
+      return "?";
+  }
+}
+
+std::string StatusName(v1::RunStatus status) {
+  switch (status) {
+    case v1::RUN_STATUS_OK:
+      return "ok";
+    case v1::RUN_STATUS_INVALID:
+      return "invalid";
+    case v1::RUN_STATUS_FAILED:
+      return "failed";
+    default:
+      return "?";
+  }
+}
+
+std::string StatusCell(const v1::RunInfo& info) {
+  std::string text = StatusName(info.status());
+  if (info.status() != v1::RUN_STATUS_OK && !info.status_reason().empty()) {
+    text += " (" + info.status_reason().substr(0, 60) + ")";
+  }
+  return text;
+}
+
+bool IsCpu(const v1::RunIdentity& id) { return id.device_kind() == v1::DEVICE_KIND_CPU; }
+
+struct StepSpread {
+  double mean = 0, min = 0, max = 0;
+  bool present = false;
+};
+
+StepSpread Spread(const google::protobuf::RepeatedField<double>& samples) {
+  StepSpread s;
+  if (samples.empty()) return s;
+  s.present = true;
+  s.min = *std::min_element(samples.begin(), samples.end());
+  s.max = *std::max_element(samples.begin(), samples.end());
+  for (double v : samples) s.mean += v;
+  s.mean /= samples.size();
+  return s;
+}
+
+void PrintRunHeader(const Session& session, const v1::GetRunResponse& response) {
+  const auto& run = response.run();
+  const auto& id = run.identity();
+  auto& out = session.out;
+  out << "run       " << id.run_id() << "\n"
+      << "model     " << id.model() << " / " << id.workload() << "\n"
+      << "host      " << id.host()
+      << (id.instance_type().empty() ? "" : " (" + id.instance_type() + ")") << ", device "
+      << DeviceKindName(id.device_kind()) << "\n";
+  if (!id.job().empty()) out << "job       " << id.job() << "\n";
+  out << "started   " << wire::FormatTime(run.started_at()) << "\n"
+      << "status    " << StatusCell(response.info()) << "\n";
+  const char* basis = IsCpu(id) ? "self CPU" : "device";
+  out << "per step  " << FormatMicros(response.info().device_us_per_step()) << " us " << basis
+      << " time over " << response.info().step_count() << " steps\n";
+  if (!run.environment().empty()) {
+    std::vector<std::pair<std::string, std::string>> env(run.environment().begin(),
+                                                         run.environment().end());
+    std::sort(env.begin(), env.end());
+    out << "env      ";
+    for (const auto& [key, value] : env) out << " " << key << "=" << value;
+    out << "\n";
+  }
+  out << "\n";
+}
+
+void PrintOperators(const Session& session, const v1::RunSummary& run) {
+  bool cpu = IsCpu(run.identity());
+  auto self_time = [cpu](const v1::OpStat& op) {
+    return cpu ? op.self_cpu_us() : op.self_device_us();
+  };
+  std::vector<const v1::OpStat*> ops;
+  double total = 0;
+  for (const auto& op : run.ops()) {
+    ops.push_back(&op);
+    total += self_time(op);
+  }
+  std::stable_sort(ops.begin(), ops.end(),
+                   [&](auto* a, auto* b) { return self_time(*a) > self_time(*b); });
+  std::string unit = cpu ? "self CPU" : "self device";
+  TextTable table({"operator", "calls", unit + " (us)", "%", "step mean", "step min", "step max",
+                   cpu ? "CPU total (us)" : "device total (us)"},
+                  {Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
+                   Align::kRight, Align::kRight, Align::kRight});
+  for (const auto* op : ops) {
+    StepSpread s = Spread(op->step_self_device_us());
+    auto cell = [&](double v) { return s.present ? FormatMicros(v) : std::string("-"); };
+    table.AddRow({op->name(), std::to_string(op->calls()), FormatMicros(self_time(*op)),
+                  total > 0 ? FormatPercent(self_time(*op) / total) : "-", cell(s.mean),
+                  cell(s.min), cell(s.max),
+                  FormatMicros(cpu ? op->total_cpu_us() : op->total_device_us())});
+  }
+  session.out << table.Render() << "total " << unit << ": " << FormatMicros(total) << " us in "
+              << run.ops_size() << " operators\n";
+}
+
+}  // namespace
+
+int RunsList(const Session& session, const RunsListOptions& options) {
+  v1::ListRunsRequest request;
+  request.set_model(options.model);
+  request.set_workload(options.workload);
+  request.set_limit(options.limit);
+  if (!options.since.empty()) {
+    auto since = wire::ParseTimeOrAge(options.since, wire::Clock::now());
+    if (!since.ok()) {
+      session.err << "devtimectl: --since: " << since.status().message() << "\n";
+      return 2;
+    }
+    *request.mutable_since() = wire::ToTimestamp(*since);
+  }
+  v1::ListRunsResponse response;
+  auto context = wire::MakeContext(session.timeout);
+  if (auto status = session.stub.ListRuns(context.get(), request, &response); !status.ok()) {
+    return Report(session, status);
+  }
+  if (options.format == Format::kJson) {
+    session.out << wire::ToJson(response) << "\n";
+    return 0;
+  }
+  TextTable table({"run id", "started (UTC)", "model", "workload", "instance", "device", "status",
+                   "ops", "steps", "us/step"},
+                  {Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft,
+                   Align::kLeft, Align::kLeft, Align::kRight, Align::kRight, Align::kRight});
+  for (const auto& run : response.runs()) {
+    const auto& id = run.identity();
+    table.AddRow({id.run_id(), wire::FormatTime(run.started_at()), id.model(), id.workload(),
+                  id.instance_type().empty() ? "-" : id.instance_type(),
+                  DeviceKindName(id.device_kind()), StatusCell(run), std::to_string(run.op_count()),
+                  std::to_string(run.step_count()), FormatMicros(run.device_us_per_step())});
+  }
+  if (table.empty()) {
+    session.out << "no runs match\n";
+  } else {
+    session.out << table.Render();
+  }
+  return 0;
+}
+
+int RunsShow(const Session& session, const std::string& run_id, Format format) {
+  v1::GetRunRequest request;
+  request.set_run_id(run_id);
+  v1::GetRunResponse response;
+  auto context = wire::MakeContext(session.timeout);
+  if (auto status = session.stub.GetRun(context.get(), request, &response); !status.ok()) {
+    return Report(session, status);
+  }
+  if (format == Format::kJson) {
+    session.out << wire::ToJson(response) << "\n";
+    return 0;
+  }
+  PrintRunHeader(session, response);
+  PrintOperators(session, response.run());
+  return 0;
+}
+
+int ModelsList(const Session& session, Format format) {
+  v1::ListModelsResponse response;
+  auto context = wire::MakeContext(session.timeout);
+  if (auto status = session.stub.ListModels(context.get(), {}, &response); !status.ok()) {
+    return Report(session, status);
+  }
+  if (format == Format::kJson) {
+    session.out << wire::ToJson(response) << "\n";
+    return 0;
+  }
+  TextTable table({"model", "runs", "last run (UTC)", "workloads"},
+                  {Align::kLeft, Align::kRight, Align::kLeft, Align::kLeft});
+  for (const auto& model : response.models()) {
+    std::string workloads;
+    for (const auto& w : model.workloads()) workloads += (workloads.empty() ? "" : ", ") + w;
+    table.AddRow({model.model(), std::to_string(model.run_count()),
+                  wire::FormatTime(model.last_run_at()), workloads});
+  }
+  session.out << (table.empty() ? "no models yet: upload a run first\n" : table.Render());
+  return 0;
+}
+
+}  // namespace devtime::ctl

@@ -1,0 +1,35 @@
+// devtimectl's commands: each calls the collector over gRPC and renders the answer as a
+// table or as JSON (the proto's JSON form). Each returns the process exit code:
+// 0 success, 1 the collector answered with an error, 2 bad usage, 3 collector unreachable.
+#pragma once
+
+#include <chrono>
+#include <ostream>
+#include <string>
+
+#include "devtime/v1/collector.grpc.pb.h"
+
+namespace devtime::ctl {
+
+enum class Format { kTable, kJson };
+
+struct Session {
+  v1::Collector::StubInterface& stub;
+  std::chrono::milliseconds timeout;
+  std::ostream& out;
+  std::ostream& err;
+};
+
+struct RunsListOptions {
+  std::string model;
+  std::string workload;
+  std::string since;  // RFC 3339, date, or age ("7d"); empty = no bound
+  unsigned limit = 0;
+  Format format = Format::kTable;
+};
+
+int RunsList(const Session& session, const RunsListOptions& options);
+int RunsShow(const Session& session, const std::string& run_id, Format format);
+int ModelsList(const Session& session, Format format);
+
+}  // namespace devtime::ctl

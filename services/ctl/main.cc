@@ -1,0 +1,67 @@
+// devtimectl: the operator's CLI. Talks gRPC to the collector only.
+#include <cstdlib>
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "proto/wire/channel.h"
+#include "services/ctl/commands.h"
+
+namespace {
+
+void AddFormatOption(CLI::App* command, devtime::ctl::Format* format) {
+  command->add_option("--format", *format, "output format: table or json")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, devtime::ctl::Format>{{"table", devtime::ctl::Format::kTable},
+                                                      {"json", devtime::ctl::Format::kJson}},
+          CLI::ignore_case))
+      ->capture_default_str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using devtime::ctl::Format;
+  const char* env_collector = std::getenv("DEVTIME_COLLECTOR");
+  std::string collector = env_collector ? env_collector : "127.0.0.1:50051";
+  int timeout_seconds = 30;
+
+  CLI::App app{"devtimectl: look at device-time history kept by a devtime collector."};
+  app.require_subcommand(1);
+  app.add_option("--collector", collector, "collector gRPC address (env DEVTIME_COLLECTOR)")
+      ->capture_default_str();
+  app.add_option("--timeout", timeout_seconds, "seconds to wait for the collector")
+      ->capture_default_str();
+
+  auto* runs = app.add_subcommand("runs", "stored profiling runs");
+  runs->require_subcommand(1);
+  devtime::ctl::RunsListOptions list;
+  auto* runs_list = runs->add_subcommand("list", "list runs, newest first");
+  runs_list->add_option("--model", list.model, "only this model");
+  runs_list->add_option("--workload", list.workload, "only this workload");
+  runs_list->add_option("--since", list.since,
+                        "only runs started since: 2026-11-01, 2026-11-01T02:00:00Z or an age "
+                        "like 7d, 12h");
+  runs_list->add_option("--limit", list.limit, "at most this many runs (default 100, max 10000)");
+  AddFormatOption(runs_list, &list.format);
+
+  std::string run_id;
+  Format show_format = Format::kTable;
+  auto* runs_show = runs->add_subcommand("show", "one run with its operator table");
+  runs_show->add_option("RUN_ID", run_id, "the run's id (a UUID)")->required();
+  AddFormatOption(runs_show, &show_format);
+
+  auto* models = app.add_subcommand("models", "models with stored runs");
+  models->require_subcommand(1);
+  Format models_format = Format::kTable;
+  auto* models_list = models->add_subcommand("list", "list models and their workloads");
+  AddFormatOption(models_list, &models_format);
+
+  CLI11_PARSE(app, argc, argv);
+
+  auto stub = devtime::v1::Collector::NewStub(devtime::wire::MakeCollectorChannel(collector));
+  devtime::ctl::Session session{*stub, std::chrono::seconds(timeout_seconds), std::cout, std::cerr};
+  if (*runs_list) return devtime::ctl::RunsList(session, list);
+  if (*runs_show) return devtime::ctl::RunsShow(session, run_id, show_format);
+  if (*models_list) return devtime::ctl::ModelsList(session, models_format);
+  return 2;
+}

@@ -1,0 +1,32 @@
+// Plain-text tables for terminal output: columns sized to their widest cell, numbers
+// right-aligned.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace devtime::ctl {
+
+class TextTable {
+ public:
+  enum class Align { kLeft, kRight };
+
+  // One header per column; `align` defaults to left for every column.
+  explicit TextTable(std::vector<std::string> headers, std::vector<Align> align = {});
+
+  void AddRow(std::vector<std::string> cells);  // exactly one cell per column
+  std::string Render() const;
+  bool empty() const { return rows_.empty(); }
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<Align> align_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// "1164.5" — microseconds with one decimal.
+std::string FormatMicros(double us);
+// "49.5%".
+std::string FormatPercent(double fraction);
+
+}  // namespace devtime::ctl

@@ -1,0 +1,246 @@
+// The whole path on real parts: devtime-agent and devtimectl as processes, a
+// devtime-collector process, gRPC over loopback and PostgreSQL.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "devtime/v1/collector.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "nlohmann/json.hpp"
+#include "proto/wire/channel.h"
+#include "proto/wire/json.h"
+#include "proto/wire/limits.h"
+#include "tests/support/process.h"
+#include "tests/support/sample_runs.h"
+#include "tests/support/test_database.h"
+
+namespace devtime {
+namespace {
+
+using devtime::testing::BinaryPath;
+using devtime::testing::CollectorProcess;
+using devtime::testing::NaiveRmsNormRun;
+using devtime::testing::RunCommand;
+using devtime::testing::TestDatabase;
+using devtime::testing::TestRunId;
+using ::testing::HasSubstr;
+
+class PipelineTest : public ::testing::Test {
+ protected:
+  PipelineTest() : collector_(db_.conninfo()), dir_(devtime::testing::MakeTempDir("pipeline")) {}
+
+  std::string WriteRunFile(const v1::RunSummary& run, const std::string& name) {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path) << wire::ToJson(run);
+    return path;
+  }
+
+  devtime::testing::CommandResult Ctl(std::vector<std::string> args) {
+    args.insert(args.begin(), {BinaryPath("devtimectl"), "--collector", collector_.address()});
+    return RunCommand(args);
+  }
+
+  devtime::testing::CommandResult Upload(const std::vector<std::string>& files) {
+    std::vector<std::string> args{BinaryPath("devtime-agent"), "upload",      "--collector",
+                                  collector_.address(),        "--retry-for", "5"};
+    args.insert(args.end(), files.begin(), files.end());
+    return RunCommand(args);
+  }
+
+  // A stub whose channel sends messages of any size, to reach the server's own limit.
+  std::unique_ptr<v1::Collector::Stub> UnlimitedStub() {
+    grpc::ChannelArguments args;
+    args.SetMaxSendMessageSize(-1);
+    return v1::Collector::NewStub(
+        grpc::CreateCustomChannel(collector_.address(), grpc::InsecureChannelCredentials(), args));
+  }
+
+  grpc::Status UploadDirect(const v1::RunSummary& run) {
+    auto stub = UnlimitedStub();
+    v1::UploadRunRequest request;
+    *request.mutable_run() = run;
+    v1::UploadRunResponse response;
+    auto context = wire::MakeContext(std::chrono::seconds(30));
+    return stub->UploadRun(context.get(), request, &response);
+  }
+
+  TestDatabase db_;
+  CollectorProcess collector_;
+  std::string dir_;
+};
+
+TEST_F(PipelineTest, UploadedRunIsStoredAndShownByDevtimectl) {
+  auto file = WriteRunFile(NaiveRmsNormRun(TestRunId(1)), "night1.json");
+  auto upload = Upload({file});
+  ASSERT_EQ(upload.exit_code, 0) << upload.err;
+  EXPECT_THAT(upload.out, HasSubstr("stored " + TestRunId(1)));
+
+  auto list = Ctl({"runs", "list", "--format", "json"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  auto runs = nlohmann::json::parse(list.out).at("runs");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["identity"]["run_id"], TestRunId(1));
+  EXPECT_EQ(runs[0]["status"], "RUN_STATUS_OK");
+  EXPECT_EQ(runs[0]["op_count"], 4);
+
+  auto table = Ctl({"runs", "list", "--model", "rmsnorm"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr(TestRunId(1)));
+  EXPECT_THAT(table.out, HasSubstr("trn1.2xlarge"));
+
+  auto show = Ctl({"runs", "show", TestRunId(1)});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  // Operators sorted by self device time; aten::mul is 49.5% of the naive RMSNorm.
+  auto mul = show.out.find("aten::mul");
+  ASSERT_NE(mul, std::string::npos) << show.out;
+  EXPECT_LT(mul, show.out.find("aten::add"));
+  EXPECT_THAT(show.out, HasSubstr("49.5%"));
+  EXPECT_THAT(show.out, HasSubstr("neuronx-cc=2.21.0"));
+
+  auto models = Ctl({"models", "list"});
+  ASSERT_EQ(models.exit_code, 0) << models.err;
+  EXPECT_THAT(models.out, HasSubstr("rmsnorm"));
+  EXPECT_THAT(models.out, HasSubstr("naive"));
+}
+
+TEST_F(PipelineTest, SecondUploadIsAcknowledgedAsAlreadyStored) {
+  auto file = WriteRunFile(NaiveRmsNormRun(TestRunId(2)), "run.json");
+  ASSERT_EQ(Upload({file}).exit_code, 0);
+  auto again = Upload({file});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("already stored " + TestRunId(2)));
+  EXPECT_EQ(db_.Count("runs"), 1);
+}
+
+TEST_F(PipelineTest, SinceFilterAndUnknownRunErrors) {
+  auto file = WriteRunFile(NaiveRmsNormRun(TestRunId(3)), "run.json");
+  ASSERT_EQ(Upload({file}).exit_code, 0);
+  EXPECT_THAT(Ctl({"runs", "list", "--since", "2026-11-28"}).out, HasSubstr(TestRunId(3)));
+  EXPECT_THAT(Ctl({"runs", "list", "--since", "2026-11-30"}).out, HasSubstr("no runs match"));
+  auto bad_since = Ctl({"runs", "list", "--since", "last tuesday"});
+  EXPECT_EQ(bad_since.exit_code, 2);
+  EXPECT_THAT(bad_since.err, HasSubstr("--since"));
+  auto missing = Ctl({"runs", "show", TestRunId(404)});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("NOT_FOUND"));
+}
+
+TEST_F(PipelineTest, MalformedJsonFileIsRefusedByTheAgentNamingFileAndField) {
+  std::string path = dir_ + "/broken.json";
+  std::ofstream(path) << R"({"identity": {"run_id": "x", "modell": "typo"}})";
+  auto upload = Upload({path});
+  EXPECT_EQ(upload.exit_code, 1);
+  EXPECT_THAT(upload.err, HasSubstr("broken.json"));
+  EXPECT_THAT(upload.err, HasSubstr("modell"));
+  EXPECT_EQ(db_.Count("runs"), 0);
+}
+
+TEST_F(PipelineTest, InvalidRunsAreRejectedNamingTheFieldAndStoreNothing) {
+  struct Case {
+    std::string field;
+    std::function<void(v1::RunSummary&)> spoil;
+    grpc::StatusCode code;
+  };
+  std::vector<Case> cases = {
+      {"run.identity.run_id", [](v1::RunSummary& r) { r.mutable_identity()->clear_run_id(); },
+       grpc::StatusCode::INVALID_ARGUMENT},
+      {"run.ops[1].self_device_us",
+       [](v1::RunSummary& r) { r.mutable_ops(1)->set_self_device_us(std::nan("")); },
+       grpc::StatusCode::INVALID_ARGUMENT},
+      {"run.steps[0].cpu_us", [](v1::RunSummary& r) { r.mutable_steps(0)->set_cpu_us(-5); },
+       grpc::StatusCode::INVALID_ARGUMENT},
+      {"run.identity.device_kind",
+       [](v1::RunSummary& r) {
+         r.mutable_identity()->set_device_kind(static_cast<v1::DeviceKind>(17));
+       },
+       grpc::StatusCode::INVALID_ARGUMENT},
+      {"run.ops",
+       [](v1::RunSummary& r) {
+         for (std::size_t i = 0; i <= wire::kMaxOps; ++i)
+           r.add_ops()->set_name("x" + std::to_string(i));
+       },
+       grpc::StatusCode::RESOURCE_EXHAUSTED},
+  };
+  for (const auto& c : cases) {
+    auto run = NaiveRmsNormRun(TestRunId(7));
+    c.spoil(run);
+    auto status = UploadDirect(run);
+    EXPECT_EQ(status.error_code(), c.code) << c.field << ": " << status.error_message();
+    EXPECT_THAT(status.error_message(), HasSubstr(c.field));
+  }
+  // Over the whole-message limit: gRPC itself refuses it before any handler runs.
+  auto huge = NaiveRmsNormRun(TestRunId(8));
+  (*huge.mutable_environment())["blob"] = std::string(wire::kMaxMessageBytes + 64 * 1024, 'x');
+  auto status = UploadDirect(huge);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+
+  EXPECT_EQ(db_.Count("runs"), 0);
+  EXPECT_EQ(db_.Count("op_stats"), 0);
+  auto metrics = devtime::testing::HttpGet(collector_.metrics_port(), "/metrics");
+  EXPECT_THAT(metrics, HasSubstr("devtime_ingest_runs_total{outcome=\"invalid\"} 5"));
+  EXPECT_THAT(metrics, HasSubstr("devtime_ingest_runs_total{outcome=\"stored\"} 0"));
+}
+
+TEST_F(PipelineTest, ConflictingContentUnderOneRunIdIsAlreadyExists) {
+  ASSERT_TRUE(UploadDirect(NaiveRmsNormRun(TestRunId(9))).ok());
+  auto changed = NaiveRmsNormRun(TestRunId(9));
+  changed.mutable_identity()->set_workload("fused");
+  auto status = UploadDirect(changed);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::ALREADY_EXISTS) << status.error_message();
+  EXPECT_EQ(db_.Query("SELECT workload FROM runs"), "naive");
+}
+
+TEST_F(PipelineTest, ServesHealthAndMetrics) {
+  auto channel = wire::MakeCollectorChannel(collector_.address());
+  auto health = grpc::health::v1::Health::NewStub(channel);
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service("devtime.v1.Collector");
+  grpc::health::v1::HealthCheckResponse response;
+  auto context = wire::MakeContext(std::chrono::seconds(10));
+  ASSERT_TRUE(health->Check(context.get(), request, &response).ok());
+  EXPECT_EQ(response.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+
+  ASSERT_TRUE(UploadDirect(NaiveRmsNormRun(TestRunId(10))).ok());
+  ASSERT_TRUE(UploadDirect(NaiveRmsNormRun(TestRunId(10))).ok());
+  auto metrics = devtime::testing::HttpGet(collector_.metrics_port(), "/metrics");
+  EXPECT_THAT(metrics, HasSubstr("devtime_ingest_runs_total{outcome=\"stored\"} 1"));
+  EXPECT_THAT(metrics, HasSubstr("devtime_ingest_runs_total{outcome=\"duplicate\"} 1"));
+  EXPECT_THAT(metrics, HasSubstr("devtime_ingest_duration_seconds_count 2"));
+  EXPECT_THAT(metrics, HasSubstr("devtime_database_up 1"));
+  EXPECT_THAT(metrics, HasSubstr("devtime_build_info{component=\"collector\""));
+}
+
+TEST_F(PipelineTest, RealTorchProfileIsSummarizedUploadedAndShown) {
+  // A real CPU profile made now by Debian's python3-torch through the harness.
+  std::string out = dir_ + "/profile";
+  auto harness = RunCommand(
+      {"/usr/bin/python3", std::string(DEVTIME_SOURCE_DIR) + "/agents/harness/devtime_harness.py",
+       "--workload", "rmsnorm-naive", "--steps", "3", "--out", out},
+      std::chrono::seconds(300));
+  ASSERT_EQ(harness.exit_code, 0) << harness.err;
+
+  auto table = RunCommand({BinaryPath("devtime-agent"), "summarize", out});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("aten::mul"));
+
+  auto json = RunCommand({BinaryPath("devtime-agent"), "summarize", out, "--format", "json",
+                          "--model", "rmsnorm", "--run-id", TestRunId(11)});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  std::string file = dir_ + "/summary.json";
+  std::ofstream(file) << json.out;
+  auto upload = Upload({file});
+  ASSERT_EQ(upload.exit_code, 0) << upload.err;
+
+  auto show = Ctl({"runs", "show", TestRunId(11)});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("rmsnorm / rmsnorm-naive"));
+  EXPECT_THAT(show.out, HasSubstr("aten::rsqrt"));
+  EXPECT_THAT(show.out, HasSubstr("device cpu"));
+  EXPECT_EQ(db_.Query("SELECT step_count FROM runs"), "3");
+}
+
+}  // namespace
+}  // namespace devtime

@@ -1,0 +1,218 @@
+// The Store against a real PostgreSQL: idempotent ingest, series points, queries,
+// migrations. (deploy/test.sh provides the cluster.)
+#include "services/collector/store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "google/protobuf/util/message_differencer.h"
+#include "services/collector/migrations.h"
+#include "tests/support/sample_runs.h"
+#include "tests/support/test_database.h"
+
+namespace devtime::collector {
+namespace {
+
+using devtime::testing::NaiveRmsNormRun;
+using devtime::testing::TestDatabase;
+using devtime::testing::TestRunId;
+using ::testing::ElementsAre;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StoreOptions options;
+    options.conninfo = db_.conninfo();
+    auto store = Store::Open(options);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+  }
+
+  TestDatabase db_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(StoreTest, StoresRunAndReturnsExactlyWhatWasUploaded) {
+  auto run = NaiveRmsNormRun(TestRunId(1));
+  auto outcome = store_->IngestRun(run);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->result, IngestResult::kStored);
+
+  auto back = store_->GetRun(TestRunId(1));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(back->run(), run));
+  EXPECT_EQ(back->info().op_count(), 4u);
+  EXPECT_EQ(back->info().step_count(), 3u);
+  EXPECT_NEAR(back->info().total_device_us(), 2354.9 * 3, 1e-6);
+  EXPECT_EQ(db_.Count("op_stats"), 4);
+  EXPECT_EQ(db_.Count("run_steps"), 3);
+  EXPECT_EQ(db_.Query("SELECT environment->>'neuronx-cc' FROM runs"), "2.21.0");
+}
+
+TEST_F(StoreTest, SecondUploadOfSameRunIsDuplicateAndStoresNothingNew) {
+  auto run = NaiveRmsNormRun(TestRunId(2));
+  auto first = store_->IngestRun(run);
+  auto second = store_->IngestRun(run);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(first->result, IngestResult::kStored);
+  EXPECT_EQ(second->result, IngestResult::kDuplicate);
+  EXPECT_EQ(second->received_at.SerializeAsString(), first->received_at.SerializeAsString());
+  EXPECT_EQ(db_.Count("runs"), 1);
+  EXPECT_EQ(db_.Count("op_stats"), 4);
+  EXPECT_EQ(db_.Count("series_points"), 5);
+}
+
+TEST_F(StoreTest, ConcurrentUploadsOfOneRunStoreItOnce) {
+  auto run = NaiveRmsNormRun(TestRunId(3));
+  constexpr int kUploaders = 8;
+  std::vector<absl::StatusOr<IngestOutcome>> results(kUploaders, absl::UnknownError("not run"));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kUploaders; ++i) {
+    threads.emplace_back([&, i] { results[i] = store_->IngestRun(run); });
+  }
+  for (auto& t : threads) t.join();
+  int stored = 0;
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.ok()) << r.status();
+    stored += r->result == IngestResult::kStored;
+  }
+  EXPECT_EQ(stored, 1);
+  EXPECT_EQ(db_.Count("runs"), 1);
+  EXPECT_EQ(db_.Count("op_stats"), 4);
+}
+
+TEST_F(StoreTest, ConcurrentDifferentRunsOfOneSeriesAllStore) {
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      auto r = store_->IngestRun(NaiveRmsNormRun(TestRunId(100 + i), "naive", 1795917600 + i));
+      if (!r.ok() || r->result != IngestResult::kStored) ++failures;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(db_.Count("runs"), 8);
+  EXPECT_EQ(db_.Count("series"), 5);  // whole run + 4 operators, shared by all 8 runs
+  EXPECT_EQ(db_.Count("series_points"), 40);
+}
+
+TEST_F(StoreTest, SameRunIdWithDifferentContentIsRejectedAndOriginalKept) {
+  auto run = NaiveRmsNormRun(TestRunId(4));
+  ASSERT_TRUE(store_->IngestRun(run).ok());
+  auto changed = run;
+  changed.mutable_ops(0)->set_self_device_us(1.0);
+  auto outcome = store_->IngestRun(changed);
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(std::string(outcome.status().message()), ::testing::HasSubstr("run.identity.run_id"));
+  EXPECT_TRUE(
+      google::protobuf::util::MessageDifferencer::Equals(store_->GetRun(TestRunId(4))->run(), run));
+}
+
+TEST_F(StoreTest, SeriesPointsArePerStepMeansWithWithinRunNoise) {
+  ASSERT_TRUE(store_->IngestRun(NaiveRmsNormRun(TestRunId(5))).ok());
+  // aten::mul: step samples 1164.5 * {0.99, 1.00, 1.01}: mean 1164.5, stddev 11.645.
+  auto mul = db_.Query(
+      "SELECT round(value::numeric, 3) || ' ' || round(noise::numeric, 3) FROM series_points "
+      "JOIN series USING (series_id) WHERE op = 'aten::mul' AND metric = 'device_us_per_step'");
+  EXPECT_EQ(mul, "1164.500 11.645");
+  // The whole run: mean of the step totals 2354.9 * {0.99, 1.00, 1.01}.
+  auto total = db_.Query(
+      "SELECT round(value::numeric, 3) FROM series_points JOIN series USING (series_id) "
+      "WHERE op = ''");
+  EXPECT_EQ(total, "2354.900");
+}
+
+TEST_F(StoreTest, InvalidRunIsHistoryButNeverADataPoint) {
+  auto run = NaiveRmsNormRun(TestRunId(6));
+  run.set_status(v1::RUN_STATUS_INVALID);
+  run.set_status_reason("device time is empty although neuron was profiled");
+  ASSERT_TRUE(store_->IngestRun(run).ok());
+  EXPECT_EQ(db_.Count("runs"), 1);
+  EXPECT_EQ(db_.Count("series_points"), 0);
+  auto listed = store_->ListRuns({});
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].status(), v1::RUN_STATUS_INVALID);
+  EXPECT_EQ((*listed)[0].status_reason(), run.status_reason());
+}
+
+TEST_F(StoreTest, ListRunsFiltersByModelWorkloadSinceAndLimit) {
+  const long long night = 1795917600;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(
+        store_->IngestRun(NaiveRmsNormRun(TestRunId(10 + i), "naive", night + i * 86400)).ok());
+    ASSERT_TRUE(
+        store_->IngestRun(NaiveRmsNormRun(TestRunId(20 + i), "fused", night + i * 86400)).ok());
+  }
+  RunFilter filter;
+  filter.workload = "fused";
+  auto fused = store_->ListRuns(filter);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  ASSERT_EQ(fused->size(), 5u);
+  EXPECT_EQ((*fused)[0].identity().run_id(), TestRunId(24));  // newest first
+
+  filter.since = google::protobuf::Timestamp();
+  filter.since->set_seconds(night + 3 * 86400);
+  EXPECT_EQ(store_->ListRuns(filter)->size(), 2u);
+
+  RunFilter limited;
+  limited.limit = 3;
+  EXPECT_EQ(store_->ListRuns(limited)->size(), 3u);
+  RunFilter other_model;
+  other_model.model = "llama";
+  EXPECT_TRUE(store_->ListRuns(other_model)->empty());
+}
+
+TEST_F(StoreTest, ListModelsGroupsWorkloads) {
+  ASSERT_TRUE(store_->IngestRun(NaiveRmsNormRun(TestRunId(30), "naive")).ok());
+  ASSERT_TRUE(store_->IngestRun(NaiveRmsNormRun(TestRunId(31), "fused")).ok());
+  auto run = NaiveRmsNormRun(TestRunId(32), "block");
+  run.mutable_identity()->set_model("transformer");
+  ASSERT_TRUE(store_->IngestRun(run).ok());
+  auto models = store_->ListModels();
+  ASSERT_TRUE(models.ok()) << models.status();
+  ASSERT_EQ(models->size(), 2u);
+  EXPECT_EQ((*models)[0].model(), "rmsnorm");
+  EXPECT_THAT((*models)[0].workloads(), ElementsAre("fused", "naive"));
+  EXPECT_EQ((*models)[0].run_count(), 2u);
+  EXPECT_EQ((*models)[1].model(), "transformer");
+}
+
+TEST_F(StoreTest, GetRunOfUnknownOrMalformedId) {
+  EXPECT_EQ(store_->GetRun(TestRunId(999)).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->GetRun("not-a-uuid").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StoreTest, MigrationsApplyOnceAcrossRestarts) {
+  StoreOptions options;
+  options.conninfo = db_.conninfo();
+  auto again = Store::Open(options);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->schema_version(), static_cast<int>(AllMigrations().size()));
+  EXPECT_EQ(db_.Count("schema_migrations"), static_cast<long long>(AllMigrations().size()));
+}
+
+TEST_F(StoreTest, RefusesDatabaseFromANewerCollector) {
+  db_.Query(
+      "INSERT INTO schema_migrations (version, name) VALUES (999, 'from the future') RETURNING 1");
+  StoreOptions options;
+  options.conninfo = db_.conninfo();
+  auto again = Store::Open(options);
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(again.status().message()), ::testing::HasSubstr("999"));
+}
+
+TEST(StoreOpen, UnreachableDatabaseIsUnavailableWithTheReason) {
+  StoreOptions options;
+  options.conninfo = "host=127.0.0.1 port=1 dbname=devtime user=devtime";
+  options.attempts = 2;
+  auto store = Store::Open(options, std::chrono::seconds(0));
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(store.status().message()), ::testing::HasSubstr("port 1"));
+}
+
+}  // namespace
+}  // namespace devtime::collector

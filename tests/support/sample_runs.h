@@ -1,0 +1,18 @@
+// Valid RunSummary messages for tests, built from the TorchNeuron guide's RMSNorm numbers
+// (naive: aten::mul 1164.5, add 434.6, rsqrt 415.0, mean 340.8 µs of device time).
+#pragma once
+
+#include <string>
+
+#include "devtime/v1/run.pb.h"
+
+namespace devtime::testing {
+
+// A complete, valid OK run of the naive RMSNorm on a Neuron device with 3 steps.
+v1::RunSummary NaiveRmsNormRun(const std::string& run_id, const std::string& workload = "naive",
+                               long long started_epoch_seconds = 1795917600);
+
+// The n-th canonical test UUID: 00000000-0000-4000-8000-<n as 12 hex digits>.
+std::string TestRunId(int n);
+
+}  // namespace devtime::testing

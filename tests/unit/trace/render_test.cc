@@ -1,0 +1,84 @@
+#include "gtest/gtest.h"
+#include "tests/unit/trace/test_util.h"
+
+namespace devtime::trace {
+namespace {
+
+using ::devtime::trace::testing::Fixture;
+
+TraceSummary Load(const std::string& name) {
+  absl::StatusOr<TraceSummary> s = Summarize(Fixture(name));
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *s : TraceSummary();
+}
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+TEST(RenderTable, ShowsDeviceColumnsSortedByDeviceTime) {
+  const std::string t = RenderTable(Load("kineto_cuda_basic.json"));
+  EXPECT_TRUE(Contains(t, "Self device")) << t;
+  EXPECT_TRUE(Contains(t, "% device")) << t;
+  EXPECT_TRUE(Contains(t, "Step mean")) << t;
+  // ProfilerStep* has the largest total device time, then aten::linear / aten::addmm.
+  EXPECT_LT(t.find("ProfilerStep*"), t.find("aten::addmm")) << t;
+  EXPECT_LT(t.find("aten::addmm"), t.find("aten::copy_")) << t;
+  EXPECT_TRUE(Contains(t, "Self device time total: 120.000us (unattributed: 7.500us)")) << t;
+  EXPECT_TRUE(Contains(t, "Warning: 1 device events")) << t;
+}
+
+TEST(RenderTable, OmitsDeviceColumnsForCpuOnlyTraces) {
+  const std::string t = RenderTable(Load("legacy_mlp/trace.json"));
+  EXPECT_FALSE(Contains(t, "Self device")) << t;
+  EXPECT_TRUE(Contains(t, "% self CPU")) << t;
+  EXPECT_TRUE(Contains(t, "Self CPU time total:")) << t;
+  EXPECT_TRUE(Contains(t, "aten::addmm")) << t;
+}
+
+TEST(RenderTable, ShowsInvalidReason) {
+  const std::string t = RenderTable(Load("kineto_neuron_no_device.json"));
+  EXPECT_TRUE(Contains(t, "INVALID: device backend profiled but device time is empty")) << t;
+}
+
+TEST(RenderTable, TruncatesLongNames) {
+  TraceSummary s;
+  s.ops.push_back(OpStats{std::string(80, 'x'), 1, 1, 1, 0, 0, {}});
+  s.self_cpu_total_us = 1;
+  const std::string t = RenderTable(s);
+  EXPECT_TRUE(Contains(t, std::string(52, 'x') + "...")) << t;
+  EXPECT_FALSE(Contains(t, std::string(56, 'x'))) << t;
+}
+
+TEST(RenderComparison, ListsAddedRemovedAndChangedOps) {
+  TraceSummary before;
+  before.has_device_time = true;
+  before.ops = {OpStats{"aten::mm", 4, 10, 10, 100, 100, {}},
+                OpStats{"aten::relu", 2, 1, 1, 5, 5, {}}, OpStats{"aten::gone", 1, 1, 1, 3, 3, {}}};
+  TraceSummary after = before;
+  after.ops = {OpStats{"aten::mm", 4, 10, 10, 150, 150, {}},
+               OpStats{"aten::relu", 2, 1, 1, 5, 5, {}}, OpStats{"aten::new", 6, 1, 1, 7, 7, {}}};
+  const std::string t = RenderComparison(before, after);
+  EXPECT_TRUE(Contains(t, "self device total")) << t;
+  EXPECT_TRUE(Contains(t, "+50.000us")) << t;
+  EXPECT_TRUE(Contains(t, "+50.0%")) << t;
+  EXPECT_TRUE(Contains(t, "added")) << t;
+  EXPECT_TRUE(Contains(t, "removed")) << t;
+  EXPECT_TRUE(Contains(t, "(+6)")) << t;
+  EXPECT_TRUE(Contains(t, "1 ops unchanged")) << t;
+  EXPECT_FALSE(Contains(t, "aten::relu")) << t;
+  // Largest change first.
+  EXPECT_LT(t.find("aten::mm"), t.find("aten::new")) << t;
+}
+
+TEST(RenderComparison, ComparesPerStepSelfCpuForCpuTraces) {
+  const TraceSummary a = Load("legacy_mlp/trace.json");
+  const TraceSummary b = Load("legacy_conv/trace.json");
+  const std::string t = RenderComparison(a, b);
+  EXPECT_TRUE(Contains(t, "self CPU per step")) << t;
+  EXPECT_TRUE(Contains(t, "aten::addmm")) << t;
+  EXPECT_TRUE(Contains(t, "removed")) << t;
+}
+
+}  // namespace
+}  // namespace devtime::trace

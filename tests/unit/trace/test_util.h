@@ -1,0 +1,56 @@
+// Helpers shared by the devtime::trace tests.
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "agents/trace/trace_summary.h"
+#include "gtest/gtest.h"
+
+namespace devtime::trace::testing {
+
+inline std::filesystem::path Fixture(const std::string& name) {
+  return std::filesystem::path(DEVTIME_SOURCE_DIR) / "tests/fixtures/trace" / name;
+}
+
+// nullptr when the summary has no op of that (key_averages) name.
+inline const OpStats* FindOp(const TraceSummary& s, const std::string& name) {
+  for (const OpStats& op : s.ops) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
+}
+
+// A fresh directory under the system temp dir, removed by the destructor.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "devtime_trace_XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path Write(const std::string& name, const std::string& content) const {
+    const std::filesystem::path p = path_ / name;
+    std::ofstream(p, std::ios::binary) << content;
+    return p;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string ReadAll(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace devtime::trace::testing
