@@ -1,10 +1,12 @@
 // devtime-agent: summarizes torch.profiler output and uploads runs to the collector.
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "CLI/CLI.hpp"
+#include "agents/daemon.h"
 #include "agents/run_summary_builder.h"
 #include "agents/uploader.h"
 #include "proto/wire/channel.h"
@@ -31,6 +33,19 @@ std::chrono::system_clock::time_point ModificationTime(const fs::path& path) {
   if (ec) return std::chrono::system_clock::now();
   return std::chrono::time_point_cast<std::chrono::system_clock::duration>(
       std::chrono::file_clock::to_sys(t));
+}
+
+// `devtime-agent summarize BEFORE --compare AFTER`: the op-by-op diff that explains a lost
+// fusion (more calls of small ops, new ops, time moved between ops).
+int Compare(const std::string& before_path, const std::string& after_path) {
+  auto before = devtime::trace::Summarize(before_path);
+  auto after = before.ok() ? devtime::trace::Summarize(after_path) : before;
+  if (!after.ok()) {
+    std::cerr << "devtime-agent: " << after.status().message() << "\n";
+    return 1;
+  }
+  std::cout << devtime::trace::RenderComparison(*before, *after);
+  return 0;
 }
 
 int Summarize(const std::string& path, Format format, devtime::agent::RunLabels labels) {
@@ -87,6 +102,33 @@ int UploadFiles(const std::string& collector, const std::vector<std::string>& fi
 
 }  // namespace
 
+// `devtime-agent run`: the daemon, until SIGTERM/SIGINT.
+int RunDaemon(const std::string& config_path, const std::string& collector_override) {
+  auto config = devtime::agent::ReadAgentConfig(config_path);
+  if (!config.ok()) {
+    std::cerr << "devtime-agent: " << config.status().message() << "\n";
+    return 2;
+  }
+  if (!collector_override.empty()) config->collector = collector_override;
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts
+  auto daemon = devtime::agent::AgentDaemon::Start(*config);
+  if (!daemon.ok()) {
+    std::cerr << "devtime-agent: " << daemon.status().message() << "\n";
+    return 1;
+  }
+  int signal = 0;
+  sigwait(&signals, &signal);
+  std::cerr << "devtime-agent: signal " << signal << ", stopping (running jobs are ended)"
+            << std::endl;
+  (*daemon)->Stop();
+  (*daemon)->Wait();
+  return 0;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{
       "devtime-agent: reads torch.profiler output (Kineto JSON, legacy trace array, .json.gz\n"
@@ -101,6 +143,9 @@ int main(int argc, char** argv) {
   summarize->add_option("--format", format_name, "table (key_averages-like) or json (RunSummary)")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
+  std::string compare_with;
+  summarize->add_option("--compare", compare_with,
+                        "print the op-by-op difference from TRACE (before) to this one (after)");
   summarize->add_option("--model", labels.model, "model name for --format json");
   summarize->add_option("--workload", labels.workload, "workload name for --format json");
   summarize->add_option("--job", labels.job, "job name for --format json");
@@ -123,7 +168,16 @@ int main(int argc, char** argv) {
   upload->add_option("FILE", files, "RunSummary JSON files (devtime-agent summarize --format json)")
       ->required();
 
+  std::string config_path, run_collector;
+  auto* run = app.add_subcommand(
+      "run", "the daemon: receive jobs from the collector, run them on schedule, upload runs");
+  run->add_option("--config", config_path, "agent.yaml (see deploy/agent.example.yaml)")
+      ->required();
+  run->add_option("--collector", run_collector, "collector address (overrides agent.yaml)");
+
   CLI11_PARSE(app, argc, argv);
+  if (*run) return RunDaemon(config_path, run_collector);
+  if (*summarize && !compare_with.empty()) return Compare(path, compare_with);
   if (*summarize) {
     return Summarize(path, format_name == "json" ? Format::kJson : Format::kTable, labels);
   }

@@ -10,7 +10,7 @@ PACKAGES=(
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
   libpqxx-dev postgresql
   prometheus-cpp-dev
-  nlohmann-json3-dev libsimdjson-dev libcli11-dev zlib1g-dev
+  nlohmann-json3-dev libsimdjson-dev libcli11-dev libyaml-cpp-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch
 )

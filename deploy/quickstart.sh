@@ -2,11 +2,12 @@
 # devtime's local stack on one machine, in one command:
 #
 #   deploy/quickstart.sh          set up and run: install packages, build, start a private
-#                                 PostgreSQL (.devtime/quickstart/pg, any free port) and the
-#                                 collector, upload the RMSNorm demo history and a real CPU
-#                                 profile made now with Debian's python3-torch
+#                                 PostgreSQL (.devtime/quickstart/pg, any free port), the
+#                                 collector and an agent, upload the RMSNorm demo history, and
+#                                 run a nightly CPU profiling job once now (Debian's
+#                                 python3-torch through the harness)
 #   deploy/quickstart.sh status   what is running, and where
-#   deploy/quickstart.sh stop     stop the collector and PostgreSQL (data is kept)
+#   deploy/quickstart.sh stop     stop the agent, the collector and PostgreSQL (data is kept)
 #   deploy/quickstart.sh destroy  stop and delete everything under .devtime/quickstart
 #
 # Re-running is safe: running parts are reused and the demo history is stored only once.
@@ -63,16 +64,67 @@ upload_demo() {
   "$bin/devtime-agent" upload --collector "$collector" "$state"/demo/*.json | tail -n 3
 }
 
+agent_pid() {
+  local pid
+  pid=$(cat "$state/agent.pid" 2>/dev/null || true)
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then echo "$pid"; fi
+}
+
+start_agent() {
+  local collector=$1
+  if [ -n "$(agent_pid)" ]; then
+    say "agent already running (pid $(agent_pid))"
+    return
+  fi
+  cat >"$state/agent.yaml" <<AGENT
+name: quickstart-agent
+labels: {pool: quickstart}
+collector: $collector
+work_dir: $state/agent/runs
+spool_dir: $state/agent/spool
+state_dir: $state/agent/state
+harness_python: /usr/bin/python3
+AGENT
+  say "starting devtime-agent (the daemon that runs scheduled jobs)"
+  setsid nohup "$bin/devtime-agent" run --config "$state/agent.yaml" >>"$state/agent.log" 2>&1 </dev/null &
+  echo $! >"$state/agent.pid"
+}
+
+# A nightly job on this machine's CPU, run once right now through the whole job path:
+# schedule -> agent -> harness (Debian's python3-torch) -> trace summary -> spool -> upload.
 profile_on_cpu() {
-  local collector=$1 out
-  out="$state/profiles/$(date -u +%Y%m%dT%H%M%SZ)"
-  say "profiling the naive RMSNorm on this CPU with Debian's python3-torch"
-  /usr/bin/python3 agents/harness/devtime_harness.py --workload rmsnorm-naive --steps 5 --out "$out"
-  "$bin/devtime-agent" summarize "$out"
-  "$bin/devtime-agent" summarize "$out" --format json --model rmsnorm --workload naive-local-cpu \
-    --job quickstart >"$out/run_summary.json"
-  "$bin/devtime-agent" upload --collector "$collector" "$out/run_summary.json"
-  ln -sfn "$out" "$state/profiles/latest"
+  local collector=$1
+  cat >"$state/jobs.yaml" <<JOBS
+jobs:
+  - name: rmsnorm-naive-local-cpu
+    model: rmsnorm
+    workload: naive-local-cpu
+    command: "{python} $root/agents/harness/devtime_harness.py --workload rmsnorm-naive --steps {steps} --out {output_dir}"
+    schedule: {cron: "0 2 * * *", time_zone: UTC, jitter_seconds: 0}
+    selector: {labels: {pool: quickstart}}
+    timeout_seconds: 600
+    capture_steps: 5
+JOBS
+  "$bin/devtimectl" --collector "$collector" jobs apply -f "$state/jobs.yaml"
+  for _ in $(seq 1 100); do
+    "$bin/devtimectl" --collector "$collector" agents list 2>/dev/null | grep -q "quickstart-agent .* yes" && break
+    sleep 0.2
+  done
+  say "profiling the naive RMSNorm on this CPU now (job rmsnorm-naive-local-cpu, run-now)"
+  local before
+  before=$("$bin/devtimectl" --collector "$collector" jobs history rmsnorm-naive-local-cpu | grep -c succeeded || true)
+  "$bin/devtimectl" --collector "$collector" jobs run-now rmsnorm-naive-local-cpu >/dev/null
+  for _ in $(seq 1 300); do
+    local now
+    now=$("$bin/devtimectl" --collector "$collector" jobs history rmsnorm-naive-local-cpu | grep -c succeeded || true)
+    [ "$now" -gt "$before" ] && break
+    sleep 1
+  done
+  "$bin/devtimectl" --collector "$collector" jobs history rmsnorm-naive-local-cpu --limit 3
+  local run_dir
+  run_dir=$(ls -td "$state"/agent/runs/rmsnorm-naive-local-cpu/*/ 2>/dev/null | head -n 1)
+  [ -n "$run_dir" ] && ln -sfn "$run_dir/output" "$state/latest-profile"
+  [ -e "$state/latest-profile" ] && "$bin/devtime-agent" summarize "$state/latest-profile" | head -n 12
 }
 
 print_next_steps() {
@@ -85,7 +137,8 @@ Look at it:
   devtimectl models list
   devtimectl runs list --model rmsnorm --workload fused
   devtimectl runs show \$(devtimectl runs list --workload fused --limit 1 --format json | sed -n 's/.*"run_id": "\(.*\)".*/\1/p')
-  devtime-agent summarize $state/profiles/latest   # the CPU profile made just now
+  devtimectl jobs list                             # the local nightly job, run once just now
+  devtime-agent summarize $state/latest-profile   # the CPU profile it made
 Metrics:  curl -s http://127.0.0.1:$metrics/metrics | grep devtime_
 Stop:     deploy/quickstart.sh stop
 NEXT
@@ -103,6 +156,7 @@ up() {
   local collector="127.0.0.1:$(ready_value grpc_port)" metrics
   metrics=$(ready_value metrics_port)
   upload_demo "$collector"
+  start_agent "$collector"
   profile_on_cpu "$collector"
   say "the fused workload's history (it loses its fusion on 2026-11-25):"
   "$bin/devtimectl" --collector "$collector" runs list --model rmsnorm --workload fused --limit 8
@@ -116,6 +170,11 @@ status() {
   else
     echo "collector: stopped"
   fi
+  if [ -n "$(agent_pid)" ]; then
+    echo "agent: running (pid $(agent_pid)), log $state/agent.log"
+  else
+    echo "agent: stopped"
+  fi
   if deploy/pg.sh status "$pg_dir" 2>/dev/null; then
     echo "postgresql: running ($(deploy/pg.sh conninfo "$pg_dir"))"
   else
@@ -123,14 +182,18 @@ status() {
   fi
 }
 
+stop_process() {
+  local pid=$1
+  [ -n "$pid" ] || return 0
+  kill "$pid"
+  for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+}
+
 stop() {
-  local pid
-  pid=$(collector_pid)
-  if [ -n "$pid" ]; then
-    kill "$pid"
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  fi
-  rm -f "$state/collector.pid" "$state/collector.ready"
+  stop_process "$(agent_pid)"
+  stop_process "$(collector_pid)"
+  rm -f "$state/agent.pid" "$state/collector.pid" "$state/collector.ready"
   [ -d "$pg_dir" ] && deploy/pg.sh stop "$pg_dir"
   say "stopped (data kept in $state)"
 }

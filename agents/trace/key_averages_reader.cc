@@ -62,11 +62,18 @@ absl::Status ReadRow(const std::filesystem::path& path, size_t index, od::value&
 absl::StatusOr<KeyAverages> ReadKeyAverages(const std::filesystem::path& path) {
   absl::StatusOr<FileContent> content = ReadFileContent(path, simdjson::SIMDJSON_PADDING);
   if (!content.ok()) return content.status();
+  return ParseKeyAverages(content->buffer, content->size, path);
+}
+
+absl::StatusOr<KeyAverages> ParseKeyAverages(const std::string& padded, size_t size,
+                                             const std::filesystem::path& path) {
   od::parser parser;
   od::document doc;
-  if (content->size == 0) return Bad(path, "empty file");
-  if (auto e =
-          parser.iterate(content->buffer.data(), content->size, content->buffer.size()).get(doc)) {
+  if (size == 0) return Bad(path, "empty file");
+  if (padded.size() < size + simdjson::SIMDJSON_PADDING) {
+    return absl::InternalError(path.string() + ": buffer lacks simdjson padding");
+  }
+  if (auto e = parser.iterate(padded.data(), size, padded.size()).get(doc)) {
     return Bad(path, "not JSON (" + Err(e) + ")");
   }
   od::object top;
@@ -113,11 +120,18 @@ absl::StatusOr<std::map<std::string, std::string>> ReadEnvironment(
     const std::filesystem::path& path) {
   absl::StatusOr<FileContent> content = ReadFileContent(path, simdjson::SIMDJSON_PADDING);
   if (!content.ok()) return content.status();
-  if (content->size == 0) return Bad(path, "empty file");
+  return ParseEnvironment(content->buffer, content->size, path);
+}
+
+absl::StatusOr<std::map<std::string, std::string>> ParseEnvironment(
+    const std::string& padded, size_t size, const std::filesystem::path& path) {
+  if (size == 0) return Bad(path, "empty file");
+  if (padded.size() < size + simdjson::SIMDJSON_PADDING) {
+    return absl::InternalError(path.string() + ": buffer lacks simdjson padding");
+  }
   od::parser parser;
   od::document doc;
-  if (auto e =
-          parser.iterate(content->buffer.data(), content->size, content->buffer.size()).get(doc)) {
+  if (auto e = parser.iterate(padded.data(), size, padded.size()).get(doc)) {
     return Bad(path, "not JSON (" + Err(e) + ")");
   }
   od::object top;

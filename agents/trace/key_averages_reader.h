@@ -20,9 +20,15 @@ struct KeyAverages {
 };
 
 absl::StatusOr<KeyAverages> ReadKeyAverages(const std::filesystem::path& path);
+// The same from memory: `padded` holds `size` bytes of JSON then simdjson::SIMDJSON_PADDING
+// bytes; `path` names the input in messages.
+absl::StatusOr<KeyAverages> ParseKeyAverages(const std::string& padded, size_t size,
+                                             const std::filesystem::path& path);
 
 // Non-string scalar values are kept as their JSON text; nested values are an error.
 absl::StatusOr<std::map<std::string, std::string>> ReadEnvironment(
     const std::filesystem::path& path);
+absl::StatusOr<std::map<std::string, std::string>> ParseEnvironment(
+    const std::string& padded, size_t size, const std::filesystem::path& path);
 
 }  // namespace devtime::trace

@@ -17,6 +17,12 @@ class StringTable {
  public:
   StringTable();
   uint32_t Intern(std::string_view s);
+  // The id of `s` when already interned.
+  std::optional<uint32_t> Find(std::string_view s) const {
+    auto it = ids_.find(s);
+    if (it == ids_.end()) return std::nullopt;
+    return it->second;
+  }
   const std::string& Get(uint32_t id) const { return strings_[id]; }
   size_t size() const { return strings_.size(); }
 
@@ -46,7 +52,8 @@ struct RawTrace {
   std::string format;  // "legacy-array" or "kineto-json"
   StringTable strings;
   std::vector<RawEvent> events;
-  uint64_t total_events = 0;                        // all events in the array, any phase
+  uint64_t total_events = 0;     // all events in the array, any phase
+  uint64_t complete_events = 0;  // "X" events, kept or not (TraceReadOptions::keep_categories)
   std::optional<int64_t> base_time_ns;              // baseTimeNanoseconds
   std::optional<uint64_t> device_properties_count;  // size of deviceProperties, when present
 };

@@ -44,6 +44,48 @@ void AppendNotes(const TraceSummary& s, std::string* out) {
   if (s.invalid_reason) absl::StrAppend(out, "INVALID: ", *s.invalid_reason, "\n");
 }
 
+const char* LayerName(Layer layer) {
+  switch (layer) {
+    case Layer::kFrameworkDispatch:
+      return "framework dispatch";
+    case Layer::kRuntimeScheduling:
+      return "runtime scheduling";
+    case Layer::kDeviceExecution:
+      return "device execution";
+    case Layer::kIdle:
+      return "idle";
+  }
+  return "?";
+}
+
+// Per-op device columns only when some device time is attributed to ops (a Neuron system trace
+// gives device time per step and per layer, not per op).
+bool OpDeviceColumns(const TraceSummary& s) {
+  if (!s.has_device_time) return false;
+  return std::any_of(s.ops.begin(), s.ops.end(),
+                     [](const OpStats& op) { return op.total_device_us > 0; });
+}
+
+// Device (else self CPU) time per step: mean, min, max.
+struct StepFigures {
+  double mean = 0, min = 0, max = 0;
+};
+StepFigures StepTimes(const TraceSummary& s) {
+  StepFigures f;
+  if (s.steps.empty()) return f;
+  f.min = 1e300;
+  f.max = -1e300;
+  double sum = 0;
+  for (const StepStats& st : s.steps) {
+    const double v = s.has_device_time ? st.device_us : st.cpu_us;
+    sum += v;
+    f.min = std::min(f.min, v);
+    f.max = std::max(f.max, v);
+  }
+  f.mean = sum / static_cast<double>(s.steps.size());
+  return f;
+}
+
 // The metric a comparison uses for one op.
 double Metric(const OpStats& op, bool device) {
   return device ? op.self_device_us : op.self_cpu_us;
@@ -52,7 +94,7 @@ double Metric(const OpStats& op, bool device) {
 }  // namespace
 
 std::string RenderTable(const TraceSummary& s) {
-  const bool dev = s.has_device_time;
+  const bool dev = OpDeviceColumns(s);
   const bool steps = !s.steps.empty();
   std::vector<const OpStats*> rows;
   rows.reserve(s.ops.size());
@@ -107,7 +149,7 @@ std::string RenderTable(const TraceSummary& s) {
   }
   absl::StrAppend(&out, rule, "\n");
   absl::StrAppend(&out, "Self CPU time total: ", FormatTime(s.self_cpu_total_us), "\n");
-  if (dev) {
+  if (s.has_device_time) {
     absl::StrAppend(&out, "Self device time total: ", FormatTime(s.device_total_us));
     if (s.unattributed_device_us > 0) {
       absl::StrAppend(&out, " (unattributed: ", FormatTime(s.unattributed_device_us), ")");
@@ -115,17 +157,25 @@ std::string RenderTable(const TraceSummary& s) {
     absl::StrAppend(&out, "\n");
   }
   if (steps) {
-    double sum = 0;
-    for (const StepStats& st : s.steps) sum += dev ? st.device_us : st.cpu_us;
-    absl::StrAppend(&out, dev ? "Device" : "Self CPU", " time per step (mean of ", s.steps.size(),
-                    "): ", FormatTime(sum / static_cast<double>(s.steps.size())), "\n");
+    const StepFigures f = StepTimes(s);
+    absl::StrAppend(&out, s.has_device_time ? "Device" : "Self CPU", " time per step (mean of ",
+                    s.steps.size(), "): ", FormatTime(f.mean), ", min ", FormatTime(f.min),
+                    ", max ", FormatTime(f.max), "\n");
+  }
+  if (!s.layers.empty()) {
+    absl::StrAppend(&out, "Layers:");
+    for (size_t i = 0; i < s.layers.size(); ++i) {
+      absl::StrAppend(&out, i ? "," : "", " ", LayerName(s.layers[i].layer), " ",
+                      FormatTime(s.layers[i].time_us));
+    }
+    absl::StrAppend(&out, "\n");
   }
   AppendNotes(s, &out);
   return out;
 }
 
 std::string RenderComparison(const TraceSummary& before, const TraceSummary& after) {
-  const bool dev = before.has_device_time && after.has_device_time;
+  const bool dev = OpDeviceColumns(before) && OpDeviceColumns(after);
   const bool per_step = !before.steps.empty() && !after.steps.empty();
   const double div_b = per_step ? static_cast<double>(before.steps.size()) : 1.0;
   const double div_a = per_step ? static_cast<double>(after.steps.size()) : 1.0;
@@ -194,6 +244,13 @@ std::string RenderComparison(const TraceSummary& before, const TraceSummary& aft
   }
   absl::StrAppend(&out, rule, "\n");
   if (unchanged > 0) absl::StrAppend(&out, unchanged, " ops unchanged\n");
+  if (before.has_device_time && after.has_device_time && !dev && per_step) {
+    const double b = StepTimes(before).mean;
+    const double a = StepTimes(after).mean;
+    absl::StrAppend(&out, "Device time per step (not attributed to ops): before ", FormatTime(b),
+                    ", after ", FormatTime(a), ", change ", SignedTime(a - b),
+                    b > 0 ? absl::StrFormat(" (%+.2f%%)", 100 * (a - b) / b) : std::string(), "\n");
+  }
   if (before.has_device_time != after.has_device_time) {
     absl::StrAppend(&out, "Note: only one side has device time; compared self CPU time\n");
   }

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <system_error>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "agents/trace/json_trace_reader.h"
 #include "agents/trace/key_averages_reader.h"
+#include "agents/trace/neuron_dir.h"
 #include "agents/trace/summarizer.h"
 #include "agents/trace/trace_summary.h"
 
@@ -16,18 +18,6 @@ namespace devtime::trace {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return std::string_view(s).ends_with(suffix);
-}
-
-// Framework trace files a profiler run leaves in a directory (Kineto's *.tmp files are
-// still being written and are ignored).
-bool IsTraceFileName(const std::string& name) {
-  if (name == "trace.json" || name == "trace.json.gz") return true;
-  if (EndsWith(name, ".pt.trace.json") || EndsWith(name, ".pt.trace.json.gz")) return true;
-  return name.starts_with("neuron_framework_trace_rank_") && EndsWith(name, ".json");
-}
 
 uint64_t FileSize(const fs::path& p) {
   std::error_code ec;
@@ -58,7 +48,7 @@ TraceSummary FromKeyAverages(const KeyAverages& ka) {
     return a.self_cpu_us > b.self_cpu_us;
   });
   if (summary.device_kind != DeviceKind::kCpu && !summary.has_device_time) {
-    summary.invalid_reason = "device backend profiled but device time is empty";
+    summary.invalid_reason = kDeviceTimeEmpty;
   }
   return summary;
 }
@@ -124,22 +114,41 @@ void ApplyHarnessEnvironment(TraceSummary* summary) {
         kind && *kind != DeviceKind::kCpu && summary->device_kind == DeviceKind::kCpu) {
       summary->device_kind = *kind;
       if (!summary->has_device_time && !summary->invalid_reason) {
-        summary->invalid_reason = "device backend profiled but device time is empty";
+        summary->invalid_reason = kDeviceTimeEmpty;
       }
     }
   }
 }
 
-absl::StatusOr<TraceSummary> SummarizeFile(const fs::path& path, const SummarizeOptions& options) {
-  absl::StatusOr<RawTrace> raw = ReadTraceFile(path);
+// `windows`, when given, receives the ProfilerStep windows in absolute ns where the trace has
+// baseTimeNanoseconds (else as written).
+absl::StatusOr<TraceSummary> SummarizeFile(const fs::path& path, const SummarizeOptions& options,
+                                           std::vector<StepWindow>* windows = nullptr) {
+  // Keep only the events the summary uses (python_function & co. are counted, not stored).
+  std::set<std::string> keep = options.host_op_categories;
+  keep.insert(options.device_categories.begin(), options.device_categories.end());
+  TraceReadOptions read_options;
+  read_options.keep_categories = &keep;
+  read_options.host_categories = &options.host_op_categories;
+  absl::StatusOr<RawTrace> raw = ReadTraceFile(path, read_options);
   if (!raw.ok()) return raw.status();
   TraceSummary summary = SummarizeRawTrace(*raw, options);
+  if (windows) {
+    *windows = StepWindows(*raw, options);
+    for (StepWindow& w : *windows) {
+      w.start_ns += raw->base_time_ns.value_or(0);
+      w.end_ns += raw->base_time_ns.value_or(0);
+    }
+  }
   summary.artifacts.push_back({"framework_trace", path, FileSize(path), ""});
   return summary;
 }
 
-absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& dir,
+absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& top,
                                                 const SummarizeOptions& options) {
+  // A TorchNeuron output directory: work in its session directory.
+  const std::optional<NeuronSession> neuron = FindNeuronSession(top);
+  const fs::path dir = neuron ? neuron->dir : top;
   std::vector<fs::path> traces;
   fs::path environment;
   fs::path key_averages;
@@ -148,12 +157,21 @@ absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& dir,
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     if (!entry.is_regular_file()) continue;
     const std::string name = entry.path().filename().string();
-    if (IsTraceFileName(name)) traces.push_back(entry.path());
+    if (IsFrameworkTraceName(name)) traces.push_back(entry.path());
     if (name == "environment.json") environment = entry.path();
     if (name == "key_averages.json") key_averages = entry.path();
     if (name == "run.json") run_json = entry.path();
   }
   if (ec) return absl::InvalidArgumentError(dir.string() + ": cannot list: " + ec.message());
+  if (neuron && traces.empty()) {
+    // The troubleshooting guide moves neuron_framework_trace_rank_<N>.json into the
+    // <instance>_pid_<pid> directory, one above the session (§2.3).
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir.parent_path(), ec)) {
+      if (entry.is_regular_file() && IsFrameworkTraceName(entry.path().filename().string())) {
+        traces.push_back(entry.path());
+      }
+    }
+  }
   // tensorboard_trace_handler names files <worker>.<time_ns>.pt.trace.json: the last name
   // in order is the newest capture.
   std::sort(traces.begin(), traces.end());
@@ -165,8 +183,9 @@ absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& dir,
     ka = std::move(*read);
   }
   TraceSummary summary;
+  std::vector<StepWindow> windows;
   if (!traces.empty()) {
-    absl::StatusOr<TraceSummary> s = SummarizeFile(traces.back(), options);
+    absl::StatusOr<TraceSummary> s = SummarizeFile(traces.back(), options, &windows);
     if (!s.ok()) return s.status();
     summary = std::move(*s);
     if (traces.size() > 1) {
@@ -181,16 +200,20 @@ absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& dir,
           kind && *kind != DeviceKind::kCpu && summary.device_kind == DeviceKind::kCpu) {
         summary.device_kind = *kind;
         if (!summary.has_device_time && !summary.invalid_reason) {
-          summary.invalid_reason = "device backend profiled but device time is empty";
+          summary.invalid_reason = kDeviceTimeEmpty;
         }
       }
     }
   } else if (ka) {
     summary = FromKeyAverages(*ka);
-  } else {
+  } else if (!neuron) {
     return absl::NotFoundError(dir.string() +
                                ": no trace file (trace.json[.gz], *.pt.trace.json[.gz]) and no "
                                "key_averages.json in directory");
+  }
+  if (neuron) {
+    absl::Status st = ApplyNeuronSession(*neuron, windows, &summary);
+    if (!st.ok()) return st;
   }
   if (!key_averages.empty()) {
     summary.artifacts.push_back({"key_averages", key_averages, FileSize(key_averages), ""});

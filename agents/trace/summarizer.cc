@@ -45,6 +45,20 @@ std::optional<uint32_t> ProfilerStepNumber(std::string_view name) {
   return static_cast<uint32_t>(n);
 }
 
+std::vector<StepWindow> StepWindows(const RawTrace& trace, const SummarizeOptions& options) {
+  std::vector<StepWindow> out;
+  for (const RawEvent& e : trace.events) {
+    if (e.cat != 0 && !options.host_op_categories.contains(trace.strings.Get(e.cat))) continue;
+    if (auto num = ProfilerStepNumber(trace.strings.Get(e.name))) {
+      out.push_back({e.ts_ns, e.ts_ns + std::max<int64_t>(e.dur_ns, 0), *num});
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const StepWindow& a, const StepWindow& b) {
+    return a.start_ns < b.start_ns;
+  });
+  return out;
+}
+
 std::string KeyAveragesName(std::string_view name) {
   if (name.starts_with("ProfilerStep#")) return "ProfilerStep*";
   return std::string(name);
@@ -53,7 +67,7 @@ std::string KeyAveragesName(std::string_view name) {
 TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& options) {
   TraceSummary summary;
   summary.source_format = trace.format;
-  summary.event_count = trace.events.size();
+  summary.event_count = trace.complete_events;
   const std::vector<RawEvent>& events = trace.events;
   const size_t n = events.size();
   const bool legacy = trace.format == "legacy-array";
@@ -81,6 +95,7 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
   bool saw_cuda_runtime = false;
   std::vector<size_t> host;    // host ops and runtime events
   std::vector<size_t> device;  // device events
+  host.reserve(n);
   std::vector<int64_t> dur(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const RawEvent& e = events[i];
@@ -146,17 +161,40 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
     }
   }
 
-  // Attribute device events to the launching op.
-  std::unordered_map<int64_t, size_t> runtime_by_correlation;
-  std::unordered_map<int64_t, size_t> op_by_external_id;
+  // Attribute device events to the launching op. Runtime events by correlation: a sorted
+  // vector (16 bytes per event; the first in `host` order wins on duplicates).
+  std::vector<std::pair<int64_t, size_t>> runtime_by_correlation;
   for (size_t i : host) {
     const RawEvent& e = events[i];
-    if (kind_of(e) == EventKind::kRuntime) {
-      if (e.correlation >= 0) runtime_by_correlation.emplace(e.correlation, i);
-    } else if (e.external_id >= 0) {
-      op_by_external_id.emplace(e.external_id, i);
+    if (kind_of(e) == EventKind::kRuntime && e.correlation >= 0) {
+      runtime_by_correlation.emplace_back(e.correlation, i);
     }
   }
+  std::stable_sort(runtime_by_correlation.begin(), runtime_by_correlation.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  auto runtime_for = [&](int64_t correlation) -> size_t {
+    auto it = std::lower_bound(
+        runtime_by_correlation.begin(), runtime_by_correlation.end(), correlation,
+        [](const std::pair<int64_t, size_t>& x, int64_t c) { return x.first < c; });
+    if (it == runtime_by_correlation.end() || it->first != correlation) return kNone;
+    return it->second;
+  };
+  // Host ops by External id: the fallback, built only when some device event needs it.
+  std::unordered_map<int64_t, size_t> op_by_external_id;
+  bool external_ids_built = false;
+  auto op_for_external_id = [&](int64_t id) -> size_t {
+    if (!external_ids_built) {
+      external_ids_built = true;
+      for (size_t i : host) {
+        const RawEvent& e = events[i];
+        if (kind_of(e) != EventKind::kRuntime && e.external_id >= 0) {
+          op_by_external_id.emplace(e.external_id, i);
+        }
+      }
+    }
+    auto it = op_by_external_id.find(id);
+    return it == op_by_external_id.end() ? kNone : it->second;
+  };
   std::vector<int64_t> own_device(n, 0);
   int64_t device_total_ns = 0;
   int64_t unattributed_ns = 0;
@@ -165,18 +203,13 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
     const RawEvent& e = events[d];
     device_total_ns += dur[d];
     size_t owner = kNone;
-    if (auto it = runtime_by_correlation.find(e.correlation);
-        e.correlation >= 0 && it != runtime_by_correlation.end()) {
-      owner = parent[it->second];
+    if (const size_t r = e.correlation >= 0 ? runtime_for(e.correlation) : kNone; r != kNone) {
+      owner = parent[r];
       while (owner != kNone && kind_of(events[owner]) == EventKind::kRuntime) {
         owner = parent[owner];
       }
     }
-    if (owner == kNone && e.external_id >= 0) {
-      if (auto it = op_by_external_id.find(e.external_id); it != op_by_external_id.end()) {
-        owner = it->second;
-      }
-    }
+    if (owner == kNone && e.external_id >= 0) owner = op_for_external_id(e.external_id);
     if (owner == kNone) {
       unattributed_ns += dur[d];
       ++unattributed_events;
@@ -341,7 +374,7 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
     } else if (windows.empty()) {
       summary.invalid_reason = "no ProfilerStep window in trace";
     } else if (summary.device_kind != DeviceKind::kCpu && !summary.has_device_time) {
-      summary.invalid_reason = "device backend profiled but device time is empty";
+      summary.invalid_reason = kDeviceTimeEmpty;
     }
   }
   return summary;

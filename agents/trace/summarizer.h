@@ -15,6 +15,21 @@ namespace devtime::trace {
 // warnings. `origin` names the input in messages.
 TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& options);
 
+// The quality-gate reason for a device backend whose device time is empty.
+inline constexpr char kDeviceTimeEmpty[] = "device backend profiled but device time is empty";
+
+// One ProfilerStep#N window of the host ops, in the file's time base (add base_time_ns for
+// absolute time).
+struct StepWindow {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t number = 0;
+};
+
+// The ProfilerStep#N windows among the host ops of `trace`, sorted by start — the same windows
+// SummarizeRawTrace() makes its steps from.
+std::vector<StepWindow> StepWindows(const RawTrace& trace, const SummarizeOptions& options);
+
 // "ProfilerStep#12" → 12; nullopt for other names (regex ProfilerStep\s*#\s*(\d+)).
 std::optional<uint32_t> ProfilerStepNumber(std::string_view name);
 

@@ -18,44 +18,53 @@ std::optional<int64_t> ParseMicrosToNanos(std::string_view token) {
     token.remove_suffix(1);
   }
   if (token.empty()) return std::nullopt;
-  if (token.find_first_of("eE") != std::string_view::npos) {
-    // Rare: a writer that used exponent notation. Parse via double; precision is whatever
-    // the writer kept.
-    double us = 0;
-    auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), us);
-    if (ec != std::errc() || p != token.data() + token.size() || !std::isfinite(us)) {
+  // One pass: [-]digits[.digits]; anything else falls through to the exponent path.
+  size_t i = 0;
+  const bool negative = token[0] == '-';
+  if (negative) ++i;
+  const size_t whole_begin = i;
+  uint64_t us = 0;
+  while (i < token.size() && IsDigit(token[i])) {
+    if (i - whole_begin >= 19) return std::nullopt;  // beyond int64 microseconds
+    us = us * 10 + static_cast<uint64_t>(token[i] - '0');
+    ++i;
+  }
+  const size_t whole_digits = i - whole_begin;
+  int64_t sub = 0;  // nanoseconds below the microsecond
+  bool plain = whole_digits > 0;
+  if (plain && i < token.size()) {
+    if (token[i] != '.') {
+      plain = false;
+    } else {
+      ++i;
+      size_t frac_digits = 0;
+      while (i < token.size() && IsDigit(token[i])) {
+        if (frac_digits < 3) sub = sub * 10 + (token[i] - '0');
+        ++frac_digits;
+        ++i;
+      }
+      for (size_t k = frac_digits; k < 3; ++k) sub *= 10;
+      if (frac_digits == 0 || i != token.size()) plain = false;
+    }
+  }
+  if (plain) {
+    if (us > static_cast<uint64_t>((std::numeric_limits<int64_t>::max() - sub) / 1000)) {
       return std::nullopt;
     }
-    const double ns = std::round(us * 1000.0);
-    if (std::fabs(ns) >= 9.2e18) return std::nullopt;
-    return static_cast<int64_t>(ns);
+    const int64_t ns = static_cast<int64_t>(us) * 1000 + sub;
+    return negative ? -ns : ns;
   }
-  bool negative = false;
-  if (token.front() == '-') {
-    negative = true;
-    token.remove_prefix(1);
+  if (token.find_first_of("eE") == std::string_view::npos) return std::nullopt;
+  // Rare: a writer that used exponent notation. Parse via double; precision is whatever the
+  // writer kept.
+  double v = 0;
+  auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+  if (ec != std::errc() || p != token.data() + token.size() || !std::isfinite(v)) {
+    return std::nullopt;
   }
-  const size_t dot = token.find('.');
-  std::string_view whole = token.substr(0, dot);
-  std::string_view frac =
-      dot == std::string_view::npos ? std::string_view() : token.substr(dot + 1);
-  if (whole.empty() || (dot != std::string_view::npos && frac.empty())) return std::nullopt;
-  for (char c : whole) {
-    if (!IsDigit(c)) return std::nullopt;
-  }
-  for (char c : frac) {
-    if (!IsDigit(c)) return std::nullopt;
-  }
-  int64_t us = 0;
-  auto [p, ec] = std::from_chars(whole.data(), whole.data() + whole.size(), us);
-  if (ec != std::errc() || p != whole.data() + whole.size()) return std::nullopt;
-  int64_t sub = 0;  // nanoseconds below the microsecond
-  for (size_t i = 0; i < 3; ++i) {
-    sub = sub * 10 + (i < frac.size() ? frac[i] - '0' : 0);
-  }
-  if (us > (std::numeric_limits<int64_t>::max() - sub) / 1000) return std::nullopt;
-  const int64_t ns = us * 1000 + sub;
-  return negative ? -ns : ns;
+  const double ns = std::round(v * 1000.0);
+  if (std::fabs(ns) >= 9.2e18) return std::nullopt;
+  return static_cast<int64_t>(ns);
 }
 
 }  // namespace devtime::trace

@@ -1,8 +1,13 @@
 #include "services/collector/collector_service.h"
 
+#include <atomic>
 #include <chrono>
+#include <set>
+#include <thread>
 
+#include "proto/wire/job_spec.h"
 #include "proto/wire/limits.h"
+#include "services/collector/sql_util.h"
 #include "services/collector/validation.h"
 
 namespace devtime::collector {
@@ -83,6 +88,182 @@ grpc::Status CollectorService::ListModels(grpc::ServerContext*, const v1::ListMo
   auto models = store_.ListModels();
   if (!models.ok()) return ToGrpcStatus(models.status());
   for (auto& model : *models) *response->add_models() = std::move(model);
+  return grpc::Status::OK;
+}
+
+}  // namespace devtime::collector
+
+// ---- jobs -------------------------------------------------------------------------------
+
+namespace devtime::collector {
+namespace {
+
+// An agent counts as connected if its session touched it within this many poll intervals.
+constexpr int kConnectedPolls = 5;
+
+google::protobuf::Timestamp ToProto(absl::Time t) {
+  google::protobuf::Timestamp ts;
+  ts.set_seconds(absl::ToUnixSeconds(t));
+  return ts;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::JobInfo> CollectorService::DescribeJob(const v1::JobSpec& spec,
+                                                          const std::vector<AgentRecord>& agents) {
+  v1::JobInfo info;
+  *info.mutable_spec() = spec;
+  auto history = jobs_.History(spec.name(), 1);
+  if (!history.ok()) return history.status();
+  if (!history->empty()) *info.mutable_last_slot() = history->front();
+  if (auto next = wire::NextSlot(spec, absl::Now())) *info.mutable_next_slot() = ToProto(*next);
+  for (const auto& agent : agents) {
+    if (wire::SelectorMatches(spec.selector(), agent.identity)) {
+      info.add_matching_agents(agent.identity.name());
+    }
+  }
+  return info;
+}
+
+grpc::Status CollectorService::ApplyJobs(grpc::ServerContext*, const v1::ApplyJobsRequest* request,
+                                         v1::ApplyJobsResponse* response) {
+  std::vector<v1::JobSpec> jobs;
+  std::set<std::string> names;
+  for (int i = 0; i < request->jobs_size(); ++i) {
+    std::string path = "jobs[" + std::to_string(i) + "]";
+    if (auto s = wire::ValidateJob(request->jobs(i), path); !s.ok()) return ToGrpcStatus(s);
+    if (!names.insert(request->jobs(i).name()).second) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          path + ".name: '" + request->jobs(i).name() + "' appears twice");
+    }
+    jobs.push_back(wire::WithDefaults(request->jobs(i)));
+  }
+  auto applied = jobs_.ApplyJobs(jobs);
+  if (!applied.ok()) return ToGrpcStatus(applied.status());
+  *response = std::move(*applied);
+  return grpc::Status::OK;
+}
+
+grpc::Status CollectorService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*,
+                                        v1::ListJobsResponse* response) {
+  auto jobs = jobs_.ListJobs();
+  if (!jobs.ok()) return ToGrpcStatus(jobs.status());
+  auto agents = jobs_.ListAgents();
+  if (!agents.ok()) return ToGrpcStatus(agents.status());
+  for (const auto& job : *jobs) {
+    auto info = DescribeJob(job, *agents);
+    if (!info.ok()) return ToGrpcStatus(info.status());
+    *response->add_jobs() = std::move(*info);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status CollectorService::GetJob(grpc::ServerContext*, const v1::GetJobRequest* request,
+                                      v1::JobInfo* response) {
+  auto job = jobs_.GetJob(request->name());
+  if (!job.ok()) return ToGrpcStatus(job.status());
+  auto agents = jobs_.ListAgents();
+  if (!agents.ok()) return ToGrpcStatus(agents.status());
+  auto info = DescribeJob(*job, *agents);
+  if (!info.ok()) return ToGrpcStatus(info.status());
+  *response = std::move(*info);
+  return grpc::Status::OK;
+}
+
+grpc::Status CollectorService::DeleteJob(grpc::ServerContext*, const v1::DeleteJobRequest* request,
+                                         v1::DeleteJobResponse*) {
+  return ToGrpcStatus(jobs_.DeleteJob(request->name()));
+}
+
+grpc::Status CollectorService::RunJobNow(grpc::ServerContext*, const v1::RunJobNowRequest* request,
+                                         v1::RunJobNowResponse* response) {
+  auto job = jobs_.GetJob(request->name());
+  if (!job.ok()) return ToGrpcStatus(job.status());
+  auto id = jobs_.RequestRunNow(request->name(), request->host());
+  if (!id.ok()) return ToGrpcStatus(id.status());
+  response->set_request_id(*id);
+  return grpc::Status::OK;
+}
+
+grpc::Status CollectorService::JobHistory(grpc::ServerContext*,
+                                          const v1::JobHistoryRequest* request,
+                                          v1::JobHistoryResponse* response) {
+  auto slots = jobs_.History(request->name(), request->limit() == 0 ? 50 : request->limit());
+  if (!slots.ok()) return ToGrpcStatus(slots.status());
+  for (auto& slot : *slots) *response->add_slots() = std::move(slot);
+  return grpc::Status::OK;
+}
+
+grpc::Status CollectorService::ListAgents(grpc::ServerContext*, const v1::ListAgentsRequest*,
+                                          v1::ListAgentsResponse* response) {
+  auto agents = jobs_.ListAgents();
+  if (!agents.ok()) return ToGrpcStatus(agents.status());
+  auto connected_since = absl::Now() - absl::FromChrono(session_.poll_interval * kConnectedPolls);
+  for (const auto& agent : *agents) {
+    auto* info = response->add_agents();
+    *info->mutable_identity() = agent.identity;
+    *info->mutable_last_seen() = agent.last_seen;
+    info->set_connected(absl::FromUnixSeconds(agent.last_seen.seconds()) >= connected_since);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status CollectorService::AgentSession(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::CollectorMessage, v1::AgentMessage>* stream) {
+  v1::AgentMessage first;
+  if (!stream->Read(&first) || !first.has_hello()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "hello: an agent session must start with a hello");
+  }
+  const v1::AgentIdentity agent = first.hello().identity();
+  if (agent.name().empty() || agent.host().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "hello.identity: name and host are required");
+  }
+  if (auto s = jobs_.UpsertAgent(agent); !s.ok()) return ToGrpcStatus(s);
+
+  // One thread reads the agent's slot reports while this one pushes assignments and
+  // run-now requests; gRPC allows one concurrent reader and one writer on a stream.
+  std::atomic<bool> closed{false};
+  std::thread reader([&] {
+    v1::AgentMessage message;
+    while (stream->Read(&message)) {
+      if (!message.has_slot()) continue;
+      v1::JobSlot slot = message.slot();
+      slot.set_host(agent.host());   // an agent reports for its own host only
+      (void)jobs_.RecordSlot(slot);  // on failure the agent re-reports on its next session
+    }
+    closed = true;
+  });
+  std::string sent_assignments;
+  while (!closed && !context->IsCancelled()) {
+    auto jobs = jobs_.ListJobs();
+    if (jobs.ok()) {
+      v1::CollectorMessage message;
+      std::vector<std::string> assigned;
+      for (const auto& job : *jobs) {
+        if (!wire::SelectorMatches(job.selector(), agent)) continue;
+        *message.mutable_assignments()->add_jobs() = job;
+        assigned.push_back(job.name());
+      }
+      std::string bytes = DeterministicBytes(message);
+      if (bytes != sent_assignments) {
+        if (!stream->Write(message)) break;
+        sent_assignments = bytes;
+      }
+      auto requests = jobs_.ClaimRunNow(agent, assigned);
+      for (const auto& request : requests.ok() ? *requests : std::vector<v1::RunNowRequest>{}) {
+        v1::CollectorMessage run_now;
+        *run_now.mutable_run_now() = request;
+        if (!stream->Write(run_now)) break;
+      }
+    }
+    (void)jobs_.TouchAgent(agent.name());
+    std::this_thread::sleep_for(session_.poll_interval);
+  }
+  context->TryCancel();  // unblocks the reader if the agent is still connected
+  reader.join();
   return grpc::Status::OK;
 }
 

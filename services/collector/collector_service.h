@@ -7,14 +7,21 @@
 
 #include "absl/status/status.h"
 #include "devtime/v1/collector.grpc.pb.h"
+#include "services/collector/job_store.h"
 #include "services/collector/metrics.h"
 #include "services/collector/store.h"
 
 namespace devtime::collector {
 
+struct SessionOptions {
+  // How often an agent session re-reads its assignments and run-now requests.
+  std::chrono::milliseconds poll_interval{1000};
+};
+
 class CollectorService final : public v1::Collector::Service {
  public:
-  CollectorService(Store& store, CollectorMetrics& metrics) : store_(store), metrics_(metrics) {}
+  CollectorService(Store& store, CollectorMetrics& metrics, SessionOptions session = {})
+      : store_(store), jobs_(store), metrics_(metrics), session_(session) {}
 
   grpc::Status UploadRun(grpc::ServerContext* context, const v1::UploadRunRequest* request,
                          v1::UploadRunResponse* response) override;
@@ -25,9 +32,32 @@ class CollectorService final : public v1::Collector::Service {
   grpc::Status ListModels(grpc::ServerContext* context, const v1::ListModelsRequest* request,
                           v1::ListModelsResponse* response) override;
 
+  grpc::Status ApplyJobs(grpc::ServerContext* context, const v1::ApplyJobsRequest* request,
+                         v1::ApplyJobsResponse* response) override;
+  grpc::Status ListJobs(grpc::ServerContext* context, const v1::ListJobsRequest* request,
+                        v1::ListJobsResponse* response) override;
+  grpc::Status GetJob(grpc::ServerContext* context, const v1::GetJobRequest* request,
+                      v1::JobInfo* response) override;
+  grpc::Status DeleteJob(grpc::ServerContext* context, const v1::DeleteJobRequest* request,
+                         v1::DeleteJobResponse* response) override;
+  grpc::Status RunJobNow(grpc::ServerContext* context, const v1::RunJobNowRequest* request,
+                         v1::RunJobNowResponse* response) override;
+  grpc::Status JobHistory(grpc::ServerContext* context, const v1::JobHistoryRequest* request,
+                          v1::JobHistoryResponse* response) override;
+  grpc::Status ListAgents(grpc::ServerContext* context, const v1::ListAgentsRequest* request,
+                          v1::ListAgentsResponse* response) override;
+  grpc::Status AgentSession(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::CollectorMessage, v1::AgentMessage>* stream) override;
+
  private:
+  absl::StatusOr<v1::JobInfo> DescribeJob(const v1::JobSpec& spec,
+                                          const std::vector<AgentRecord>& agents);
+
   Store& store_;
+  JobStore jobs_;
   CollectorMetrics& metrics_;
+  SessionOptions session_;
 };
 
 // The gRPC status for an absl status (same code, same message).

@@ -48,6 +48,17 @@ int main(int argc, char** argv) {
   app.add_option("--wait-for-database", wait_seconds,
                  "seconds to keep trying to reach the database at start")
       ->capture_default_str();
+  int poll_ms = 1000, slot_check_ms = 30000, grace_seconds = 120;
+  app.add_option("--session-poll-ms", poll_ms,
+                 "how often agent sessions look for new assignments and run-now requests")
+      ->capture_default_str();
+  app.add_option("--slot-check-ms", slot_check_ms,
+                 "how often unreported job slots are recorded as missed")
+      ->capture_default_str();
+  app.add_option(
+         "--missed-slot-grace", grace_seconds,
+         "seconds (plus the job's jitter) an agent has to report a slot before it is missed")
+      ->capture_default_str();
   app.add_option("--ready-file", ready_file,
                  "write {grpc_port, metrics_port, schema_version, pid} as JSON here once serving");
   CLI11_PARSE(app, argc, argv);
@@ -56,6 +67,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.wait_for_database = std::chrono::seconds(wait_seconds);
+  options.session.poll_interval = std::chrono::milliseconds(poll_ms);
+  options.slot_check_interval = std::chrono::milliseconds(slot_check_ms);
+  options.missed_slot_grace = std::chrono::seconds(grace_seconds);
 
   // Block termination signals in every thread; one thread waits for them and shuts down.
   sigset_t signals;

@@ -81,11 +81,61 @@ CREATE TABLE series_points (
 CREATE INDEX series_points_by_time ON series_points (series_id, at);
 )sql";
 
+// Scheduled jobs, the agents that run them, and what became of every slot.
+const char* kJobsSchema = R"sql(
+CREATE TABLE jobs (
+  name       text PRIMARY KEY,
+  spec       bytea NOT NULL,          -- the JobSpec (deterministic protobuf)
+  spec_json  jsonb NOT NULL,          -- the same, readable by SQL and dashboards
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE agents (
+  name          text PRIMARY KEY,
+  host          text NOT NULL,
+  instance_type text NOT NULL DEFAULT '',
+  labels        jsonb NOT NULL DEFAULT '{}',
+  version       text NOT NULL DEFAULT '',
+  identity      bytea NOT NULL,       -- the AgentIdentity as last announced
+  first_seen    timestamptz NOT NULL DEFAULT now(),
+  last_seen     timestamptz NOT NULL DEFAULT now()
+);
+
+-- One row per (job, scheduled time, host): reported by agents, or recorded as missed by the
+-- collector when nobody reported it. Job deletion keeps the history.
+CREATE TABLE job_slots (
+  job         text NOT NULL,
+  slot_time   timestamptz NOT NULL,
+  host        text NOT NULL,
+  outcome     text NOT NULL,
+  reason      text NOT NULL DEFAULT '',
+  run_id      uuid,
+  run_now     boolean NOT NULL DEFAULT false,
+  started_at  timestamptz,
+  finished_at timestamptz,
+  updated_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (job, slot_time, host)
+);
+CREATE INDEX job_slots_by_time ON job_slots (job, slot_time DESC);
+
+CREATE TABLE run_requests (
+  request_id   bigserial PRIMARY KEY,
+  job          text NOT NULL,
+  host         text NOT NULL DEFAULT '',  -- '' = any matching agent
+  requested_at timestamptz NOT NULL DEFAULT now(),
+  delivered_to text,
+  delivered_at timestamptz
+);
+CREATE INDEX run_requests_pending ON run_requests (requested_at) WHERE delivered_at IS NULL;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
   static const std::vector<Migration> migrations = {
       {1, "runs, operator stats, steps and series", kInitialSchema},
+      {2, "jobs, agents, job slots and run requests", kJobsSchema},
   };
   return migrations;
 }

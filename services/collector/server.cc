@@ -29,7 +29,9 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   server->exposer_->RegisterCollectable(server->metrics_->registry());
   server->metrics_port_ = server->exposer_->GetListeningPorts().at(0);
 
-  server->service_ = std::make_unique<CollectorService>(*server->store_, *server->metrics_);
+  server->service_ =
+      std::make_unique<CollectorService>(*server->store_, *server->metrics_, options.session);
+  server->jobs_ = std::make_unique<JobStore>(*server->store_);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.grpc_listen, grpc::InsecureServerCredentials(),
@@ -44,8 +46,7 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
                                   " (address in use or invalid)");
   }
   server->server_->GetHealthCheckService()->SetServingStatus(kServiceName, true);
-  server->watcher_ = std::thread(
-      [s = server.get(), interval = options.health_interval] { s->WatchDatabase(interval); });
+  server->watcher_ = std::thread([s = server.get(), options] { s->Housekeep(options); });
   return server;
 }
 
@@ -54,16 +55,24 @@ CollectorServer::~CollectorServer() {
   if (watcher_.joinable()) watcher_.join();
 }
 
-void CollectorServer::WatchDatabase(std::chrono::milliseconds interval) {
+void CollectorServer::Housekeep(const ServerOptions& options) {
   bool was_up = true;
+  auto next_slot_check = std::chrono::steady_clock::now();
   std::unique_lock lock(mu_);
-  while (!stop_cv_.wait_for(lock, interval, [&] { return stopping_; })) {
+  while (!stop_cv_.wait_for(lock, options.health_interval, [&] { return stopping_; })) {
     lock.unlock();
     bool up = store_->Ping();
     if (up != was_up) {
       metrics_->SetDatabaseUp(up);
       server_->GetHealthCheckService()->SetServingStatus(kServiceName, up);
       was_up = up;
+    }
+    if (up && std::chrono::steady_clock::now() >= next_slot_check) {
+      // Several collectors may do this at once: recording a missed slot is idempotent.
+      absl::Time now = absl::Now();
+      (void)jobs_->RecordMissedSlots(now - absl::Hours(48), now,
+                                     absl::FromChrono(options.missed_slot_grace));
+      next_slot_check = std::chrono::steady_clock::now() + options.slot_check_interval;
     }
     lock.lock();
   }

@@ -28,6 +28,11 @@ struct ServerOptions {
   StoreOptions store;
   std::chrono::seconds wait_for_database{30};  // at start, before giving up
   std::chrono::milliseconds health_interval{2000};
+  SessionOptions session;
+  // How often unreported job slots are recorded as missed, and how long after a slot (plus
+  // the job's jitter) an agent has to report it first.
+  std::chrono::milliseconds slot_check_interval{30000};
+  std::chrono::seconds missed_slot_grace{120};
 };
 
 class CollectorServer {
@@ -49,12 +54,14 @@ class CollectorServer {
 
  private:
   CollectorServer() = default;
-  void WatchDatabase(std::chrono::milliseconds interval);
+  // Background duties: database health (every health_interval) and missed job slots.
+  void Housekeep(const ServerOptions& options);
 
   std::unique_ptr<Store> store_;
   std::unique_ptr<CollectorMetrics> metrics_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<CollectorService> service_;
+  std::unique_ptr<JobStore> jobs_;
   std::unique_ptr<grpc::Server> server_;
   int grpc_port_ = 0;
   int metrics_port_ = 0;

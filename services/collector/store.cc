@@ -6,12 +6,11 @@
 #include <numeric>
 #include <thread>
 
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
 #include "proto/wire/json.h"
 #include "services/collector/migrations.h"
+#include "services/collector/sql_util.h"
 #include "services/collector/validation.h"
 
 namespace devtime::collector {
@@ -71,27 +70,6 @@ std::string LayerKey(v1::Layer layer) {
     default:
       return "unspecified";
   }
-}
-
-// SQL that turns a timestamptz into microseconds since the epoch, exactly (numeric in PG 14+).
-std::string EpochMicros(const std::string& column) {
-  return "(extract(epoch from " + column + ") * 1000000)::bigint";
-}
-
-google::protobuf::Timestamp FromMicros(long long micros) {
-  return TimeUtil::MicrosecondsToTimestamp(micros);
-}
-
-// Deterministic bytes of the message, so that the same run uploaded twice hashes the same.
-std::string DeterministicBytes(const google::protobuf::Message& message) {
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    message.SerializeToCodedStream(&coded);
-  }
-  return bytes;
 }
 
 // A PostgreSQL array literal of doubles ("{1.5,2}"): digits only, so no quoting is needed.

@@ -75,14 +75,15 @@ class Store {
 
   int schema_version() const { return schema_version_; }
 
+  // Runs `work` on a pooled connection, retrying on lost connections and on
+  // serialization failures / deadlocks with exponential backoff. `work` must be idempotent
+  // (one transaction); the collector's other stores (job_store.h) share the pool this way.
+  absl::Status Run(const std::string& what,
+                   const std::function<absl::Status(pqxx::connection_base&)>& work);
+
  private:
   class Pool;
   explicit Store(StoreOptions options);
-
-  // Runs `work` on a pooled connection, retrying on lost connections and on
-  // serialization failures / deadlocks with exponential backoff.
-  absl::Status Run(const std::string& what,
-                   const std::function<absl::Status(pqxx::connection_base&)>& work);
 
   StoreOptions options_;
   std::unique_ptr<Pool> pool_;

@@ -72,7 +72,7 @@ absl::Status CheckDuration(const std::string& field, double value) {
   return absl::OkStatus();
 }
 
-absl::Status CheckIdentity(const v1::RunIdentity& id) {
+absl::Status CheckIdentity(const v1::RunIdentity& id, v1::RunStatus status) {
   if (id.run_id().empty()) return Invalid("run.identity.run_id", "is required");
   if (!IsCanonicalUuid(id.run_id())) {
     return Invalid("run.identity.run_id",
@@ -94,7 +94,8 @@ absl::Status CheckIdentity(const v1::RunIdentity& id) {
   if (!v1::DeviceKind_IsValid(id.device_kind())) {
     return Invalid("run.identity.device_kind", "unknown value " + std::to_string(id.device_kind()));
   }
-  if (id.device_kind() == v1::DEVICE_KIND_UNSPECIFIED) {
+  // A job that failed before profiling anything may not know its device.
+  if (id.device_kind() == v1::DEVICE_KIND_UNSPECIFIED && status != v1::RUN_STATUS_FAILED) {
     return Invalid("run.identity.device_kind", "is required (CPU, CUDA or NEURON)");
   }
   return absl::OkStatus();
@@ -245,7 +246,7 @@ bool IsCanonicalUuid(const std::string& text) {
 
 absl::Status ValidateRun(const v1::RunSummary& run) {
   if (!run.has_identity()) return Invalid("run.identity", "is required");
-  if (auto s = CheckIdentity(run.identity()); !s.ok()) return s;
+  if (auto s = CheckIdentity(run.identity(), run.status()); !s.ok()) return s;
   using Check = absl::Status (*)(const v1::RunSummary&);
   for (Check check : {CheckStatus, CheckTimes, CheckOps, CheckSteps, CheckLayers, CheckEnvironment,
                       CheckArtifacts}) {

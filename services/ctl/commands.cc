@@ -13,13 +13,6 @@ namespace {
 
 using Align = TextTable::Align;
 
-int Report(const Session& session, const grpc::Status& status) {
-  session.err << "devtimectl: " << wire::Describe(status) << "\n";
-  bool unreachable = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
-                     status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-  return unreachable ? 3 : 1;
-}
-
 std::string DeviceKindName(v1::DeviceKind kind) {
   switch (kind) {
     case v1::DEVICE_KIND_CPU:
@@ -130,6 +123,13 @@ void PrintOperators(const Session& session, const v1::RunSummary& run) {
 
 }  // namespace
 
+int ReportError(const Session& session, const grpc::Status& status) {
+  session.err << "devtimectl: " << wire::Describe(status) << "\n";
+  bool unreachable = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                     status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+  return unreachable ? 3 : 1;
+}
+
 int RunsList(const Session& session, const RunsListOptions& options) {
   v1::ListRunsRequest request;
   request.set_model(options.model);
@@ -146,7 +146,7 @@ int RunsList(const Session& session, const RunsListOptions& options) {
   v1::ListRunsResponse response;
   auto context = wire::MakeContext(session.timeout);
   if (auto status = session.stub.ListRuns(context.get(), request, &response); !status.ok()) {
-    return Report(session, status);
+    return ReportError(session, status);
   }
   if (options.format == Format::kJson) {
     session.out << wire::ToJson(response) << "\n";
@@ -177,7 +177,7 @@ int RunsShow(const Session& session, const std::string& run_id, Format format) {
   v1::GetRunResponse response;
   auto context = wire::MakeContext(session.timeout);
   if (auto status = session.stub.GetRun(context.get(), request, &response); !status.ok()) {
-    return Report(session, status);
+    return ReportError(session, status);
   }
   if (format == Format::kJson) {
     session.out << wire::ToJson(response) << "\n";
@@ -192,7 +192,7 @@ int ModelsList(const Session& session, Format format) {
   v1::ListModelsResponse response;
   auto context = wire::MakeContext(session.timeout);
   if (auto status = session.stub.ListModels(context.get(), {}, &response); !status.ok()) {
-    return Report(session, status);
+    return ReportError(session, status);
   }
   if (format == Format::kJson) {
     session.out << wire::ToJson(response) << "\n";

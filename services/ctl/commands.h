@@ -28,6 +28,9 @@ struct RunsListOptions {
   Format format = Format::kTable;
 };
 
+// Prints the collector's error and returns the exit code for it (1, or 3 if unreachable).
+int ReportError(const Session& session, const grpc::Status& status);
+
 int RunsList(const Session& session, const RunsListOptions& options);
 int RunsShow(const Session& session, const std::string& run_id, Format format);
 int ModelsList(const Session& session, Format format);

@@ -5,6 +5,8 @@
 #include "CLI/CLI.hpp"
 #include "proto/wire/channel.h"
 #include "services/ctl/commands.h"
+#include "services/ctl/detect_command.h"
+#include "services/ctl/job_commands.h"
 
 namespace {
 
@@ -56,12 +58,55 @@ int main(int argc, char** argv) {
   auto* models_list = models->add_subcommand("list", "list models and their workloads");
   AddFormatOption(models_list, &models_format);
 
+  auto* jobs = app.add_subcommand("jobs", "scheduled profiling jobs");
+  jobs->require_subcommand(1);
+  std::string jobs_file, job_name, run_host;
+  Format jobs_format = Format::kTable;
+  unsigned history_limit = 50;
+  auto* jobs_apply = jobs->add_subcommand(
+      "apply", "create or update the jobs in a YAML file (see deploy/jobs.example.yaml)");
+  jobs_apply->add_option("-f,--file", jobs_file, "jobs file")->required();
+  auto* jobs_list = jobs->add_subcommand("list", "jobs with their next slot and last outcome");
+  AddFormatOption(jobs_list, &jobs_format);
+  auto* jobs_show = jobs->add_subcommand("show", "one job and its recent slots");
+  jobs_show->add_option("NAME", job_name, "job name")->required();
+  AddFormatOption(jobs_show, &jobs_format);
+  auto* jobs_delete = jobs->add_subcommand("delete", "delete a job (its history is kept)");
+  jobs_delete->add_option("NAME", job_name, "job name")->required();
+  auto* jobs_run_now = jobs->add_subcommand("run-now", "run a job now on a matching agent");
+  jobs_run_now->add_option("NAME", job_name, "job name")->required();
+  jobs_run_now->add_option("--host", run_host, "only on this host");
+  auto* jobs_history = jobs->add_subcommand(
+      "history", "each slot of a job: ran, succeeded, failed (why) or missed (why)");
+  jobs_history->add_option("NAME", job_name, "job name")->required();
+  jobs_history->add_option("--limit", history_limit, "at most this many slots")
+      ->capture_default_str();
+  AddFormatOption(jobs_history, &jobs_format);
+
+  auto* agents = app.add_subcommand("agents", "the agents that run jobs");
+  agents->require_subcommand(1);
+  Format agents_format = Format::kTable;
+  auto* agents_list = agents->add_subcommand("list", "agents, their labels and when last seen");
+  AddFormatOption(agents_list, &agents_format);
+
+  std::function<int()> run_detect;
+  devtime::ctl::AddDetectCommand(app, &run_detect);
+
   CLI11_PARSE(app, argc, argv);
+  if (run_detect) return run_detect();  // offline: needs no collector
 
   auto stub = devtime::v1::Collector::NewStub(devtime::wire::MakeCollectorChannel(collector));
   devtime::ctl::Session session{*stub, std::chrono::seconds(timeout_seconds), std::cout, std::cerr};
   if (*runs_list) return devtime::ctl::RunsList(session, list);
   if (*runs_show) return devtime::ctl::RunsShow(session, run_id, show_format);
   if (*models_list) return devtime::ctl::ModelsList(session, models_format);
+  if (*jobs_apply) return devtime::ctl::JobsApply(session, jobs_file);
+  if (*jobs_list) return devtime::ctl::JobsList(session, jobs_format);
+  if (*jobs_show) return devtime::ctl::JobsShow(session, job_name, jobs_format);
+  if (*jobs_delete) return devtime::ctl::JobsDelete(session, job_name);
+  if (*jobs_run_now) return devtime::ctl::JobsRunNow(session, job_name, run_host);
+  if (*jobs_history)
+    return devtime::ctl::JobsHistory(session, job_name, history_limit, jobs_format);
+  if (*agents_list) return devtime::ctl::AgentsList(session, agents_format);
   return 2;
 }

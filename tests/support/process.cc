@@ -120,8 +120,10 @@ bool Subprocess::Running() {
   return !reaped_;
 }
 
-CollectorProcess::CollectorProcess(std::string conninfo, int grpc_port)
+CollectorProcess::CollectorProcess(std::string conninfo, int grpc_port,
+                                   std::vector<std::string> extra_args)
     : conninfo_(std::move(conninfo)),
+      extra_args_(std::move(extra_args)),
       dir_(MakeTempDir("devtime-collector")),
       grpc_port_(grpc_port) {
   Start();
@@ -134,11 +136,17 @@ CollectorProcess::~CollectorProcess() {
 void CollectorProcess::Start() {
   std::string ready = dir_ + "/ready.json";
   std::filesystem::remove(ready);
-  process_ = std::make_unique<Subprocess>(
-      std::vector<std::string>{BinaryPath("devtime-collector"), "--database", conninfo_, "--listen",
-                               "127.0.0.1:" + std::to_string(grpc_port_), "--metrics-listen",
-                               "127.0.0.1:0", "--ready-file", ready},
-      dir_ + "/collector.log");
+  std::vector<std::string> args{BinaryPath("devtime-collector"),
+                                "--database",
+                                conninfo_,
+                                "--listen",
+                                "127.0.0.1:" + std::to_string(grpc_port_),
+                                "--metrics-listen",
+                                "127.0.0.1:0",
+                                "--ready-file",
+                                ready};
+  args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+  process_ = std::make_unique<Subprocess>(args, dir_ + "/collector.log");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!std::filesystem::exists(ready)) {
     if (!process_->Running() || std::chrono::steady_clock::now() > deadline) {

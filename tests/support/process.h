@@ -44,7 +44,9 @@ class Subprocess {
 class CollectorProcess {
  public:
   // `grpc_port` 0 picks a free port once; Restart() keeps the port it got.
-  explicit CollectorProcess(std::string conninfo, int grpc_port = 0);
+  // `extra_args` are passed to every start (e.g. "--session-poll-ms", "200").
+  explicit CollectorProcess(std::string conninfo, int grpc_port = 0,
+                            std::vector<std::string> extra_args = {});
   ~CollectorProcess();
 
   std::string address() const { return "127.0.0.1:" + std::to_string(grpc_port_); }
@@ -58,6 +60,7 @@ class CollectorProcess {
 
  private:
   std::string conninfo_;
+  std::vector<std::string> extra_args_;
   std::string dir_;
   int grpc_port_;
   int metrics_port_ = 0;

@@ -84,6 +84,9 @@ TEST(ValidateRun, RejectsUnknownAndUnspecifiedEnumValues) {
   run = Valid();
   run.mutable_identity()->set_device_kind(v1::DEVICE_KIND_UNSPECIFIED);
   ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.identity.device_kind");
+  run.set_status(v1::RUN_STATUS_FAILED);  // a job that failed before it profiled anything
+  run.set_status_reason("exit code 1");
+  EXPECT_TRUE(ValidateRun(run).ok());
   run = Valid();
   run.set_status(static_cast<v1::RunStatus>(9));
   ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.status");

@@ -82,3 +82,41 @@ TEST(RenderComparison, ComparesPerStepSelfCpuForCpuTraces) {
 
 }  // namespace
 }  // namespace devtime::trace
+
+namespace devtime::trace {
+namespace {
+
+TEST(RenderTable, NeuronRunShowsLayersStepsAndNoEmptyDeviceColumns) {
+  absl::StatusOr<TraceSummary> s = Summarize(
+      testing::Fixture("neuron_explorer/profile_output/i-0f207fb2a99bd2d08_pid_701/1729888380"));
+  ASSERT_TRUE(s.ok()) << s.status();
+  const std::string t = RenderTable(*s);
+  EXPECT_NE(t.find("Device: neuron"), std::string::npos) << t;
+  EXPECT_EQ(t.find("Self device  "), std::string::npos) << t;  // no all-zero op columns
+  EXPECT_NE(t.find("Self device time total: 1.520ms (unattributed: 1.520ms)"), std::string::npos)
+      << t;
+  EXPECT_NE(t.find("Device time per step (mean of 2): 760.000us, min 720.000us, max 800.000us"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("Layers: framework dispatch 4.040ms, runtime scheduling 1.837ms, device "
+                   "execution 1.520ms, idle 2.480ms"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("Warning: NeuronCore time"), std::string::npos) << t;
+}
+
+TEST(RenderComparison, NeuronRunsCompareDevicePerStep) {
+  absl::StatusOr<TraceSummary> a = Summarize(
+      testing::Fixture("neuron_explorer/profile_output/i-0f207fb2a99bd2d08_pid_701/1729888380"));
+  absl::StatusOr<TraceSummary> b =
+      Summarize(testing::Fixture("neuron_fetch/i-012590440bb9fd263_pid_98399"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::string t = RenderComparison(*a, *b);
+  EXPECT_NE(t.find("Device time per step (not attributed to ops): before 760.000us, after "
+                   "2.500us"),
+            std::string::npos)
+      << t;
+}
+
+}  // namespace
+}  // namespace devtime::trace

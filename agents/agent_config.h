@@ -1,0 +1,36 @@
+// The agent daemon's configuration (devtime-agent run --config agent.yaml); the format is
+// documented in deploy/agent.example.yaml. Unknown keys and bad values are errors naming the
+// file, line and key.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace devtime::agent {
+
+struct AgentConfig {
+  std::string name;           // default: the host name
+  std::string host;           // default: this machine's host name
+  std::string instance_type;  // default: $DEVTIME_INSTANCE_TYPE, else the DMI product name
+  std::map<std::string, std::string> labels;
+  std::string collector = "127.0.0.1:50051";
+  std::filesystem::path work_dir = "/var/lib/devtime-agent/runs";    // one folder per run
+  std::filesystem::path spool_dir = "/var/lib/devtime-agent/spool";  // runs awaiting upload
+  std::filesystem::path state_dir = "/var/lib/devtime-agent/state";  // last known assignments
+  uint64_t spool_max_bytes = 1ull << 30;
+  std::string metrics_listen;  // host:port for /metrics; "" = no metrics endpoint
+  std::string harness_python = "/usr/bin/python3";  // {python} in job commands
+};
+
+// Parses `yaml` (from `source`, for messages) and fills defaults.
+absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& yaml, const std::string& source);
+absl::StatusOr<AgentConfig> ReadAgentConfig(const std::string& path);
+
+// The instance type from $DEVTIME_INSTANCE_TYPE or /sys/devices/virtual/dmi/id/product_name.
+std::string DetectInstanceType();
+
+}  // namespace devtime::agent

@@ -1,0 +1,45 @@
+// The agent's own Prometheus metrics, on its own /metrics (agent.yaml: metrics_listen).
+//
+//   devtime_agent_jobs_total{job,outcome}              slots by outcome
+//   devtime_agent_job_duration_seconds{job}            histogram of job run time
+//   devtime_agent_spool_runs / _spool_bytes            runs waiting for upload
+//   devtime_agent_spool_full_total                     runs refused because the spool was full
+//   devtime_agent_upload_retries_total                 failed upload attempts (retried later)
+//   devtime_agent_last_success_timestamp_seconds{job}  when the job last produced a good run
+//   devtime_agent_collector_connected                  1 while the session is up
+//
+// Thread-safety: safe for concurrent use.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "prometheus/exposer.h"
+#include "prometheus/registry.h"
+
+namespace devtime::agent {
+
+class AgentMetrics {
+ public:
+  // Serves on `listen` (host:port; port 0 = any free).
+  static absl::StatusOr<std::unique_ptr<AgentMetrics>> Start(const std::string& listen);
+
+  void JobFinished(const std::string& job, const std::string& outcome, double seconds);
+  void SpoolState(uint64_t runs, uint64_t bytes);
+  void SpoolFull();
+  void UploadRetry();
+  void Connected(bool up);
+  int port() const { return port_; }
+
+ private:
+  AgentMetrics() = default;
+  std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  int port_ = 0;
+  std::mutex mu_;  // Family::Add is not meant for hot paths; jobs are rare, a lock is fine
+};
+
+}  // namespace devtime::agent

@@ -1,0 +1,432 @@
+#include "agents/daemon.h"
+
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "agents/job_runner.h"
+#include "agents/run_summary_builder.h"
+#include "agents/uploader.h"
+#include "proto/wire/channel.h"
+#include "proto/wire/job_spec.h"
+#include "proto/wire/time.h"
+
+namespace devtime::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr auto kSchedulerTick = std::chrono::milliseconds(200);
+constexpr std::size_t kMaxQueuedReports = 10'000;
+
+void Log(const std::string& message) { std::cerr << "devtime-agent: " << message << std::endl; }
+
+google::protobuf::Timestamp ToProto(absl::Time t) {
+  return wire::ToTimestamp(absl::ToChronoTime(t));
+}
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// A run for a job that produced nothing usable: history, never data.
+v1::RunSummary FailedRun(const v1::JobSpec& job, const v1::AgentIdentity& agent,
+                         const std::string& run_id, absl::Time started, absl::Time finished,
+                         const std::string& reason) {
+  v1::RunSummary run;
+  auto* id = run.mutable_identity();
+  id->set_run_id(run_id);
+  id->set_job(job.name());
+  id->set_model(job.model());
+  id->set_workload(job.workload());
+  id->set_host(agent.host());
+  id->set_instance_type(agent.instance_type());
+  *run.mutable_started_at() = ToProto(started);
+  *run.mutable_finished_at() = ToProto(finished);
+  run.set_status(v1::RUN_STATUS_FAILED);
+  run.set_status_reason(reason.substr(0, 4000));
+  return run;
+}
+
+}  // namespace
+
+AgentDaemon::AgentDaemon(AgentConfig config) : config_(std::move(config)) {
+  identity_.set_name(config_.name);
+  identity_.set_host(config_.host);
+  identity_.set_instance_type(config_.instance_type);
+  for (const auto& [key, value] : config_.labels) (*identity_.mutable_labels())[key] = value;
+  identity_.set_version("0.1.0");
+}
+
+absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentConfig& config) {
+  std::unique_ptr<AgentDaemon> daemon(new AgentDaemon(config));
+  auto spool = Spool::Open(config.spool_dir, config.spool_max_bytes);
+  if (!spool.ok()) return spool.status();
+  daemon->spool_ = std::move(*spool);
+  if (!config.metrics_listen.empty()) {
+    auto metrics = AgentMetrics::Start(config.metrics_listen);
+    if (!metrics.ok()) return metrics.status();
+    daemon->metrics_ = std::move(*metrics);
+  }
+  std::error_code ec;
+  fs::create_directories(config.state_dir, ec);
+  fs::create_directories(config.work_dir, ec);
+  if (ec)
+    return absl::InternalError("cannot create " + config.work_dir.string() + ": " + ec.message());
+  daemon->channel_ = wire::MakeCollectorChannel(config.collector);
+  daemon->LoadAssignments();
+  daemon->session_ = std::thread([d = daemon.get()] { d->SessionLoop(); });
+  daemon->scheduler_ = std::thread([d = daemon.get()] { d->SchedulerLoop(); });
+  daemon->uploader_ = std::thread([d = daemon.get()] { d->UploaderLoop(); });
+  Log("agent " + config.name + " on " + config.host + " started; collector " + config.collector +
+      ", " + std::to_string(daemon->spool_->Stats().runs) + " runs spooled");
+  return daemon;
+}
+
+AgentDaemon::~AgentDaemon() {
+  Stop();
+  Wait();
+}
+
+void AgentDaemon::Stop() {
+  stopping_ = true;
+  std::lock_guard lock(mu_);
+  if (session_context_) session_context_->TryCancel();
+  changed_.notify_all();
+}
+
+void AgentDaemon::Wait() {
+  for (auto* thread : {&session_, &scheduler_, &uploader_}) {
+    if (thread->joinable()) thread->join();
+  }
+  std::unique_lock lock(mu_);
+  changed_.wait(lock, [&] { return active_runners_ == 0; });
+}
+
+bool AgentDaemon::SleepUnlessStopping(std::chrono::milliseconds duration) {
+  std::unique_lock lock(mu_);
+  return !changed_.wait_for(lock, duration, [&] { return stopping_.load(); });
+}
+
+// ---- assignments ----------------------------------------------------------------------------
+
+void AgentDaemon::LoadAssignments() {
+  std::ifstream in(config_.state_dir / "assignments.pb", std::ios::binary);
+  if (!in) return;
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  v1::Assignments assignments;
+  if (!assignments.ParseFromString(bytes.str())) {
+    Log("ignoring unreadable " + (config_.state_dir / "assignments.pb").string());
+    return;
+  }
+  UpdateAssignments(assignments);
+  Log("running " + std::to_string(assignments.jobs_size()) +
+      " jobs from the last known assignments until the collector answers");
+}
+
+void AgentDaemon::SaveAssignments(const v1::Assignments& assignments) {
+  fs::path path = config_.state_dir / "assignments.pb";
+  fs::path temp = path.string() + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    assignments.SerializeToOstream(&out);
+  }
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec) Log("cannot save assignments to " + path.string() + ": " + ec.message());
+}
+
+void AgentDaemon::UpdateAssignments(const v1::Assignments& assignments) {
+  absl::Time now = absl::Now();
+  std::lock_guard lock(mu_);
+  std::map<std::string, ScheduledJob> jobs;
+  for (const auto& spec : assignments.jobs()) {
+    auto old = jobs_.find(spec.name());
+    bool same =
+        old != jobs_.end() && old->second.spec.SerializeAsString() == spec.SerializeAsString();
+    absl::Time next =
+        same ? old->second.next_slot : wire::NextSlot(spec, now).value_or(absl::InfiniteFuture());
+    jobs[spec.name()] = ScheduledJob{spec, next};
+  }
+  jobs_ = std::move(jobs);
+}
+
+// ---- the session with the collector ----------------------------------------------------------
+
+void AgentDaemon::SessionLoop() {
+  auto backoff = std::chrono::milliseconds(500);
+  std::mt19937 jitter(std::random_device{}());
+  while (!stopping_) {
+    auto stub = v1::Collector::NewStub(channel_);
+    grpc::ClientContext context;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) break;
+      session_context_ = &context;
+    }
+    auto stream = stub->AgentSession(&context);
+    v1::AgentMessage hello;
+    *hello.mutable_hello()->mutable_identity() = identity_;
+    bool up = stream->Write(hello);
+    std::atomic<bool> session_over{false};
+    std::thread writer;
+    if (up) {
+      if (metrics_) metrics_->Connected(true);
+      // Slot reports go out as they come; one that cannot be written stays queued.
+      writer = std::thread([&] {
+        std::unique_lock lock(mu_);
+        while (true) {
+          changed_.wait(lock, [&] { return stopping_ || session_over || !reports_.empty(); });
+          if (stopping_ || session_over) break;
+          v1::AgentMessage message;
+          *message.mutable_slot() = reports_.front();
+          lock.unlock();
+          bool written = stream->Write(message);
+          lock.lock();
+          if (!written) break;
+          reports_.pop_front();
+        }
+      });
+      v1::CollectorMessage message;
+      while (stream->Read(&message)) {
+        backoff = std::chrono::milliseconds(500);
+        if (message.has_assignments()) {
+          SaveAssignments(message.assignments());
+          UpdateAssignments(message.assignments());
+        } else if (message.has_run_now()) {
+          std::lock_guard lock(mu_);
+          run_now_.push_back(message.run_now().job());
+          changed_.notify_all();
+        }
+      }
+    }
+    {
+      std::lock_guard lock(mu_);
+      session_over = true;
+      changed_.notify_all();
+    }
+    if (writer.joinable()) writer.join();
+    grpc::Status status = stream->Finish();
+    {
+      std::lock_guard lock(mu_);
+      session_context_ = nullptr;
+    }
+    if (metrics_) metrics_->Connected(false);
+    if (stopping_) break;
+    auto wait = std::chrono::milliseconds(
+        std::uniform_int_distribution<long long>(backoff.count() / 2, backoff.count())(jitter));
+    Log("session with collector " + config_.collector + " ended (" + wire::Describe(status) +
+        "); reconnecting in " + std::to_string(wait.count()) + " ms");
+    SleepUnlessStopping(wait);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(30'000));
+  }
+}
+
+void AgentDaemon::Report(v1::JobSlot slot) {
+  slot.set_host(config_.host);
+  std::lock_guard lock(mu_);
+  if (reports_.size() >= kMaxQueuedReports) reports_.pop_front();  // the collector infers "missed"
+  reports_.push_back(std::move(slot));
+  changed_.notify_all();
+}
+
+// ---- scheduling and running -------------------------------------------------------------------
+
+void AgentDaemon::SchedulerLoop() {
+  while (SleepUnlessStopping(kSchedulerTick)) {
+    absl::Time now = absl::Now();
+    std::lock_guard lock(mu_);
+    for (auto& [name, job] : jobs_) {
+      if (job.next_slot + wire::JitterFor(job.spec, config_.host) > now) continue;
+      StartSlot(job.spec, job.next_slot, false);
+      job.next_slot = wire::NextSlot(job.spec, job.next_slot).value_or(absl::InfiniteFuture());
+    }
+    while (!run_now_.empty()) {
+      std::string name = run_now_.front();
+      run_now_.pop_front();
+      auto it = jobs_.find(name);
+      if (it == jobs_.end()) {
+        Log("run-now for job " + name + ", which is not assigned to this agent: ignored");
+        continue;
+      }
+      StartSlot(it->second.spec, now, true);
+    }
+  }
+}
+
+void AgentDaemon::StartSlot(const v1::JobSpec& job, absl::Time slot_time, bool run_now) {
+  if (running_.count(job.name())) {
+    v1::JobSlot slot;
+    slot.set_job(job.name());
+    *slot.mutable_slot_time() = ToProto(slot_time);
+    slot.set_outcome(v1::SLOT_OUTCOME_SKIPPED_STILL_RUNNING);
+    slot.set_reason("the previous run of this job was still running");
+    slot.set_run_now(run_now);
+    slot.set_host(config_.host);
+    reports_.push_back(slot);
+    changed_.notify_all();
+    if (metrics_) metrics_->JobFinished(job.name(), "skipped_still_running", 0);
+    return;
+  }
+  running_.insert(job.name());
+  ++active_runners_;
+  std::thread([this, job, slot_time, run_now] {
+    RunSlot(job, slot_time, run_now);
+    std::lock_guard lock(mu_);
+    running_.erase(job.name());
+    --active_runners_;
+    changed_.notify_all();
+  }).detach();
+}
+
+void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now) {
+  job = wire::WithDefaults(job);
+  for (uint32_t attempt = 0; attempt <= job.retries() && !stopping_; ++attempt) {
+    const std::string run_id = NewRunId();  // fixed before the job starts: retries of the
+                                            // upload are the same run
+    fs::path dir = config_.work_dir / job.name() / run_id;
+    fs::path output = dir / "output";
+    absl::Time started = absl::Now();
+    v1::JobSlot slot;
+    slot.set_job(job.name());
+    *slot.mutable_slot_time() = ToProto(slot_time);
+    slot.set_run_id(run_id);
+    slot.set_run_now(run_now);
+    *slot.mutable_started_at() = ToProto(started);
+    slot.set_outcome(v1::SLOT_OUTCOME_RUNNING);
+    Report(slot);
+
+    std::error_code ec;
+    fs::create_directories(output, ec);
+    JobProcessSpec process;
+    std::string steps = std::to_string(job.capture_steps());
+    process.command = Replace(
+        Replace(Replace(Replace(job.command(), "{output_dir}", output.string()), "{steps}", steps),
+                "{run_id}", run_id),
+        "{python}", config_.harness_python);
+    process.env = {job.env().begin(), job.env().end()};
+    process.env["DEVTIME_OUTPUT_DIR"] = output.string();
+    process.env["DEVTIME_RUN_ID"] = run_id;
+    process.env["DEVTIME_JOB"] = job.name();
+    process.env["DEVTIME_STEPS"] = steps;
+    process.env["DEVTIME_MODEL"] = job.model();
+    process.env["DEVTIME_WORKLOAD"] = job.workload();
+    process.work_dir = dir;
+    process.timeout = std::chrono::seconds(job.timeout_seconds());
+    process.cancel = &stopping_;
+    auto outcome = RunJobProcess(process);
+    absl::Time finished = absl::Now();
+
+    std::string failure;
+    v1::RunSummary run;
+    if (!outcome.ok()) {
+      failure = std::string(outcome.status().message());
+    } else if (!outcome->succeeded()) {
+      failure = stopping_ ? "the agent stopped while the job ran" : outcome->Describe();
+    } else if (auto summary = trace::Summarize(output); !summary.ok()) {
+      failure = "no usable profiler output in " + output.string() + ": " +
+                std::string(summary.status().message());
+    } else {
+      RunLabels labels;
+      labels.run_id = run_id;
+      labels.job = job.name();
+      labels.model = job.model();
+      labels.workload = job.workload();
+      labels.host = config_.host;
+      labels.instance_type = config_.instance_type;
+      labels.started_at = absl::ToChronoTime(started);
+      labels.finished_at = absl::ToChronoTime(finished);
+      run = BuildRunSummary(*summary, labels);
+    }
+    if (!failure.empty()) run = FailedRun(job, identity_, run_id, started, finished, failure);
+    if (auto spooled = spool_->Put(run); !spooled.ok()) {
+      failure = std::string(spooled.message());
+      if (metrics_ && absl::IsResourceExhausted(spooled)) metrics_->SpoolFull();
+      Log(job.name() + ": " + failure);
+    }
+    {
+      std::lock_guard lock(mu_);
+      spooled_ = true;  // wake the uploader
+      changed_.notify_all();
+    }
+
+    if (failure.empty() && run.status() == v1::RUN_STATUS_INVALID) {
+      failure = "invalid capture: " + run.status_reason();
+    }
+    slot.set_outcome(failure.empty() ? v1::SLOT_OUTCOME_SUCCEEDED : v1::SLOT_OUTCOME_FAILED);
+    slot.set_reason(failure.substr(0, 1000));
+    *slot.mutable_finished_at() = ToProto(finished);
+    Report(slot);
+    if (metrics_) {
+      metrics_->JobFinished(job.name(), failure.empty() ? "succeeded" : "failed",
+                            absl::ToDoubleSeconds(finished - started));
+    }
+    Log(job.name() + " run " + run_id + ": " + (failure.empty() ? "succeeded" : failure));
+    if (failure.empty()) break;
+  }
+}
+
+// ---- delivery ------------------------------------------------------------------------------
+
+void AgentDaemon::UploaderLoop() {
+  auto stub = v1::Collector::NewStub(channel_);
+  UploadOptions once;
+  once.retry_for = std::chrono::milliseconds(0);  // this loop retries, with the spool as memory
+  once.attempt_timeout = std::chrono::seconds(30);
+  auto backoff = std::chrono::milliseconds(500);
+  std::mt19937 jitter(std::random_device{}());
+  while (!stopping_) {
+    bool failed = false;
+    for (const std::string& run_id : spool_->Pending()) {
+      if (stopping_) break;
+      auto run = spool_->Load(run_id);
+      if (!run.ok()) {
+        Log("spooled run " + run_id +
+            " is unreadable, kept aside: " + std::string(run.status().message()));
+        std::error_code ec;
+        fs::create_directories(config_.spool_dir / "rejected", ec);
+        fs::rename(config_.spool_dir / (run_id + ".pb"),
+                   config_.spool_dir / "rejected" / (run_id + ".pb"), ec);
+        continue;
+      }
+      auto ack = Upload(*stub, *run, once);
+      if (ack.ok()) {
+        (void)spool_->Remove(run_id);  // only now: the collector has committed it
+        backoff = std::chrono::milliseconds(500);
+        continue;
+      }
+      if (metrics_) metrics_->UploadRetry();
+      if (absl::IsUnavailable(ack.status()) || absl::IsDeadlineExceeded(ack.status()) ||
+          absl::IsAborted(ack.status()) || absl::IsCancelled(ack.status())) {
+        failed = true;  // the collector or its database is away: try again later, in order
+        break;
+      }
+      // The collector refuses this run for good (it names why): keep it, out of the way.
+      Log("collector refused run " + run_id + ", kept in " +
+          (config_.spool_dir / "rejected").string() + ": " + std::string(ack.status().message()));
+      std::error_code ec;
+      fs::create_directories(config_.spool_dir / "rejected", ec);
+      fs::rename(config_.spool_dir / (run_id + ".pb"),
+                 config_.spool_dir / "rejected" / (run_id + ".pb"), ec);
+    }
+    auto stats = spool_->Stats();
+    if (metrics_) metrics_->SpoolState(stats.runs, stats.bytes);
+    std::chrono::milliseconds wait(1000);
+    if (failed) {
+      wait = std::chrono::milliseconds(
+          std::uniform_int_distribution<long long>(backoff.count() / 2, backoff.count())(jitter));
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(30'000));
+    }
+    std::unique_lock lock(mu_);
+    changed_.wait_for(lock, wait, [&] { return stopping_.load() || (spooled_ && !failed); });
+    spooled_ = false;
+  }
+}
+
+}  // namespace devtime::agent

@@ -1,0 +1,88 @@
+// devtime-agent run: the daemon on an accelerator host.
+//
+// It holds a long-lived AgentSession with the collector (reconnecting with backoff), from
+// which it learns its assigned jobs and run-now requests; it keeps the last assignments on
+// disk and goes on running them while the collector is unreachable. Each slot runs in its own
+// process group with its timeout enforced (job_runner.h); the run id is made before the job
+// starts; the profiler output is summarized (agents/trace) into a RunSummary that goes into
+// the fsync'd spool (spool.h) before upload; a spooled run is deleted only after the
+// collector's ack. A job never runs twice at once on a host: a slot that comes while the
+// previous run is still going is reported as skipped. Every slot is reported to the collector.
+//
+// Thread-safety: Start/Stop/Wait may be called from different threads.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "agents/agent_config.h"
+#include "agents/agent_metrics.h"
+#include "agents/spool.h"
+#include "devtime/v1/collector.grpc.pb.h"
+
+namespace devtime::agent {
+
+class AgentDaemon {
+ public:
+  static absl::StatusOr<std::unique_ptr<AgentDaemon>> Start(const AgentConfig& config);
+  ~AgentDaemon();
+  AgentDaemon(const AgentDaemon&) = delete;
+  AgentDaemon& operator=(const AgentDaemon&) = delete;
+
+  // Ends the session, ends running jobs (as at a timeout; their runs are reported failed)
+  // and stops. Spooled runs stay for the next start.
+  void Stop();
+  void Wait();  // until Stop
+
+  int metrics_port() const { return metrics_ ? metrics_->port() : 0; }
+
+ private:
+  struct ScheduledJob {
+    v1::JobSpec spec;
+    absl::Time next_slot;  // before jitter
+  };
+
+  explicit AgentDaemon(AgentConfig config);
+  void LoadAssignments();
+  void SaveAssignments(const v1::Assignments& assignments);
+  void UpdateAssignments(const v1::Assignments& assignments);
+
+  void SessionLoop();
+  void SchedulerLoop();
+  void UploaderLoop();
+  // Starts a slot unless the job is already running (then reports it skipped). Needs mu_.
+  void StartSlot(const v1::JobSpec& job, absl::Time slot_time, bool run_now);
+  void RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now);
+  void Report(v1::JobSlot slot);
+  bool SleepUnlessStopping(std::chrono::milliseconds duration);
+
+  const AgentConfig config_;
+  v1::AgentIdentity identity_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<Spool> spool_;
+  std::unique_ptr<AgentMetrics> metrics_;
+
+  std::atomic<bool> stopping_{false};
+  std::mutex mu_;
+  std::condition_variable changed_;                 // stop, reports, run-now, finished runs
+  std::map<std::string, ScheduledJob> jobs_;        // guarded by mu_
+  std::set<std::string> running_;                   // guarded by mu_
+  std::deque<std::string> run_now_;                 // guarded by mu_
+  std::deque<v1::JobSlot> reports_;                 // guarded by mu_
+  grpc::ClientContext* session_context_ = nullptr;  // guarded by mu_
+  int active_runners_ = 0;                          // guarded by mu_
+  bool spooled_ = false;  // a run entered the spool since the uploader last looked; guarded by mu_
+
+  std::thread session_, scheduler_, uploader_;
+};
+
+}  // namespace devtime::agent

@@ -1,0 +1,43 @@
+// Runs one job command as a child process in its own process group, with its timeout
+// enforced on the whole group (SIGTERM, then SIGKILL after a grace period), and keeps the
+// tail of its stdout and stderr for the run's failure reason.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace devtime::agent {
+
+struct JobProcessSpec {
+  std::string command;                     // run by /bin/sh -c, so users write it as in a terminal
+  std::map<std::string, std::string> env;  // added to (overriding) the agent's environment
+  std::filesystem::path work_dir;          // created; the job's working directory and log folder
+  std::chrono::milliseconds timeout{std::chrono::hours(1)};
+  std::chrono::milliseconds kill_grace{std::chrono::seconds(10)};  // SIGTERM -> SIGKILL
+  // When set to true (the agent is stopping), the job is ended as at its timeout.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct JobOutcome {
+  int exit_code = -1;      // when the command exited by itself
+  int signal = 0;          // when it was killed by a signal
+  bool timed_out = false;  // the agent killed it at its timeout
+  std::chrono::milliseconds elapsed{0};
+  std::string stdout_tail;  // last 4 KiB of work_dir/stdout.log
+  std::string stderr_tail;  // last 4 KiB of work_dir/stderr.log
+
+  bool succeeded() const { return !timed_out && signal == 0 && exit_code == 0; }
+  // "exit code 3", "killed by signal 9", "timed out after 30 s (killed)", plus the last
+  // stderr line when there is one.
+  std::string Describe() const;
+};
+
+// Starts the command and waits for it (blocking). Errors only when it cannot be started.
+absl::StatusOr<JobOutcome> RunJobProcess(const JobProcessSpec& spec);
+
+}  // namespace devtime::agent

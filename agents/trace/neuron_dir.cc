@@ -1,0 +1,372 @@
+#include "agents/trace/neuron_dir.h"
+
+#include <algorithm>
+#include <system_error>
+
+#include "absl/strings/str_format.h"
+#include "agents/trace/neuron_reader.h"
+
+namespace devtime::trace {
+namespace {
+
+namespace fs = std::filesystem;
+
+double Us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+bool EndsWith(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
+
+uint64_t FileSize(const fs::path& p) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(p, ec);
+  return ec ? 0 : static_cast<uint64_t>(size);
+}
+
+bool IsSystemTraceJsonName(const std::string& name) {
+  if (!(EndsWith(name, ".json") || EndsWith(name, ".json.gz"))) return false;
+  return name.starts_with("system_profile") || name.starts_with("ntrace") ||
+         name.starts_with("system_trace") || name.starts_with("sys_trace");
+}
+
+std::vector<fs::path> Entries(const fs::path& dir, bool dirs) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    std::error_code ec2;
+    if (dirs ? e.is_directory(ec2) : e.is_regular_file(ec2)) out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool IsNeuronFileName(const std::string& name) {
+  return name == "ntrace.pb" || name == "trace_info.pb" || EndsWith(name, ".ntff") ||
+         EndsWith(name, ".neff") || IsSystemTraceJsonName(name);
+}
+
+bool LooksLikeSession(const fs::path& dir) {
+  for (const fs::path& f : Entries(dir, false)) {
+    if (IsNeuronFileName(f.filename().string())) return true;
+  }
+  const fs::path neffs = dir / "neffs";
+  std::error_code ec;
+  return fs::is_directory(neffs, ec) && !Entries(neffs, false).empty();
+}
+
+// Strips a trailing "_<tag>_<digits>" (e.g. "_vnc_0", "_instid_0").
+std::string StripNumbered(std::string s, std::string_view tag) {
+  const std::string marker = "_" + std::string(tag) + "_";
+  const size_t at = s.rfind(marker);
+  if (at == std::string::npos) return s;
+  const std::string digits = s.substr(at + marker.size());
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return s;
+  return s.substr(0, at);
+}
+
+// neff_<hash>_vnc_0.neff, neff_<hash>.neff, graph_<hash>.neff → <hash>.
+std::string NeffKey(const std::string& name) {
+  std::string s = name.substr(0, name.size() - 5);
+  if (s.starts_with("neff_")) s = s.substr(5);
+  if (s.starts_with("graph_")) s = s.substr(6);
+  return StripNumbered(s, "vnc");
+}
+
+// <hash>_instid_0_vnc_3.ntff, <hash>_vnc_0.ntff → <hash>; profile_nc_0_session_0.ntff → ""
+// (session mode: one NTFF per core for every NEFF, no 1:1 pairing, §2.3).
+std::string NtffKey(const std::string& name) {
+  std::string s = name.substr(0, name.size() - 5);
+  if (s.starts_with("profile_nc_")) return "";
+  return StripNumbered(StripNumbered(s, "vnc"), "instid");
+}
+
+// Total length of the union of `v` (sorted in place), optionally clipped to [lo, hi).
+int64_t UnionLength(std::vector<NsInterval> v, int64_t lo, int64_t hi) {
+  for (NsInterval& iv : v) {
+    iv.start_ns = std::max(iv.start_ns, lo);
+    iv.end_ns = std::min(iv.end_ns, hi);
+  }
+  std::erase_if(v, [](const NsInterval& iv) { return iv.end_ns <= iv.start_ns; });
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end(),
+            [](const NsInterval& a, const NsInterval& b) { return a.start_ns < b.start_ns; });
+  int64_t total = 0;
+  int64_t cs = v.front().start_ns;
+  int64_t ce = v.front().end_ns;
+  for (const NsInterval& iv : v) {
+    if (iv.start_ns > ce) {
+      total += ce - cs;
+      cs = iv.start_ns;
+    }
+    ce = std::max(ce, iv.end_ns);
+  }
+  return total + (ce - cs);
+}
+
+void AddArtifacts(const fs::path& dir, TraceSummary* summary, std::vector<fs::path>* systems) {
+  std::vector<fs::path> files = Entries(dir, false);
+  for (const fs::path& f : Entries(dir / "neffs", false)) files.push_back(f);
+  struct Ntff {
+    std::string key;
+    uint64_t size;
+  };
+  std::vector<Ntff> ntffs;
+  bool session_ntff = false;
+  std::vector<ArtifactRef> neffs;
+  for (const fs::path& f : files) {
+    const std::string name = f.filename().string();
+    const uint64_t size = FileSize(f);
+    if (name == "ntrace.pb") {
+      summary->artifacts.push_back({"system_trace", f, size, ""});
+    } else if (name == "trace_info.pb") {
+      summary->artifacts.push_back({"system_trace_info", f, size, ""});
+    } else if (name == "cpu_util.pb") {
+      summary->artifacts.push_back({"cpu_util", f, size, ""});
+    } else if (name == "host_mem.pb") {
+      summary->artifacts.push_back({"host_memory", f, size, ""});
+    } else if (IsSystemTraceJsonName(name)) {
+      summary->artifacts.push_back({"system_trace_json", f, size, ""});
+      systems->push_back(f);
+    } else if (EndsWith(name, ".neff")) {
+      neffs.push_back({"neff", f, size, NeffKey(name)});
+      summary->artifacts.push_back(neffs.back());
+    } else if (EndsWith(name, ".ntff")) {
+      const std::string key = NtffKey(name);
+      if (key.empty()) session_ntff = true;
+      ntffs.push_back({key, size});
+      summary->artifacts.push_back({"ntff", f, size, key});
+      if (size == 0) {
+        summary->warnings.push_back(absl::StrFormat(
+            "NTFF %s is empty (0 bytes): no device profile for it (nothing executed on that "
+            "core during the capture, or the capture was cut short)",
+            name));
+      }
+    }
+  }
+  for (const ArtifactRef& neff : neffs) {
+    const bool paired = std::any_of(ntffs.begin(), ntffs.end(),
+                                    [&](const Ntff& n) { return n.key == neff.pair_key; });
+    if (!paired && !session_ntff) {
+      summary->warnings.push_back(
+          absl::StrFormat("NEFF %s has no NTFF with hash %s: no device profile for that model",
+                          neff.path.filename().string(), neff.pair_key));
+    }
+  }
+}
+
+}  // namespace
+
+bool IsFrameworkTraceName(const std::string& name) {
+  if (name == "trace.json" || name == "trace.json.gz") return true;
+  if (EndsWith(name, ".pt.trace.json") || EndsWith(name, ".pt.trace.json.gz")) return true;
+  return name.starts_with("neuron_framework_trace_rank_") &&
+         (EndsWith(name, ".json") || EndsWith(name, ".json.gz"));
+}
+
+std::optional<NeuronSession> FindNeuronSession(const fs::path& dir) {
+  NeuronSession session;
+  auto pick_session_below = [&session](const fs::path& d) -> std::optional<fs::path> {
+    if (LooksLikeSession(d)) return d;
+    std::vector<fs::path> sessions;
+    for (const fs::path& sub : Entries(d, true)) {
+      if (LooksLikeSession(sub)) sessions.push_back(sub);
+    }
+    if (sessions.empty()) return std::nullopt;
+    if (sessions.size() > 1) {
+      session.warnings.push_back(
+          absl::StrFormat("%d Neuron capture sessions in %s; summarized the newest by name, %s",
+                          sessions.size(), d.string(), sessions.back().filename().string()));
+    }
+    return sessions.back();
+  };
+  std::optional<fs::path> found;
+  if (LooksLikeSession(dir)) {
+    found = dir;
+  } else {
+    std::vector<fs::path> ranks;
+    for (const fs::path& sub : Entries(dir, true)) {
+      if (sub.filename().string().find("_pid_") != std::string::npos) ranks.push_back(sub);
+    }
+    if (!ranks.empty()) {
+      found = pick_session_below(ranks.front());
+      if (found && ranks.size() > 1) {
+        session.warnings.push_back(absl::StrFormat(
+            "%d rank directories (<instance>_pid_<pid>) in %s; summarized the first by name, %s",
+            ranks.size(), dir.string(), ranks.front().filename().string()));
+      }
+    } else {
+      found = pick_session_below(dir);
+    }
+  }
+  if (!found) return std::nullopt;
+  session.dir = *found;
+  // <instance-id>_pid_<pid>: the session directory itself (older layout) or its parent.
+  for (const fs::path& p : {session.dir, session.dir.parent_path()}) {
+    const std::string name = p.filename().string();
+    const size_t at = name.find("_pid_");
+    if (at != std::string::npos && at > 0) {
+      session.facts["neuron.instance_id"] = name.substr(0, at);
+      session.facts["neuron.pid"] = name.substr(at + 5);
+      break;
+    }
+  }
+  return session;
+}
+
+absl::Status ApplyNeuronSession(const NeuronSession& session,
+                                const std::vector<StepWindow>& windows, TraceSummary* summary) {
+  summary->source_format = "neuron-dir";
+  summary->device_kind = DeviceKind::kNeuron;
+  for (const std::string& w : session.warnings) summary->warnings.push_back(w);
+  for (const auto& [k, v] : session.facts) summary->environment.emplace(k, v);
+  std::vector<fs::path> systems;
+  AddArtifacts(session.dir, summary, &systems);
+
+  const double framework_us = summary->self_cpu_total_us;
+  auto set_reason = [summary](std::string reason) {
+    if (!summary->invalid_reason || *summary->invalid_reason == kDeviceTimeEmpty) {
+      summary->invalid_reason = std::move(reason);
+    }
+  };
+  if (systems.empty()) {
+    const bool has_pb = std::any_of(summary->artifacts.begin(), summary->artifacts.end(),
+                                    [](const ArtifactRef& a) { return a.kind == "system_trace"; });
+    set_reason(std::string(kDeviceTimeEmpty) + ": " +
+               (has_pb ? "the Neuron system trace is only in ntrace.pb, which has no public "
+                         "schema; convert it with `neuron-explorer view -d " +
+                             session.dir.string() +
+                             " --output-format json` (writes system_profile.json)"
+                       : "no Neuron system trace in " + session.dir.string() +
+                             " (was ProfileMode.RUNTIME enabled?)"));
+    return absl::OkStatus();
+  }
+  if (systems.size() > 1) {
+    summary->warnings.push_back(
+        absl::StrFormat("%d Neuron system trace JSON files in %s; read the first by name, %s",
+                        systems.size(), session.dir.string(), systems.front().filename().string()));
+  }
+  absl::StatusOr<NeuronSystemTrace> sys = ReadNeuronSystemTrace(systems.front());
+  if (!sys.ok()) return sys.status();
+  summary->capture.events_dropped = sys->events_dropped;
+  for (const std::string& w : sys->runtime_warnings) {
+    summary->warnings.push_back("Neuron runtime: " + w);
+  }
+  if (sys->unpaired > 0) {
+    summary->warnings.push_back(absl::StrFormat(
+        "%d Neuron system trace start/stop events have no partner (capture cut mid-event); "
+        "not counted",
+        sys->unpaired));
+  }
+
+  // The captured window: the ProfilerStep windows when both traces share the host clock (epoch
+  // ns; relative Kineto timestamps cannot be aligned), else the span of the executions.
+  const bool aligned = !windows.empty() && sys->device_on_host_clock &&
+                       windows.front().start_ns > 100'000'000'000'000'000LL;
+  int64_t lo = INT64_MIN;
+  int64_t hi = INT64_MAX;
+  if (aligned) {
+    lo = windows.front().start_ns;
+    hi = lo;
+    for (const StepWindow& w : windows) hi = std::max(hi, w.end_ns);
+  }
+  std::vector<NsInterval> counted;
+  int64_t outside_ns = 0;
+  for (const NsInterval& x : sys->device) {
+    if (x.start_ns >= lo && x.start_ns < hi) {
+      counted.push_back(x);
+    } else {
+      outside_ns += x.end_ns - x.start_ns;
+    }
+  }
+  if (counted.size() < sys->device.size()) {
+    summary->warnings.push_back(absl::StrFormat(
+        "%d NeuronCore executions (%.3f us) lie outside the ProfilerStep windows (warm-up or "
+        "after the capture); not counted",
+        sys->device.size() - counted.size(), Us(outside_ns)));
+  }
+  int64_t device_ns = 0;
+  for (const NsInterval& x : counted) device_ns += x.end_ns - x.start_ns;
+  summary->has_device_time = device_ns > 0;
+  summary->device_total_us = Us(device_ns);
+  // The system trace names no operator: NeuronCore time is per execution and per step only.
+  summary->unattributed_device_us = Us(device_ns);
+  for (OpStats& op : summary->ops) op.step_self_device_us.clear();
+
+  // Steps: an execution belongs to the last window that started at or before it (device work
+  // is asynchronous and may end after the host has left the window).
+  if (aligned) {
+    for (const NsInterval& x : counted) {
+      auto it = std::upper_bound(windows.begin(), windows.end(), x.start_ns,
+                                 [](int64_t t, const StepWindow& w) { return t < w.start_ns; });
+      if (it == windows.begin()) continue;
+      const auto s = static_cast<size_t>(it - windows.begin() - 1);
+      if (s < summary->steps.size()) summary->steps[s].device_us += Us(x.end_ns - x.start_ns);
+    }
+  } else if (summary->has_device_time && !windows.empty()) {
+    summary->warnings.push_back(
+        sys->device_on_host_clock
+            ? std::string("the framework trace has relative timestamps: NeuronCore time cannot "
+                          "be placed in ProfilerStep windows; steps carry no device time")
+            : std::string("the system trace has no timestamp_sync_point to move NeuronCore "
+                          "times to the host clock; steps carry no device time"));
+  }
+  if (summary->has_device_time) {
+    summary->warnings.push_back(absl::StrFormat(
+        "NeuronCore time (%d executions from nc_exec_running) is not attributed to operators: "
+        "the system trace names no operator; per-step and layer totals only",
+        counted.size()));
+  }
+
+  // Layers: framework dispatch = host time of the framework trace (privateuse1_runtime /
+  // _driver are the operator dispatch, §2.2); runtime scheduling = union of the runtime's
+  // software events; device = NeuronCore busy time; idle = the window minus device busy time.
+  int64_t win_lo = lo;
+  int64_t win_hi = hi;
+  if (!aligned && !counted.empty()) {
+    win_lo = counted.front().start_ns;
+    win_hi = win_lo;
+    for (const NsInterval& x : counted) {
+      win_lo = std::min(win_lo, x.start_ns);
+      win_hi = std::max(win_hi, x.end_ns);
+    }
+  }
+  const double framework =
+      summary->ops.empty() ? Us(UnionLength(sys->framework, lo, hi)) : framework_us;
+  summary->layers.clear();
+  summary->layers.push_back({Layer::kFrameworkDispatch, framework});
+  summary->layers.push_back(
+      {Layer::kRuntimeScheduling,
+       Us(UnionLength(sys->runtime, aligned ? lo : INT64_MIN, aligned ? hi : INT64_MAX))});
+  summary->layers.push_back({Layer::kDeviceExecution, Us(device_ns)});
+  if (!counted.empty() || aligned) {
+    const int64_t busy = UnionLength(counted, win_lo, win_hi);
+    summary->layers.push_back({Layer::kIdle, Us(std::max<int64_t>(0, win_hi - win_lo - busy))});
+  }
+
+  // Quality gate (framework-trace reasons such as a missing ProfilerStep window stay first).
+  if (summary->has_device_time && summary->invalid_reason &&
+      *summary->invalid_reason == kDeviceTimeEmpty) {
+    summary->invalid_reason.reset();
+  }
+  if (sys->invalid_reason) set_reason(*sys->invalid_reason);
+  if (sys->events_dropped > 0) {
+    set_reason(absl::StrFormat(
+        "Neuron runtime dropped %d trace events during capture (raise max_events_per_nc / "
+        "NEURON_RT_INSPECT_SYS_TRACE_MAX_EVENTS_PER_NC)",
+        sys->events_dropped));
+  }
+  if (!summary->has_device_time) {
+    set_reason(std::string(kDeviceTimeEmpty) +
+               (sys->device.empty()
+                    ? ": the Neuron system trace has no nc_exec_running event (missing "
+                      "torch.neuron.synchronize()?)"
+                    : ": every nc_exec_running execution lies outside the ProfilerStep windows"));
+  }
+  if (summary->ops.empty() && !summary->invalid_reason) {
+    summary->invalid_reason =
+        "no framework trace (trace.json or "
+        "neuron_framework_trace_rank_<N>.json) in " +
+        session.dir.string() + " or its parent";
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace devtime::trace

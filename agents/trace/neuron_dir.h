@@ -1,0 +1,44 @@
+// TorchNeuron / Neuron runtime output directories (profiler-formats.md §2.3, §6.9):
+//   <out>/<instance-id>_pid_<pid>/<timestamp>/{trace.json | neuron_framework_trace_rank_<N>.json,
+//     ntrace.pb, trace_info.pb, cpu_util.pb, host_mem.pb, neff_<hash>[_vnc_N].neff,
+//     profile_nc_<n>_session_<k>.ntff | <hash>[_instid_<i>]_vnc_<N>.ntff, neffs/graph_<hash>.neff}
+// plus the JSON system trace devtime reads (system_profile.json from `neuron-explorer view
+// --output-format json`, or ntrace*.json / system_trace*.json / sys_trace*.json in either JSON
+// form, see neuron_reader.h). Internal to devtime::trace.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "agents/trace/summarizer.h"
+#include "agents/trace/trace_summary.h"
+
+namespace devtime::trace {
+
+struct NeuronSession {
+  std::filesystem::path dir;                 // the <timestamp> (or older: <pid>) directory
+  std::vector<std::string> warnings;         // several ranks / sessions: which one was taken
+  std::map<std::string, std::string> facts;  // neuron.instance_id, neuron.pid
+};
+
+// The Neuron session directory `dir` is, or holds (one level of <instance>_pid_<pid>, one of
+// <timestamp>; the first rank and the newest timestamp by name); nullopt when `dir` has no
+// Neuron files.
+std::optional<NeuronSession> FindNeuronSession(const std::filesystem::path& dir);
+
+// True for the framework trace names TorchNeuron writes (trace.json,
+// neuron_framework_trace_rank_<N>.json) and the other torch trace names.
+bool IsFrameworkTraceName(const std::string& name);
+
+// Adds the session's system trace (layers, device time, steps, dropped events), artifacts and
+// NEFF/NTFF checks to `summary`, which holds the framework trace's summary (or nothing, when the
+// session has no framework trace). `windows` are the framework trace's ProfilerStep windows in
+// absolute ns (empty when unknown). Errors: an unreadable system trace.
+absl::Status ApplyNeuronSession(const NeuronSession& session,
+                                const std::vector<StepWindow>& windows, TraceSummary* summary);
+
+}  // namespace devtime::trace

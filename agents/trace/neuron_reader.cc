@@ -1,0 +1,448 @@
+#include "agents/trace/neuron_reader.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string_view>
+#include <tuple>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "agents/trace/file_reader.h"
+#include "agents/trace/json_util.h"
+
+namespace devtime::trace {
+namespace {
+
+namespace od = simdjson::ondemand;
+using json::ErrorText;
+using json::TrimToken;
+
+constexpr std::string_view kExec = "nc_exec_running";
+constexpr std::string_view kSync = "timestamp_sync_point";
+
+// The "hardware" event group (§2.4) — not runtime (software) time.
+bool IsHardwareEvent(std::string_view name) {
+  static const std::set<std::string_view> kHardware = {
+      "nc_exec_running",  "cc_running",      "cc_exec_barrier",      "numerical_err",
+      "nrt_model_switch", "nc_model_switch", "timestamp_sync_point", "hw_notify"};
+  return kHardware.contains(name);
+}
+
+absl::Status Bad(const std::string& origin, const std::string& what) {
+  return absl::InvalidArgumentError(origin + ": " + what);
+}
+
+std::optional<int64_t> ParseIntText(std::string_view s) {
+  bool neg = false;
+  if (!s.empty() && s.front() == '-') {
+    neg = true;
+    s.remove_prefix(1);
+  }
+  if (s.empty() || s.size() > 19) return std::nullopt;
+  uint64_t v = 0;  // 19 digits fit in uint64
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;  // huge: absent
+  return neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+}
+
+// An integer written as a JSON number or as a string of digits ("lnc_idx": "0"); anything else
+// (floats, huge integers, other types) reads as absent.
+std::optional<int64_t> ReadInt(od::value& v) {
+  od::json_type type;
+  if (v.type().get(type)) return std::nullopt;
+  if (type == od::json_type::number) {
+    int64_t i = 0;
+    if (v.get_int64().get(i) == simdjson::SUCCESS) return i;
+    return std::nullopt;
+  }
+  if (type == od::json_type::string) {
+    std::string_view s;
+    if (v.get_string().get(s)) return std::nullopt;
+    return ParseIntText(s);
+  }
+  return std::nullopt;
+}
+
+// Ids that may be strings or numbers ("process_id": "1627711"): kept as text.
+std::string ReadIdText(od::value& v) {
+  od::json_type type;
+  if (v.type().get(type)) return "";
+  if (type == od::json_type::string) {
+    std::string_view s;
+    if (v.get_string().get(s)) return "";
+    return std::string(s);
+  }
+  if (type == od::json_type::number) return std::string(TrimToken(v.raw_json_token()));
+  return "";
+}
+
+std::string ReadString(od::value& v) {
+  std::string_view s;
+  if (v.get_string().get(s)) return "";
+  return std::string(s);
+}
+
+// Merges rows that share a key into one interval (first start, last end): the rows of the
+// physical cores of one logical core's execution (LNC>1, §2.4).
+template <typename Key>
+std::vector<NsInterval> MergeByKey(const std::vector<std::pair<Key, NsInterval>>& rows) {
+  std::map<Key, NsInterval> merged;
+  for (const auto& [key, iv] : rows) {
+    auto [it, inserted] = merged.emplace(key, iv);
+    if (!inserted) {
+      it->second.start_ns = std::min(it->second.start_ns, iv.start_ns);
+      it->second.end_ns = std::max(it->second.end_ns, iv.end_ns);
+    }
+  }
+  std::vector<NsInterval> out;
+  out.reserve(merged.size());
+  for (const auto& [key, iv] : merged) out.push_back(iv);
+  std::sort(out.begin(), out.end(), [](const NsInterval& a, const NsInterval& b) {
+    return a.start_ns < b.start_ns || (a.start_ns == b.start_ns && a.end_ns < b.end_ns);
+  });
+  return out;
+}
+
+absl::Status ReadWarnings(od::value& v, const std::string& origin, NeuronSystemTrace* out) {
+  od::array arr;
+  if (auto e = v.get_array().get(arr)) {
+    return Bad(origin, "'warnings' is not an array (" + ErrorText(e) + ")");
+  }
+  for (auto item : arr) {
+    od::value w;
+    if (auto e = item.get(w)) return Bad(origin, "malformed 'warnings' (" + ErrorText(e) + ")");
+    od::json_type type;
+    if (auto e = w.type().get(type))
+      return Bad(origin, "malformed 'warnings' (" + ErrorText(e) + ")");
+    if (type != od::json_type::string) continue;  // only text warnings are documented
+    std::string text = ReadString(w);
+    if (auto n = DroppedEventsInWarning(text)) out->events_dropped += *n;
+    out->runtime_warnings.push_back(std::move(text));
+  }
+  return absl::OkStatus();
+}
+
+// ---- (a) runtime fetch-API form --------------------------------------------------------
+
+struct FetchEvent {
+  std::string type;
+  std::string phase;
+  int64_t tracking_id = -1;
+  int64_t nc_idx = -1;
+  int64_t core = -1;  // data.device_core_idx
+  int64_t exec_id = -1;
+  std::optional<int64_t> nc_ts;   // data.nc_timestamp_ns (device clock)
+  std::optional<int64_t> cpu_ts;  // data.cpu_timestamp_ns (host clock)
+};
+
+absl::Status ReadFetchEvent(od::value& element, uint64_t index, const std::string& origin,
+                            FetchEvent* ev) {
+  const std::string where = "system trace event " + std::to_string(index);
+  od::object obj;
+  if (auto e = element.get_object().get(obj)) {
+    return Bad(origin, where + ": not a JSON object (" + ErrorText(e) + ")");
+  }
+  for (auto field_result : obj) {
+    od::field field;
+    if (auto e = std::move(field_result).get(field))
+      return Bad(origin, where + ": " + ErrorText(e));
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return Bad(origin, where + ": " + ErrorText(e));
+    od::value v = field.value();
+    if (key == "event_type") {
+      ev->type = ReadString(v);
+    } else if (key == "phase") {
+      ev->phase = ReadString(v);
+    } else if (key == "tracking_id") {
+      ev->tracking_id = ReadInt(v).value_or(-1);
+    } else if (key == "nc_idx") {
+      ev->nc_idx = ReadInt(v).value_or(-1);
+    } else if (key == "data") {
+      od::object data;
+      if (v.get_object().get(data)) continue;  // not an object: no payload
+      for (auto df : data) {
+        od::field f;
+        if (auto e = std::move(df).get(f)) return Bad(origin, where + ".data: " + ErrorText(e));
+        std::string_view k;
+        if (auto e = f.unescaped_key().get(k)) return Bad(origin, where + ".data: " + ErrorText(e));
+        od::value dv = f.value();
+        if (k == "nc_timestamp_ns") {
+          ev->nc_ts = ReadInt(dv);
+        } else if (k == "cpu_timestamp_ns") {
+          ev->cpu_ts = ReadInt(dv);
+        } else if (k == "exec_id") {
+          ev->exec_id = ReadInt(dv).value_or(-1);
+        } else if (k == "device_core_idx") {
+          ev->core = ReadInt(dv).value_or(-1);
+        }
+      }
+    }
+  }
+  if (ev->type.empty()) return Bad(origin, where + ": missing field 'event_type'");
+  return absl::OkStatus();
+}
+
+absl::Status ReadFetchEvents(od::array& events, const std::string& origin, NeuronSystemTrace* out) {
+  using PairKey = std::tuple<std::string, int64_t, int64_t, int64_t>;
+  std::map<PairKey, FetchEvent> open;
+  struct Exec {
+    int64_t nc_idx, exec_id;
+    uint64_t index;
+    int64_t start, stop;  // device clock
+  };
+  std::vector<Exec> execs;
+  struct Sync {
+    int64_t exec_id, cpu, nc;
+  };
+  std::map<int64_t, std::vector<Sync>> syncs;  // by nc_idx
+  uint64_t index = 0;
+  for (auto element_result : events) {
+    od::value element;
+    if (auto e = element_result.get(element)) {
+      return Bad(origin, "system trace event " + std::to_string(index) + ": malformed JSON (" +
+                             ErrorText(e) + ")");
+    }
+    FetchEvent ev;
+    absl::Status st = ReadFetchEvent(element, index, origin, &ev);
+    if (!st.ok()) return st;
+    const uint64_t this_index = index++;
+    if (ev.type == kSync) {
+      if (ev.cpu_ts && ev.nc_ts) syncs[ev.nc_idx].push_back({ev.exec_id, *ev.cpu_ts, *ev.nc_ts});
+      continue;
+    }
+    if (ev.phase != "start" && ev.phase != "stop") continue;  // instant events: no duration
+    PairKey key{ev.type, ev.tracking_id, ev.nc_idx, ev.core};
+    if (ev.phase == "start") {
+      if (!open.emplace(key, ev).second) ++out->unpaired;  // restarted without a stop
+      continue;
+    }
+    auto it = open.find(key);
+    if (it == open.end()) {
+      ++out->unpaired;
+      continue;
+    }
+    const FetchEvent start = std::move(it->second);
+    open.erase(it);
+    const bool exec = ev.type == kExec;
+    // Software events are timed on the host clock when both phases carry it.
+    const bool host = !exec && start.cpu_ts && ev.cpu_ts;
+    const std::optional<int64_t> t0 = host ? start.cpu_ts : start.nc_ts;
+    const std::optional<int64_t> t1 = host ? ev.cpu_ts : ev.nc_ts;
+    if (!t0 || !t1) continue;  // no usable timestamp
+    if (*t1 < *t0 && !out->invalid_reason) {
+      out->invalid_reason = absl::StrFormat(
+          "Neuron system trace timestamps go backwards: %s tracking_id %d stops before it starts "
+          "(event %d)",
+          ev.type, ev.tracking_id, this_index);
+    }
+    if (exec) {
+      execs.push_back({ev.nc_idx, start.exec_id >= 0 ? start.exec_id : ev.exec_id, this_index, *t0,
+                       std::max(*t0, *t1)});
+    } else if (!IsHardwareEvent(ev.type)) {
+      out->runtime.push_back({*t0, std::max(*t0, *t1)});
+    }
+  }
+  out->event_count = index;
+  out->unpaired += open.size();
+  // Move device times to the host clock with the timestamp_sync_point of the same execution
+  // on that core, else the latest one before the event, else the first (§2.4).
+  bool aligned = !execs.empty();
+  for (const Exec& x : execs) {
+    if (!syncs.contains(x.nc_idx)) aligned = false;
+  }
+  std::vector<std::pair<std::tuple<int64_t, int64_t, uint64_t>, NsInterval>> rows;
+  rows.reserve(execs.size());
+  for (const Exec& x : execs) {
+    int64_t shift = 0;
+    if (aligned) {
+      const std::vector<Sync>& s = syncs[x.nc_idx];
+      const Sync* best = nullptr;
+      for (const Sync& c : s) {
+        if (x.exec_id >= 0 && c.exec_id == x.exec_id) {
+          best = &c;
+          break;
+        }
+        if (c.nc <= x.start && (!best || c.nc > best->nc)) best = &c;
+      }
+      if (!best) best = &s.front();
+      shift = best->cpu - best->nc;
+    }
+    // Rows without an exec_id cannot be merged: each is its own execution.
+    const uint64_t unique = x.exec_id >= 0 ? 0 : x.index + 1;
+    rows.push_back({{x.nc_idx, x.exec_id, unique}, {x.start + shift, x.stop + shift}});
+  }
+  out->device = MergeByKey(rows);
+  out->device_on_host_clock = aligned;
+  return absl::OkStatus();
+}
+
+// ---- (b) neuron-explorer / neuron-profile view JSON ------------------------------------
+
+absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
+                                NeuronSystemTrace* out) {
+  std::vector<std::pair<std::tuple<std::string, std::string, int64_t, uint64_t>, NsInterval>>
+      exec_rows;
+  uint64_t index = 0;
+  for (auto element_result : events) {
+    const std::string where = "system trace event " + std::to_string(index);
+    od::value element;
+    if (auto e = element_result.get(element)) {
+      return Bad(origin, where + ": malformed JSON (" + ErrorText(e) + ")");
+    }
+    od::object obj;
+    if (auto e = element.get_object().get(obj)) {
+      return Bad(origin, where + ": not a JSON object (" + ErrorText(e) + ")");
+    }
+    std::string name, group, process, lnc, unit;
+    std::optional<int64_t> ts, dur, type;
+    int64_t exec_id = -1;
+    for (auto field_result : obj) {
+      od::field field;
+      if (auto e = std::move(field_result).get(field)) {
+        return Bad(origin, where + ": " + ErrorText(e));
+      }
+      std::string_view key;
+      if (auto e = field.unescaped_key().get(key)) return Bad(origin, where + ": " + ErrorText(e));
+      od::value v = field.value();
+      if (key == "name") {
+        name = ReadString(v);
+      } else if (key == "timestamp") {
+        ts = ReadInt(v);
+      } else if (key == "duration") {
+        dur = ReadInt(v);
+      } else if (key == "timestamp_unit") {
+        unit = ReadString(v);
+      } else if (key == "group") {
+        group = ReadString(v);
+      } else if (key == "type") {
+        type = ReadInt(v);
+      } else if (key == "process_id") {
+        process = ReadIdText(v);
+      } else if (key == "lnc_idx") {
+        lnc = ReadIdText(v);
+      } else if (key == "exec_id") {
+        exec_id = ReadInt(v).value_or(-1);
+      } else if (key == "args") {
+        od::object args;
+        if (v.get_object().get(args)) continue;
+        for (auto af : args) {
+          od::field f;
+          if (auto e = std::move(af).get(f)) return Bad(origin, where + ".args: " + ErrorText(e));
+          std::string_view k;
+          if (auto e = f.unescaped_key().get(k))
+            return Bad(origin, where + ".args: " + ErrorText(e));
+          if (k == "exec_id" && exec_id < 0) exec_id = ReadInt(f.value()).value_or(-1);
+        }
+      }
+    }
+    const uint64_t this_index = index++;
+    // mem_usage / cpu_util samples have no name; instant events no duration.
+    if (name.empty() || !ts || !dur) continue;
+    if (!unit.empty() && unit != "ns") {
+      return Bad(origin, where + ": unsupported timestamp_unit '" + unit + "' (expected ns)");
+    }
+    if (*dur < 0) {
+      if (!out->invalid_reason) {
+        out->invalid_reason = absl::StrFormat(
+            "negative duration at Neuron system trace event %d (%s)", this_index, name);
+      }
+      continue;
+    }
+    const NsInterval iv{*ts, *ts + *dur};
+    if (name == kExec) {
+      const uint64_t unique = exec_id >= 0 ? 0 : this_index + 1;
+      exec_rows.push_back({{process, lnc, exec_id, unique}, iv});
+    } else if (type == 99999 || group.starts_with("framework")) {
+      out->framework.push_back(iv);
+    } else if (!IsHardwareEvent(name)) {
+      out->runtime.push_back(iv);
+    }
+  }
+  out->event_count = index;
+  out->device = MergeByKey(exec_rows);
+  out->device_on_host_clock = true;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::optional<uint64_t> DroppedEventsInWarning(std::string_view w) {
+  constexpr std::string_view kNeedle = " trace events were dropped";
+  const size_t at = w.find(kNeedle);
+  if (at == std::string_view::npos || at == 0) return std::nullopt;
+  size_t begin = at;
+  while (begin > 0 && w[begin - 1] >= '0' && w[begin - 1] <= '9') --begin;
+  if (begin == at) return std::nullopt;
+  const std::optional<int64_t> n = ParseIntText(w.substr(begin, at - begin));
+  if (!n) return std::nullopt;
+  return static_cast<uint64_t>(*n);
+}
+
+absl::StatusOr<NeuronSystemTrace> ParseNeuronSystemTrace(const std::string& padded, size_t size,
+                                                         const std::string& origin) {
+  if (size == 0) return Bad(origin, "empty file (0 bytes of JSON)");
+  if (padded.size() < size + simdjson::SIMDJSON_PADDING) {
+    return absl::InternalError(origin + ": buffer lacks simdjson padding");
+  }
+  od::parser parser;
+  od::document doc;
+  if (auto e = parser.iterate(padded.data(), size, padded.size()).get(doc)) {
+    return Bad(origin, "not JSON (" + ErrorText(e) + ")");
+  }
+  od::object top;
+  if (auto e = doc.get_object().get(top)) {
+    return Bad(origin, "a Neuron system trace is a JSON object (" + ErrorText(e) + ")");
+  }
+  NeuronSystemTrace out;
+  bool saw_events = false;
+  for (auto field_result : top) {
+    od::field field;
+    if (auto e = std::move(field_result).get(field)) {
+      return Bad(origin, "malformed JSON at top level (" + ErrorText(e) + ")");
+    }
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) {
+      return Bad(origin, "malformed JSON at top level (" + ErrorText(e) + ")");
+    }
+    od::value v = field.value();
+    if (key == "events" || key == "trace_event" || key == "trace_events") {
+      if (saw_events) return Bad(origin, "more than one event array ('" + std::string(key) + "')");
+      od::array arr;
+      if (auto e = v.get_array().get(arr)) {
+        return Bad(origin, "'" + std::string(key) + "' is not an array (" + ErrorText(e) + ")");
+      }
+      saw_events = true;
+      out.form = key == "events" ? "fetch-api" : "explorer-json";
+      absl::Status st = key == "events" ? ReadFetchEvents(arr, origin, &out)
+                                        : ReadExplorerEvents(arr, origin, &out);
+      if (!st.ok()) return st;
+    } else if (key == "warnings") {
+      absl::Status st = ReadWarnings(v, origin, &out);
+      if (!st.ok()) return st;
+    } else if (key == "events_dropped") {
+      const std::optional<int64_t> n = ReadInt(v);
+      if (!n || *n < 0) return Bad(origin, "'events_dropped' is not a non-negative integer");
+      out.events_dropped += static_cast<uint64_t>(*n);
+    }
+  }
+  if (!json::AtEnd(doc)) return Bad(origin, "trailing content after the JSON document");
+  if (!saw_events) {
+    return Bad(origin,
+               "not a Neuron system trace: no 'events', 'trace_event' or 'trace_events' array");
+  }
+  return out;
+}
+
+absl::StatusOr<NeuronSystemTrace> ReadNeuronSystemTrace(const std::filesystem::path& path) {
+  absl::StatusOr<FileContent> content = ReadFileContent(path, simdjson::SIMDJSON_PADDING);
+  if (!content.ok()) return content.status();
+  return ParseNeuronSystemTrace(content->buffer, content->size, path.string());
+}
+
+}  // namespace devtime::trace

@@ -1,0 +1,53 @@
+// Reads a Neuron system trace in its two JSON forms (profiler-formats.md §2.5):
+//  (a) the runtime fetch API (`nrt_sys_trace_fetch_events`): {"events": [{"event_type",
+//      "phase": "start"|"stop", "tracking_id", "nc_idx", "data": {"nc_timestamp_ns", ...}}]},
+//      start/stop paired by (event_type, tracking_id, nc_idx, data.device_core_idx);
+//  (b) `neuron-profile view` / `neuron-explorer view --output-format json`
+//      (system_profile.json): {"trace_event" | "trace_events": [{"name", "timestamp" (epoch ns),
+//      "duration" (ns), "lnc_idx", "exec_id" | "args": {"exec_id"}, ...}], "warnings": [...]}.
+// and reduces it to the three layers: NeuronCore execution (`nc_exec_running`, one interval
+// per execution after merging the rows of its physical cores), runtime (every other software
+// event) and the framework events the system trace carries. Internal to devtime::trace.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace devtime::trace {
+
+struct NsInterval {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+struct NeuronSystemTrace {
+  std::string form;  // "fetch-api" or "explorer-json"
+  // nc_exec_running, merged per (process, logical core, exec_id) across physical cores.
+  std::vector<NsInterval> device;
+  // True when `device` is on the host clock (epoch ns): always for form (b), whose JSON output
+  // already applies the timestamp_sync_point adjustment (§2.4); for form (a) only when every
+  // core had a timestamp_sync_point to adjust with.
+  bool device_on_host_clock = false;
+  std::vector<NsInterval> runtime;            // software events (nrt_*, nrta_*, kbl_*, ...)
+  std::vector<NsInterval> framework;          // framework events carried by the system trace
+  uint64_t event_count = 0;                   // event objects read
+  uint64_t events_dropped = 0;                // from `warnings` or `events_dropped`
+  uint64_t unpaired = 0;                      // fetch-API starts without a stop (or the reverse)
+  std::vector<std::string> runtime_warnings;  // `warnings`, verbatim
+  std::optional<std::string> invalid_reason;  // negative duration / stop before start
+};
+
+// `padded` holds `size` bytes of JSON followed by simdjson::SIMDJSON_PADDING bytes.
+absl::StatusOr<NeuronSystemTrace> ParseNeuronSystemTrace(const std::string& padded, size_t size,
+                                                         const std::string& origin);
+absl::StatusOr<NeuronSystemTrace> ReadNeuronSystemTrace(const std::filesystem::path& path);
+
+// "1001 trace events were dropped during capture ..." → 1001 (§2.4); nullopt otherwise.
+std::optional<uint64_t> DroppedEventsInWarning(std::string_view warning);
+
+}  // namespace devtime::trace

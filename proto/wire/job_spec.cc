@@ -1,0 +1,100 @@
+#include "proto/wire/job_spec.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "proto/wire/cron.h"
+
+namespace devtime::wire {
+namespace {
+
+absl::Status Invalid(const std::string& field, const std::string& problem) {
+  return absl::InvalidArgumentError(field + ": " + problem);
+}
+
+bool IsJobName(const std::string& name) {
+  if (name.empty() || name.size() > 128) return false;
+  auto ok = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!ok(name[0])) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [&](char c) { return ok(c) || c == '.' || c == '_' || c == '-'; });
+}
+
+}  // namespace
+
+absl::Status ValidateJob(const v1::JobSpec& job, const std::string& path) {
+  if (!IsJobName(job.name())) {
+    return Invalid(path + ".name", "'" + job.name().substr(0, 64) +
+                                       "' is not a job name (lowercase letters, digits, '.', "
+                                       "'_', '-'; starting with a letter or digit; <= 128)");
+  }
+  if (job.model().empty()) return Invalid(path + ".model", "is required");
+  if (job.workload().empty()) return Invalid(path + ".workload", "is required");
+  if (job.command().empty()) return Invalid(path + ".command", "is required");
+  if (!job.has_schedule() || job.schedule().cron().empty()) {
+    return Invalid(path + ".schedule.cron", "is required (e.g. \"0 2 * * *\")");
+  }
+  if (auto cron = CronSchedule::Parse(job.schedule().cron()); !cron.ok()) {
+    return Invalid(path + ".schedule.cron", std::string(cron.status().message()));
+  }
+  if (!job.schedule().time_zone().empty()) {
+    if (auto zone = LoadTimeZone(job.schedule().time_zone()); !zone.ok()) {
+      return Invalid(path + ".schedule.time_zone", std::string(zone.status().message()));
+    }
+  }
+  if (job.schedule().jitter_seconds() > 3600) {
+    return Invalid(path + ".schedule.jitter_seconds", "must be <= 3600");
+  }
+  if (job.timeout_seconds() > 86400) return Invalid(path + ".timeout_seconds", "must be <= 86400");
+  if (job.capture_steps() > 10000) return Invalid(path + ".capture_steps", "must be <= 10000");
+  if (job.retries() > 5) return Invalid(path + ".retries", "must be <= 5");
+  for (const auto& [key, value] : job.env()) {
+    if (key.empty() || key.find('=') != std::string::npos) {
+      return Invalid(path + ".env", "'" + key + "' is not an environment variable name");
+    }
+  }
+  return absl::OkStatus();
+}
+
+v1::JobSpec WithDefaults(v1::JobSpec job) {
+  if (job.timeout_seconds() == 0) job.set_timeout_seconds(kDefaultJobTimeoutSeconds);
+  if (job.capture_steps() == 0) job.set_capture_steps(kDefaultCaptureSteps);
+  if (job.schedule().time_zone().empty()) job.mutable_schedule()->set_time_zone("UTC");
+  return job;
+}
+
+std::optional<absl::Time> NextSlot(const v1::JobSpec& job, absl::Time after) {
+  auto cron = CronSchedule::Parse(job.schedule().cron());
+  auto zone = LoadTimeZone(job.schedule().time_zone().empty() ? "UTC" : job.schedule().time_zone());
+  if (!cron.ok() || !zone.ok()) return std::nullopt;
+  return cron->Next(after, *zone);
+}
+
+absl::Duration JitterFor(const v1::JobSpec& job, const std::string& host) {
+  uint32_t jitter = job.schedule().jitter_seconds();
+  if (jitter == 0) return absl::ZeroDuration();
+  // FNV-1a: stable across processes and versions (std::hash is not).
+  uint64_t hash = 1469598103934665603ull;
+  for (char c : job.name() + "@" + host) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;
+  }
+  return absl::Seconds(static_cast<int64_t>(hash % jitter));
+}
+
+bool SelectorMatches(const v1::HostSelector& selector, const v1::AgentIdentity& agent) {
+  if (!selector.instance_type().empty() && selector.instance_type() != agent.instance_type()) {
+    return false;
+  }
+  if (!selector.hosts().empty() && std::find(selector.hosts().begin(), selector.hosts().end(),
+                                             agent.host()) == selector.hosts().end()) {
+    return false;
+  }
+  for (const auto& [key, value] : selector.labels()) {
+    auto it = agent.labels().find(key);
+    if (it == agent.labels().end() || it->second != value) return false;
+  }
+  return true;
+}
+
+}  // namespace devtime::wire

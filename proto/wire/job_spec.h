@@ -1,0 +1,33 @@
+// What a JobSpec means, shared by everyone who handles jobs: validation (devtimectl before
+// sending, the collector before storing), schedule evaluation with per-host jitter (the
+// agent to run slots, the collector to account for missed ones) and host selection.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "devtime/v1/jobs.pb.h"
+
+namespace devtime::wire {
+
+inline constexpr uint32_t kDefaultJobTimeoutSeconds = 3600;
+inline constexpr uint32_t kDefaultCaptureSteps = 5;
+
+// OK, or INVALID_ARGUMENT naming the field under `path` ("jobs[2].schedule.cron: ...").
+absl::Status ValidateJob(const v1::JobSpec& job, const std::string& path);
+
+// The job with defaults filled in (timeout, capture steps, time zone).
+v1::JobSpec WithDefaults(v1::JobSpec job);
+
+// The first scheduled slot strictly after `after` (before jitter), or nullopt.
+std::optional<absl::Time> NextSlot(const v1::JobSpec& job, absl::Time after);
+
+// The deterministic delay of `job` on `host`, in [0, jitter_seconds).
+absl::Duration JitterFor(const v1::JobSpec& job, const std::string& host);
+
+// True when the agent satisfies every condition of the job's selector.
+bool SelectorMatches(const v1::HostSelector& selector, const v1::AgentIdentity& agent);
+
+}  // namespace devtime::wire

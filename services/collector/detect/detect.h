@@ -1,0 +1,148 @@
+// devtime::detect — finds change points in one device-time series (one point per nightly run)
+// and gates the newest point. No gRPC, no database: the collector loads a series, calls these
+// functions and stores what they return. Start here.
+//
+//   Detect(points, options)      whole-history analysis -> change points (segment starts)
+//   Detector                     the same, kept up to date one Append(point) at a time
+//   GateNewest(points, options)  is last night's point already a suspected change?
+//
+// Default mode (DetectorOptions::mode = kDefault), deterministic, no random permutations:
+//  1. missing nights (NaN values) are dropped; indices always refer to the input;
+//  2. single outlier runs are replaced by their neighbours' median when they stand out from
+//     both the runs before and the runs after by more than `outlier_threshold` robust sigmas
+//     (a spike is not a change point; a new level, which the following runs share, is kept);
+//  3. E-Divisive means over the whole history, hierarchically: each interval's best split
+//     (energy statistic, alpha = 1, kappa = interval end, O(L log L)) is kept when
+//     - a pooled t-test of the two sides, corrected for having chosen the best of all splits
+//       (Siegmund's approximation for the maximum of a standardised two-sample statistic,
+//       capped by Bonferroni), gives p <= max_pvalue,
+//     - |after/before - 1| >= min_relative_change, and
+//     - |after - before| >= min_within_noise_ratio x median within-run stddev (Point::noise)
+//       of the runs on both sides: a shift far below the run's own step-to-step jitter is
+//       not reported even when many runs make it statistically visible;
+//  4. a pruning pass re-tests every change point between its final neighbours and removes
+//     the weakest failing one until all pass.
+// Otava mode (kOtava) reproduces Apache Otava 0.8 (see otava.h); missing values forward-filled.
+//
+// Thread-safety: free functions are thread-safe; a Detector is thread-compatible.
+#pragma once
+
+#include <cstddef>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "services/collector/detect/edivisive.h"
+
+namespace devtime::detect {
+
+// One run's point: per-step mean device time and the stddev over the run's steps.
+struct Point {
+  double value = std::numeric_limits<double>::quiet_NaN();  // NaN = missing night
+  double noise = std::numeric_limits<double>::quiet_NaN();  // NaN or 0 = unknown
+};
+
+enum class Mode { kDefault, kOtava };
+
+struct DetectorOptions {
+  Mode mode = Mode::kDefault;
+
+  // --- default mode ---
+  // Largest selection-corrected p-value of a change point.
+  double max_pvalue = 0.001;
+  // Smallest |after/before - 1| reported (1 %: below the 2 % steps we must find, so that the
+  // estimate of a 2 % step does not straddle the cut).
+  double min_relative_change = 0.01;
+  // Smallest |after - before| as a multiple of the median within-run stddev (0 = off).
+  double min_within_noise_ratio = 0.25;
+  // Shortest segment: a change point needs this many valid runs on each side.
+  size_t min_segment = 3;
+  // A run is an outlier when it is this many robust sigmas away from the medians of both its
+  // `outlier_neighbours` predecessors and successors, in the same direction (0 = off).
+  double outlier_threshold = 5.0;
+  size_t outlier_neighbours = 3;
+  // Detector::Append re-analyses at most this many trailing runs (plus the last two
+  // segments); older change points are kept as they are.
+  size_t incremental_horizon = 1000;
+
+  // --- GateNewest ---
+  size_t gate_window = 30;      // baseline = up to this many valid runs before the newest
+  size_t gate_min_history = 5;  // fewer valid baseline runs -> kInsufficientHistory
+  double gate_threshold = 4.0;  // robust z of the newest run against the baseline
+
+  // --- Otava reference mode (Otava CLI defaults) ---
+  size_t otava_window = 50;
+  double otava_max_pvalue = 0.001;
+  double otava_min_magnitude = 0.0;
+};
+
+// InvalidArgument naming the first bad field.
+absl::Status ValidateOptions(const DetectorOptions& options);
+
+struct ChangePoint {
+  size_t index = 0;            // first input index of the new segment (the first bad run)
+  size_t previous_index = 0;   // last valid input index before it (the last good run)
+  double before_mean = 0.0;    // mean of the segment before (outliers replaced)
+  double after_mean = 0.0;     // mean of the segment after
+  double before_stddev = 0.0;  // sample stddev (Otava mode: population, as upstream)
+  double after_stddev = 0.0;
+  size_t before_count = 0;  // valid runs in each segment
+  size_t after_count = 0;
+  double relative_change = 0.0;  // after_mean / before_mean - 1 (0 if before_mean == 0)
+  double t_statistic = 0.0;      // pooled t, after minus before
+  double p_value = 1.0;          // default: selection-corrected; Otava: its t-test p
+  double confidence = 0.0;       // 1 - p_value
+  double q_hat = 0.0;            // E-Divisive statistic of the split (Otava: at discovery)
+};
+
+// Whole-history analysis; change points sorted by index.
+absl::StatusOr<std::vector<ChangePoint>> Detect(std::span<const Point> points,
+                                                const DetectorOptions& options);
+// Convenience: values only (noise unknown).
+absl::StatusOr<std::vector<ChangePoint>> DetectValues(std::span<const double> values,
+                                                      const DetectorOptions& options);
+
+// Incremental analysis of one growing series. Append costs O(H log H) with H <= the last two
+// segments or incremental_horizon runs; in Otava mode it re-runs the full reference analysis.
+class Detector {
+ public:
+  static absl::StatusOr<Detector> Create(const DetectorOptions& options);
+
+  // Adds last night's point (NaN value = missing night) and updates change_points().
+  void Append(Point point);
+  // Replaces the history (e.g. when loaded from the database) and analyses it fully.
+  void Reset(std::span<const Point> points);
+
+  const std::vector<ChangePoint>& change_points() const { return change_points_; }
+  const std::vector<Point>& points() const { return points_; }
+
+ private:
+  explicit Detector(const DetectorOptions& options) : options_(options) {}
+  DetectorOptions options_;
+  std::vector<Point> points_;
+  std::vector<ChangePoint> change_points_;
+};
+
+enum class GateVerdict { kNone, kSuspected, kInsufficientHistory, kMissing };
+std::string GateVerdictName(GateVerdict verdict);
+
+struct GateResult {
+  GateVerdict verdict = GateVerdict::kNone;
+  double value = 0.0;            // the newest point's value
+  double baseline = 0.0;         // median of the baseline runs
+  double baseline_sigma = 0.0;   // robust across-run sigma of the baseline
+  double relative_change = 0.0;  // value / baseline - 1 (> 0: slower = regression)
+  double z = 0.0;                // (value - baseline) / (sigma * sqrt(1 + 1.57 / n))
+  size_t baseline_count = 0;
+};
+
+// Judges the last point of `points` against the runs before it (since their last change
+// point, at most gate_window valid runs). kSuspected needs |z| >= gate_threshold,
+// |relative_change| >= min_relative_change and the within-run-noise effect size.
+absl::StatusOr<GateResult> GateNewest(std::span<const Point> points,
+                                      const DetectorOptions& options);
+
+}  // namespace devtime::detect

@@ -1,0 +1,161 @@
+#include "services/collector/detect/edivisive.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace devtime::detect {
+namespace {
+
+// Q from the three distance sums (see header); sums are long double to limit cancellation.
+inline long double QFromSums(long double sxy, long double sxx, long double syy, double n,
+                             double m) {
+  const long double total = n + m;
+  long double q = 2.0L / total * sxy;
+  if (n >= 2) q -= 2.0L * m / (total * (n - 1)) * sxx;
+  if (m >= 2) q -= 2.0L * n / (total * (m - 1)) * syy;
+  return q;
+}
+
+}  // namespace
+
+double QHatDirect(std::span<const double> x, std::span<const double> y) {
+  long double sxy = 0, sxx = 0, syy = 0;
+  for (double a : x)
+    for (double b : y) sxy += std::fabs(a - b);
+  for (size_t i = 0; i < x.size(); ++i)
+    for (size_t k = i + 1; k < x.size(); ++k) sxx += std::fabs(x[i] - x[k]);
+  for (size_t i = 0; i < y.size(); ++i)
+    for (size_t k = i + 1; k < y.size(); ++k) syy += std::fabs(y[i] - y[k]);
+  return static_cast<double>(
+      QFromSums(sxy, sxx, syy, static_cast<double>(x.size()), static_cast<double>(y.size())));
+}
+
+std::optional<SplitCandidate> BestSplitKappaFree(std::span<const double> z, size_t begin,
+                                                 size_t end) {
+  if (end <= begin || end - begin < 2) return std::nullopt;
+  const size_t length = end - begin;
+  const double* v = z.data() + begin;
+  // ws[b] = W(begin, begin + b) for b in [0, length].
+  std::vector<long double> ws(length + 1, 0.0L);
+  for (size_t b = 1; b < length; ++b) {
+    long double add = 0.0L;
+    for (size_t i = 0; i < b; ++i) add += std::fabs(v[i] - v[b]);
+    ws[b + 1] = ws[b] + add;
+  }
+  // col[k] = sum_{i=t}^{k-1} d(i, k) for the current t (relative indices).
+  std::vector<long double> col(length, 0.0L);
+  SplitCandidate best;
+  long double best_q = 0.0L;
+  bool have = false;
+  for (size_t t = length - 1; t >= 1; --t) {
+    for (size_t k = t + 1; k < length; ++k) col[k] += std::fabs(v[t] - v[k]);
+    const double n = static_cast<double>(t);
+    const long double sxx = ws[t];
+    long double wtk = 0.0L;  // W(t, k)
+    for (size_t k = t + 1; k <= length; ++k) {
+      if (k > t + 1) wtk += col[k - 1];
+      const double m = static_cast<double>(k - t);
+      const long double sxy = ws[k] - sxx - wtk;
+      const long double q = QFromSums(sxy, sxx, wtk, n, m);
+      // Row-major first maximum: rows are visited from the bottom, so an equal value in a
+      // lower row (smaller t) replaces; within a row the first (smallest k) wins.
+      if (!have || q > best_q || (q == best_q && t < best.tau - begin) ||
+          (q == best_q && t == best.tau - begin && k < best.kappa - begin)) {
+        have = true;
+        best_q = q;
+        best.tau = begin + t;
+        best.kappa = begin + k;
+      }
+    }
+  }
+  best.q_hat = static_cast<double>(best_q);
+  return best;
+}
+
+std::optional<SplitCandidate> BestSplitKappaFixed(std::span<const double> z, size_t begin,
+                                                  size_t end, size_t min_segment,
+                                                  EnergyScratch& scratch) {
+  if (end <= begin) return std::nullopt;
+  std::vector<uint32_t> sorted(end - begin);
+  std::iota(sorted.begin(), sorted.end(), static_cast<uint32_t>(begin));
+  std::sort(sorted.begin(), sorted.end(), [&z](uint32_t a, uint32_t b) { return z[a] < z[b]; });
+  return BestSplitKappaFixed(z, begin, end, min_segment, sorted, scratch);
+}
+
+std::optional<SplitCandidate> BestSplitKappaFixed(std::span<const double> z, size_t begin,
+                                                  size_t end, size_t min_segment,
+                                                  std::span<const uint32_t> sorted,
+                                                  EnergyScratch& scratch) {
+  if (min_segment == 0) min_segment = 1;
+  if (end <= begin || end - begin < 2 * min_segment) return std::nullopt;
+  const size_t length = end - begin;
+  const double* v = z.data() + begin;
+
+  // Ranks of the interval's values (ties in any order: equal values are at distance 0).
+  scratch.rank.resize(length);
+  for (size_t r = 0; r < length; ++r) scratch.rank[sorted[r] - begin] = static_cast<uint32_t>(r);
+
+  // Fenwick tree over ranks; count and sum side by side for locality.
+  auto& tree = scratch.tree;
+  // Distance sum of value x (rank r) against everything inserted so far.
+  auto distance_to_inserted = [&](double x, uint32_t r, double total_count, double total_sum) {
+    double c = 0.0, s = 0.0;
+    for (size_t i = r + 1; i > 0; i -= i & (~i + 1)) {
+      c += tree[i].count;
+      s += tree[i].sum;
+    }
+    return (c * x - s) + ((total_sum - s) - (total_count - c) * x);
+  };
+  auto insert = [&](double x, uint32_t r) {
+    for (size_t i = r + 1; i <= length; i += i & (~i + 1)) {
+      tree[i].count += 1.0;
+      tree[i].sum += x;
+    }
+  };
+
+  // Forward: within_left[t] = W(begin, begin + t), t in [0, length].
+  tree.assign(length + 1, EnergyScratch::Node{});
+  scratch.within_left.assign(length + 1, 0.0);
+  double total_sum = 0.0;
+  for (size_t t = 0; t < length; ++t) {
+    const double d = distance_to_inserted(v[t], scratch.rank[t], static_cast<double>(t), total_sum);
+    scratch.within_left[t + 1] = scratch.within_left[t] + d;
+    insert(v[t], scratch.rank[t]);
+    total_sum += v[t];
+  }
+  // Backward: within_right[t] = W(begin + t, end).
+  tree.assign(length + 1, EnergyScratch::Node{});
+  scratch.within_right.assign(length + 1, 0.0);
+  total_sum = 0.0;
+  for (size_t t = length; t-- > 0;) {
+    const double d =
+        distance_to_inserted(v[t], scratch.rank[t], static_cast<double>(length - 1 - t), total_sum);
+    scratch.within_right[t] = scratch.within_right[t + 1] + d;
+    insert(v[t], scratch.rank[t]);
+    total_sum += v[t];
+  }
+
+  const double all = scratch.within_left[length];
+  SplitCandidate best;
+  bool have = false;
+  long double best_q = 0.0L;
+  for (size_t t = min_segment; t + min_segment <= length; ++t) {
+    const double sxx = scratch.within_left[t];
+    const double syy = scratch.within_right[t];
+    const double sxy = all - sxx - syy;
+    const long double q =
+        QFromSums(sxy, sxx, syy, static_cast<double>(t), static_cast<double>(length - t));
+    if (!have || q > best_q) {
+      have = true;
+      best_q = q;
+      best.tau = begin + t;
+    }
+  }
+  if (!have) return std::nullopt;
+  best.kappa = end;
+  best.q_hat = static_cast<double>(best_q);
+  return best;
+}
+
+}  // namespace devtime::detect

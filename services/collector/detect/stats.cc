@@ -1,0 +1,127 @@
+#include "services/collector/detect/stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+namespace devtime::detect {
+namespace {
+
+// Continued fraction for the incomplete beta function (modified Lentz).
+double BetaContinuedFraction(double a, double b, double x) {
+  constexpr int kMaxIterations = 500;
+  constexpr double kEpsilon = 1e-16;
+  constexpr double kTiny = 1e-300;
+  const double qab = a + b;
+  const double qap = a + 1.0;
+  const double qam = a - 1.0;
+  double c = 1.0;
+  double d = 1.0 - qab * x / qap;
+  if (std::fabs(d) < kTiny) d = kTiny;
+  d = 1.0 / d;
+  double h = d;
+  for (int m = 1; m <= kMaxIterations; ++m) {
+    const double m2 = 2.0 * m;
+    double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+    d = 1.0 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1.0 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1.0 / d;
+    h *= d * c;
+    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+    d = 1.0 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1.0 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1.0 / d;
+    const double delta = d * c;
+    h *= delta;
+    if (std::fabs(delta - 1.0) < kEpsilon) break;
+  }
+  return h;
+}
+
+}  // namespace
+
+double IncompleteBeta(double a, double b, double x) {
+  if (x <= 0.0) return 0.0;
+  if (x >= 1.0) return 1.0;
+  const double log_front =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
+  const double front = std::exp(log_front);
+  if (x < (a + 1.0) / (a + b + 2.0)) return front * BetaContinuedFraction(a, b, x) / a;
+  return 1.0 - front * BetaContinuedFraction(b, a, 1.0 - x) / b;
+}
+
+double StudentTwoSidedP(double t, double df) {
+  if (std::isnan(t) || std::isnan(df) || df <= 0.0) return std::numeric_limits<double>::quiet_NaN();
+  if (std::isinf(t)) return 0.0;
+  const double t2 = t * t;
+  // I_{df/(df+t^2)}(df/2, 1/2); for huge t use the complementary form to keep precision.
+  return std::min(1.0, IncompleteBeta(0.5 * df, 0.5, df / (df + t2)));
+}
+
+double NormalPdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2.0 * std::numbers::pi); }
+
+double NormalTwoSidedQuantile(double p) {
+  if (!(p > 0.0)) return std::numeric_limits<double>::infinity();
+  if (p >= 1.0) return 0.0;
+  // Newton on f(z) = erfc(z / sqrt 2) - p, started from a tail approximation.
+  double z = std::sqrt(std::max(0.0, -2.0 * std::log(p / 2.0)));
+  for (int i = 0; i < 60; ++i) {
+    const double f = std::erfc(z / std::numbers::sqrt2) - p;
+    const double derivative = -2.0 * NormalPdf(z);
+    const double step = f / derivative;
+    z -= step;
+    if (z < 0.0) z = 0.0;
+    if (std::fabs(step) < 1e-12 * std::max(1.0, z)) break;
+  }
+  return z;
+}
+
+TTestResult PooledTTest(double mean1, double std1, double n1, double mean2, double std2,
+                        double n2) {
+  TTestResult result;
+  result.df = n1 + n2 - 2.0;
+  if (result.df <= 0.0) return result;
+  const double pooled_variance = ((n1 - 1.0) * std1 * std1 + (n2 - 1.0) * std2 * std2) / result.df;
+  const double denominator = std::sqrt(pooled_variance * (1.0 / n1 + 1.0 / n2));
+  result.t = (mean1 - mean2) / denominator;  // +-inf or NaN when the denominator is 0
+  result.p = StudentTwoSidedP(result.t, result.df);
+  return result;
+}
+
+Moments MeanStd(std::span<const double> values, int ddof) {
+  Moments moments;
+  if (values.empty()) return moments;
+  long double sum = 0.0L;
+  for (double v : values) sum += v;
+  const long double mean = sum / static_cast<long double>(values.size());
+  long double squares = 0.0L;
+  for (double v : values) squares += (v - mean) * (v - mean);
+  moments.mean = static_cast<double>(mean);
+  const long double denominator = static_cast<long double>(values.size()) - ddof;
+  moments.stddev = denominator > 0 ? static_cast<double>(std::sqrt(squares / denominator)) : 0.0;
+  return moments;
+}
+
+double MedianInPlace(std::vector<double>& scratch) {
+  if (scratch.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const size_t half = scratch.size() / 2;
+  std::nth_element(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(half),
+                   scratch.end());
+  const double upper = scratch[half];
+  if (scratch.size() % 2 == 1) return upper;
+  const double lower =
+      *std::max_element(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(half));
+  return 0.5 * (lower + upper);
+}
+
+double Median(std::span<const double> values) {
+  std::vector<double> scratch(values.begin(), values.end());
+  return MedianInPlace(scratch);
+}
+
+}  // namespace devtime::detect

@@ -1,0 +1,44 @@
+// Small, dependency-free statistics used by the detectors: Student t and normal tails, the
+// pooled two-sample t-test in the form scipy's ttest_ind_from_stats computes it, medians.
+// All functions are pure and thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace devtime::detect {
+
+// Regularised incomplete beta function I_x(a, b), a, b > 0, x in [0, 1].
+double IncompleteBeta(double a, double b, double x);
+
+// Two-sided p-value of Student's t distribution: P(|T| >= |t|) with `df` degrees of freedom.
+// +-inf gives 0, NaN gives NaN.
+double StudentTwoSidedP(double t, double df);
+
+// Standard normal density and the z with P(|Z| >= z) = p (two-sided), p in (0, 1].
+double NormalPdf(double z);
+double NormalTwoSidedQuantile(double p);
+
+// Pooled (equal variance) two-sample t-test from summary statistics, exactly as
+// scipy.stats.ttest_ind_from_stats(..., equal_var=True) computes it (std as given).
+struct TTestResult {
+  double t = 0.0;
+  double p = 1.0;
+  double df = 0.0;
+};
+TTestResult PooledTTest(double mean1, double std1, double n1, double mean2, double std2, double n2);
+
+// Mean and standard deviation with `ddof` (0 = population, 1 = sample); empty input gives 0s.
+struct Moments {
+  double mean = 0.0;
+  double stddev = 0.0;
+};
+Moments MeanStd(std::span<const double> values, int ddof);
+
+// Median of the values (copies; NaN-free input). Empty input gives NaN.
+double Median(std::span<const double> values);
+// Median using `scratch` as working storage (avoids allocation in hot loops).
+double MedianInPlace(std::vector<double>& scratch);
+
+}  // namespace devtime::detect

@@ -1,0 +1,32 @@
+#include "services/collector/sql_util.h"
+
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace devtime::collector {
+
+using google::protobuf::util::TimeUtil;
+
+std::string DeterministicBytes(const google::protobuf::Message& message) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  return bytes;
+}
+
+std::string EpochMicros(const std::string& column) {
+  return "(extract(epoch from " + column + ") * 1000000)::bigint";
+}
+
+google::protobuf::Timestamp FromMicros(long long micros) {
+  return TimeUtil::MicrosecondsToTimestamp(micros);
+}
+
+std::string TimestampText(const google::protobuf::Timestamp& t) { return TimeUtil::ToString(t); }
+
+}  // namespace devtime::collector

@@ -1,0 +1,191 @@
+#include "services/ctl/detect_command.h"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string_view>
+#include <vector>
+
+namespace devtime::ctl {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  const auto last = s.find_last_not_of(" \t\r\n");
+  return s.substr(first, last - first + 1);
+}
+
+bool IsNanWord(std::string_view token) {
+  std::string lower;
+  for (char c : token)
+    lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  return lower == "nan" || lower == "-nan" || lower == "+nan" || lower == "null" ||
+         lower == "none" || lower == "na";
+}
+
+// One finite number, or NaN for a missing-run word; false when the token is neither.
+bool ParseNumber(std::string_view token, double& value) {
+  if (IsNanWord(token)) {
+    value = std::numeric_limits<double>::quiet_NaN();
+    return true;
+  }
+  if (!token.empty() && token.front() == '+') token.remove_prefix(1);
+  const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+  return ec == std::errc() && end == token.data() + token.size() && std::isfinite(value);
+}
+
+void WriteJsonNumber(std::ostream& out, double v) {
+  if (std::isfinite(v)) {
+    out << v;
+  } else {
+    out << "null";
+  }
+}
+
+}  // namespace
+
+int RunDetect(const DetectCommandOptions& options, std::istream& in, std::ostream& out,
+              std::ostream& err) {
+  std::vector<detect::Point> points;
+  std::string line;
+  size_t line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    const std::string_view text = Trim(line);
+    if (text.empty() || text.front() == '#') continue;
+    std::vector<std::string_view> tokens;
+    size_t at = 0;
+    while (at < text.size()) {
+      const size_t space = text.find_first_of(" \t,", at);
+      const std::string_view token =
+          text.substr(at, space == std::string_view::npos ? text.size() - at : space - at);
+      if (!token.empty()) tokens.push_back(token);
+      if (space == std::string_view::npos) break;
+      at = space + 1;
+    }
+    detect::Point point;
+    if (tokens.empty() || tokens.size() > 2 || !ParseNumber(tokens[0], point.value) ||
+        (tokens.size() == 2 && !ParseNumber(tokens[1], point.noise))) {
+      err << "devtimectl detect: line " << line_number << ": expected a number (or nan), got '"
+          << text << "'\n";
+      return 2;
+    }
+    points.push_back(point);
+  }
+  if (in.bad()) {
+    err << "devtimectl detect: read error after line " << line_number << "\n";
+    return 2;
+  }
+
+  detect::DetectorOptions detector = options.detector;
+  detector.mode = options.mode;
+  if (options.mode == detect::Mode::kOtava) {
+    if (!std::isnan(options.max_pvalue)) detector.otava_max_pvalue = options.max_pvalue;
+    if (!std::isnan(options.min_change)) detector.otava_min_magnitude = options.min_change;
+  } else {
+    if (!std::isnan(options.max_pvalue)) detector.max_pvalue = options.max_pvalue;
+    if (!std::isnan(options.min_change)) detector.min_relative_change = options.min_change;
+  }
+  const auto result = detect::Detect(points, detector);
+  if (!result.ok()) {
+    err << "devtimectl detect: " << result.status().message() << "\n";
+    return 2;
+  }
+
+  if (options.format == DetectFormat::kText) {
+    for (size_t i = 0; i < result->size(); ++i) out << (i ? " " : "") << (*result)[i].index;
+    out << "\n";
+    return 0;
+  }
+  std::ostringstream json;
+  json.precision(10);
+  json << "{\"mode\": \"" << (options.mode == detect::Mode::kOtava ? "otava" : "default")
+       << "\", \"points\": " << points.size() << ", \"change_points\": [";
+  for (size_t i = 0; i < result->size(); ++i) {
+    const detect::ChangePoint& cp = (*result)[i];
+    json << (i ? ", " : "") << "{\"index\": " << cp.index
+         << ", \"previous_index\": " << cp.previous_index << ", \"before_mean\": ";
+    WriteJsonNumber(json, cp.before_mean);
+    json << ", \"after_mean\": ";
+    WriteJsonNumber(json, cp.after_mean);
+    json << ", \"before_stddev\": ";
+    WriteJsonNumber(json, cp.before_stddev);
+    json << ", \"after_stddev\": ";
+    WriteJsonNumber(json, cp.after_stddev);
+    json << ", \"before_count\": " << cp.before_count << ", \"after_count\": " << cp.after_count
+         << ", \"relative_change\": ";
+    WriteJsonNumber(json, cp.relative_change);
+    json << ", \"t_statistic\": ";
+    WriteJsonNumber(json, cp.t_statistic);
+    json << ", \"p_value\": ";
+    WriteJsonNumber(json, cp.p_value);
+    json << ", \"confidence\": ";
+    WriteJsonNumber(json, cp.confidence);
+    json << ", \"q_hat\": ";
+    WriteJsonNumber(json, cp.q_hat);
+    json << "}";
+  }
+  json << "]}\n";
+  out << json.str();
+  return 0;
+}
+
+int RunDetectInput(const DetectCommandOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.input.empty() || options.input == "-") return RunDetect(options, std::cin, out, err);
+  std::ifstream file(options.input);
+  if (!file) {
+    err << "devtimectl detect: cannot open '" << options.input << "'\n";
+    return 2;
+  }
+  return RunDetect(options, file, out, err);
+}
+
+void AddDetectCommand(CLI::App& app, std::function<int()>* run) {
+  auto options = std::make_shared<DetectCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "detect", "find change points in a series read from FILE or stdin (one number per line)");
+  command->add_option("FILE", options->input, "input file, '-' for standard input")
+      ->capture_default_str();
+  command->add_option("--mode", options->mode, "detector: default, or otava (Otava 0.8 reference)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, detect::Mode>{{"default", detect::Mode::kDefault},
+                                              {"otava", detect::Mode::kOtava}},
+          CLI::ignore_case));
+  command->add_option("--format", options->format, "output: text (indices) or json")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, DetectFormat>{{"text", DetectFormat::kText},
+                                              {"json", DetectFormat::kJson}},
+          CLI::ignore_case));
+  command->add_option("--max-pvalue", options->max_pvalue,
+                      "largest p-value of a change point (default 0.001 in both modes)");
+  command->add_option("--min-change", options->min_change,
+                      "smallest relative change, 0.02 = 2 % (default 0.01; otava: its "
+                      "min_magnitude, default 0)");
+  detect::DetectorOptions& d = options->detector;
+  command
+      ->add_option("--min-noise-ratio", d.min_within_noise_ratio,
+                   "smallest change as a multiple of the median within-run stddev")
+      ->capture_default_str();
+  command->add_option("--min-segment", d.min_segment, "fewest runs on each side of a change")
+      ->capture_default_str();
+  command
+      ->add_option("--outlier-threshold", d.outlier_threshold,
+                   "robust sigmas that make a single run an outlier (0 = off)")
+      ->capture_default_str();
+  command->add_option("--window", d.otava_window, "otava mode: window length")
+      ->capture_default_str();
+  command->callback([options, run] {
+    if (run != nullptr) {
+      *run = [options] { return RunDetectInput(*options, std::cout, std::cerr); };
+      return;
+    }
+    throw CLI::RuntimeError(RunDetectInput(*options, std::cout, std::cerr));
+  });
+}
+
+}  // namespace devtime::ctl

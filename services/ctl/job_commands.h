@@ -1,0 +1,19 @@
+// devtimectl's job and agent commands (jobs apply|list|show|delete|run-now|history,
+// agents list). Exit codes as in commands.h; 2 also for a jobs file that does not validate.
+#pragma once
+
+#include <string>
+
+#include "services/ctl/commands.h"
+
+namespace devtime::ctl {
+
+int JobsApply(const Session& session, const std::string& file);
+int JobsList(const Session& session, Format format);
+int JobsShow(const Session& session, const std::string& name, Format format);
+int JobsDelete(const Session& session, const std::string& name);
+int JobsRunNow(const Session& session, const std::string& name, const std::string& host);
+int JobsHistory(const Session& session, const std::string& name, unsigned limit, Format format);
+int AgentsList(const Session& session, Format format);
+
+}  // namespace devtime::ctl

@@ -1,0 +1,195 @@
+#include "services/ctl/jobs_file.h"
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "proto/wire/job_spec.h"
+#include "yaml-cpp/yaml.h"
+
+namespace devtime::ctl {
+namespace {
+
+// Where a problem is: "jobs.yaml:12: jobs[1].schedule.cron".
+struct Place {
+  const std::string& source;
+  int line;
+  std::string field;
+};
+
+absl::Status Problem(const Place& at, const std::string& what) {
+  return absl::InvalidArgumentError(at.source + ":" + std::to_string(at.line) + ": " + at.field +
+                                    ": " + what);
+}
+
+int LineOf(const YAML::Node& node) { return node.Mark().line + 1; }
+
+absl::Status CheckKeys(const YAML::Node& map, const Place& at, const std::set<std::string>& known) {
+  if (!map.IsMap()) return Problem(at, "must be a mapping");
+  for (const auto& entry : map) {
+    auto key = entry.first.as<std::string>();
+    if (!known.count(key)) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      return Problem({at.source, LineOf(entry.first), at.field + "." + key},
+                     "unknown field (known: " + list + ")");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Text(const YAML::Node& node, const Place& at) {
+  if (!node.IsScalar()) return Problem(at, "must be a string");
+  return node.as<std::string>();
+}
+
+absl::StatusOr<uint32_t> Count(const YAML::Node& node, const Place& at) {
+  if (!node.IsScalar()) return Problem(at, "must be a whole number");
+  try {
+    long long value = node.as<long long>();
+    if (value < 0 || value > 4'000'000'000LL) return Problem(at, "is out of range");
+    return static_cast<uint32_t>(value);
+  } catch (const YAML::Exception&) {
+    return Problem(at, "'" + node.as<std::string>() + "' is not a whole number");
+  }
+}
+
+absl::Status ReadStringMap(const YAML::Node& node, const Place& at,
+                           google::protobuf::Map<std::string, std::string>* out) {
+  if (!node.IsMap()) return Problem(at, "must be a mapping of names to strings");
+  for (const auto& entry : node) {
+    Place item{at.source, LineOf(entry.second), at.field + "." + entry.first.as<std::string>()};
+    auto value = Text(entry.second, item);
+    if (!value.ok()) return value.status();
+    (*out)[entry.first.as<std::string>()] = *value;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadSchedule(const YAML::Node& node, const Place& at, v1::Schedule* schedule) {
+  if (auto s = CheckKeys(node, at, {"cron", "time_zone", "jitter_seconds"}); !s.ok()) return s;
+  for (const auto& entry : node) {
+    auto key = entry.first.as<std::string>();
+    Place field{at.source, LineOf(entry.second), at.field + "." + key};
+    if (key == "jitter_seconds") {
+      auto n = Count(entry.second, field);
+      if (!n.ok()) return n.status();
+      schedule->set_jitter_seconds(*n);
+      continue;
+    }
+    auto text = Text(entry.second, field);
+    if (!text.ok()) return text.status();
+    if (key == "cron") schedule->set_cron(*text);
+    if (key == "time_zone") schedule->set_time_zone(*text);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadSelector(const YAML::Node& node, const Place& at, v1::HostSelector* selector) {
+  if (auto s = CheckKeys(node, at, {"labels", "instance_type", "hosts"}); !s.ok()) return s;
+  for (const auto& entry : node) {
+    auto key = entry.first.as<std::string>();
+    Place field{at.source, LineOf(entry.second), at.field + "." + key};
+    if (key == "labels") {
+      if (auto s = ReadStringMap(entry.second, field, selector->mutable_labels()); !s.ok())
+        return s;
+    } else if (key == "instance_type") {
+      auto text = Text(entry.second, field);
+      if (!text.ok()) return text.status();
+      selector->set_instance_type(*text);
+    } else {
+      if (!entry.second.IsSequence()) return Problem(field, "must be a list of host names");
+      for (const auto& host : entry.second) selector->add_hosts(host.as<std::string>());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::JobSpec> ReadJob(const YAML::Node& node, const Place& at) {
+  static const std::set<std::string> kKnown = {
+      "name",     "model",           "workload",      "command", "schedule",
+      "selector", "timeout_seconds", "capture_steps", "env",     "retries"};
+  if (auto s = CheckKeys(node, at, kKnown); !s.ok()) return s;
+  v1::JobSpec job;
+  for (const auto& entry : node) {
+    auto key = entry.first.as<std::string>();
+    Place field{at.source, LineOf(entry.second), at.field + "." + key};
+    absl::Status status = absl::OkStatus();
+    if (key == "schedule") {
+      status = ReadSchedule(entry.second, field, job.mutable_schedule());
+    } else if (key == "selector") {
+      status = ReadSelector(entry.second, field, job.mutable_selector());
+    } else if (key == "env") {
+      status = ReadStringMap(entry.second, field, job.mutable_env());
+    } else if (key == "timeout_seconds" || key == "capture_steps" || key == "retries") {
+      auto n = Count(entry.second, field);
+      if (!n.ok()) return n.status();
+      if (key == "timeout_seconds") job.set_timeout_seconds(*n);
+      if (key == "capture_steps") job.set_capture_steps(*n);
+      if (key == "retries") job.set_retries(*n);
+    } else {
+      auto text = Text(entry.second, field);
+      if (!text.ok()) return text.status();
+      if (key == "name") job.set_name(*text);
+      if (key == "model") job.set_model(*text);
+      if (key == "workload") job.set_workload(*text);
+      if (key == "command") job.set_command(*text);
+    }
+    if (!status.ok()) return status;
+  }
+  if (auto s = wire::ValidateJob(job, at.field); !s.ok()) {
+    return absl::InvalidArgumentError(at.source + ":" + std::to_string(at.line) + ": " +
+                                      std::string(s.message()));
+  }
+  return job;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<v1::JobSpec>> ParseJobs(const std::string& yaml,
+                                                   const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(source + ":" + std::to_string(e.mark.line + 1) +
+                                      ": not valid YAML: " + e.msg);
+  }
+  Place top{source, 1, "jobs"};
+  if (!root.IsMap() || !root["jobs"])
+    return Problem(top, "the file must have a top-level 'jobs' list");
+  try {
+    if (auto s = CheckKeys(root, {source, 1, "(top level)"}, {"jobs"}); !s.ok()) return s;
+    const YAML::Node list = root["jobs"];
+    if (!list.IsSequence()) return Problem({source, LineOf(list), "jobs"}, "must be a list");
+    std::vector<v1::JobSpec> jobs;
+    std::map<std::string, int> first_line;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      Place at{source, LineOf(list[i]), "jobs[" + std::to_string(i) + "]"};
+      auto job = ReadJob(list[i], at);
+      if (!job.ok()) return job.status();
+      auto [it, fresh] = first_line.emplace(job->name(), at.line);
+      if (!fresh) {
+        return Problem(
+            {source, at.line, at.field + ".name"},
+            "'" + job->name() + "' is already defined at line " + std::to_string(it->second));
+      }
+      jobs.push_back(std::move(*job));
+    }
+    return jobs;
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(source + ":" + std::to_string(e.mark.line + 1) + ": " +
+                                      e.msg);
+  }
+}
+
+absl::StatusOr<std::vector<v1::JobSpec>> ReadJobsFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(path + ": cannot open");
+  std::ostringstream content;
+  content << in.rdbuf();
+  return ParseJobs(content.str(), path);
+}
+
+}  // namespace devtime::ctl

@@ -1,0 +1,235 @@
+// Scheduled jobs on real processes: a devtime-collector, devtime-agent daemons and
+// devtimectl, PostgreSQL underneath. Jobs copy a real torch 1.13 profile (a committed
+// fixture) into their output folder, so they finish in milliseconds.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "agents/spool.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/process.h"
+#include "tests/support/sample_runs.h"
+#include "tests/support/test_database.h"
+
+namespace devtime {
+namespace {
+
+namespace fs = std::filesystem;
+using devtime::testing::BinaryPath;
+using devtime::testing::CollectorProcess;
+using devtime::testing::RunCommand;
+using devtime::testing::Subprocess;
+using devtime::testing::TestDatabase;
+using ::testing::HasSubstr;
+
+const std::string kFixture = std::string(DEVTIME_SOURCE_DIR) + "/tests/fixtures/trace/legacy_mlp";
+
+class JobsTest : public ::testing::Test {
+ protected:
+  JobsTest() : dir_(devtime::testing::MakeTempDir("jobs")), collector_(db_.conninfo(), 0, Fast()) {}
+
+  static std::vector<std::string> Fast() {
+    return {"--session-poll-ms", "200", "--slot-check-ms", "1000", "--missed-slot-grace", "3"};
+  }
+
+  devtime::testing::CommandResult Ctl(std::vector<std::string> args) {
+    args.insert(args.begin(), {BinaryPath("devtimectl"), "--collector", collector_.address()});
+    return RunCommand(args);
+  }
+
+  std::string WriteFile(const std::string& name, const std::string& content) {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path) << content;
+    return path;
+  }
+
+  // Starts an agent named `name` with the given labels; returns its process.
+  std::unique_ptr<Subprocess> StartAgent(const std::string& name, const std::string& labels) {
+    std::string home = dir_ + "/" + name;
+    std::string config =
+        WriteFile(name + ".yaml", "name: " + name + "\nhost: " + name + "\nlabels: " + labels +
+                                      "\nwork_dir: " + home + "/runs\nspool_dir: " + home +
+                                      "/spool\nstate_dir: " + home + "/state\n");
+    auto agent = std::make_unique<Subprocess>(
+        std::vector<std::string>{BinaryPath("devtime-agent"), "run", "--config", config,
+                                 "--collector", collector_.address()},
+        home + ".log");
+    WaitFor([&] { return Ctl({"agents", "list"}).out.find(name + " ") != std::string::npos; });
+    return agent;
+  }
+
+  std::string AgentLog(const std::string& name) {
+    std::ifstream in(dir_ + "/" + name + ".log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  static void WaitFor(const std::function<bool()>& condition,
+                      std::chrono::seconds limit = std::chrono::seconds(90)) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!condition() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+
+  nlohmann::json History(const std::string& job) {
+    auto result = Ctl({"jobs", "history", job, "--format", "json"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    auto json = nlohmann::json::parse(result.out);
+    return json.contains("slots") ? json["slots"] : nlohmann::json::array();
+  }
+
+  static bool HasOutcome(const nlohmann::json& slots, const std::string& outcome) {
+    for (const auto& slot : slots) {
+      if (slot.value("outcome", "") == outcome) return true;
+    }
+    return false;
+  }
+
+  TestDatabase db_;
+  std::string dir_;
+  CollectorProcess collector_;
+};
+
+std::string CopyFixtureCommand() { return "cp " + kFixture + "/* {output_dir}/"; }
+
+TEST_F(JobsTest, ApplyRejectsABadFileNamingLineAndFieldAndStoresNothing) {
+  auto file = WriteFile("bad.yaml",
+                        "jobs:\n  - name: a\n    model: m\n    workload: w\n"
+                        "    command: c\n    schedule: {cron: \"0 2 * * MOON\"}\n");
+  auto apply = Ctl({"jobs", "apply", "-f", file});
+  EXPECT_EQ(apply.exit_code, 2);
+  EXPECT_THAT(apply.err, HasSubstr("bad.yaml:2: jobs[0].schedule.cron: day-of-week: 'MOON'"));
+  EXPECT_EQ(db_.Count("jobs"), 0);
+}
+
+TEST_F(JobsTest, ScheduledSlotFiresOnTimeAndUnmatchedSlotIsReportedMissed) {
+  auto file = WriteFile(
+      "jobs.yaml",
+      "jobs:\n"
+      "  - name: every-minute\n    model: mlp\n    workload: legacy\n"
+      "    command: \"" +
+          CopyFixtureCommand() +
+          "\"\n"
+          "    schedule: {cron: \"* * * * *\"}\n    selector: {labels: {pool: a}}\n"
+          "  - name: nobody-runs-me\n    model: mlp\n    workload: orphan\n    command: \"true\"\n"
+          "    schedule: {cron: \"* * * * *\"}\n    selector: {labels: {pool: none}}\n");
+  auto apply = Ctl({"jobs", "apply", "-f", file});
+  ASSERT_EQ(apply.exit_code, 0) << apply.err;
+  EXPECT_THAT(apply.out, HasSubstr("created   every-minute"));
+  auto agent = StartAgent("agent-a", "{pool: a}");
+
+  WaitFor([&] { return HasOutcome(History("every-minute"), "SLOT_OUTCOME_SUCCEEDED"); });
+  auto slots = History("every-minute");
+  ASSERT_TRUE(HasOutcome(slots, "SLOT_OUTCOME_SUCCEEDED")) << slots.dump() << AgentLog("agent-a");
+  nlohmann::json done;
+  for (const auto& slot : slots) {
+    if (slot["outcome"] == "SLOT_OUTCOME_SUCCEEDED") done = slot;
+  }
+  // On time: started within a few seconds of its slot, which is a whole minute.
+  absl::Time slot_time, started;
+  ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, done["slot_time"].get<std::string>(), &slot_time,
+                              nullptr));
+  ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, done["started_at"].get<std::string>(), &started,
+                              nullptr));
+  EXPECT_EQ(absl::ToUnixSeconds(slot_time) % 60, 0);
+  EXPECT_LT(started - slot_time, absl::Seconds(5));
+  EXPECT_GE(started, slot_time);
+  // Its run is stored, labelled with the job.
+  std::string run_id = done["run_id"];
+  WaitFor([&] { return Ctl({"runs", "show", run_id}).exit_code == 0; }, std::chrono::seconds(30));
+  auto show = Ctl({"runs", "show", run_id});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("job       every-minute"));
+  EXPECT_THAT(show.out, HasSubstr("mlp / legacy"));
+
+  WaitFor([&] { return HasOutcome(History("nobody-runs-me"), "SLOT_OUTCOME_MISSED_NO_AGENT"); });
+  EXPECT_TRUE(HasOutcome(History("nobody-runs-me"), "SLOT_OUTCOME_MISSED_NO_AGENT"));
+  auto text = Ctl({"jobs", "history", "nobody-runs-me"});
+  EXPECT_THAT(text.out, HasSubstr("no agent matches"));
+}
+
+TEST_F(JobsTest, RunNowRunsAtOnceAndAHangingJobIsKilledAtItsTimeout) {
+  auto file = WriteFile(
+      "jobs.yaml",
+      "jobs:\n"
+      "  - name: nightly\n    model: mlp\n    workload: legacy\n"
+      "    command: \"" +
+          CopyFixtureCommand() +
+          "\"\n    schedule: {cron: \"0 2 * * *\"}\n"
+          "  - name: hangs\n    model: mlp\n    workload: hang\n    command: \"sleep 600\"\n"
+          "    schedule: {cron: \"0 2 * * *\"}\n    timeout_seconds: 2\n");
+  ASSERT_EQ(Ctl({"jobs", "apply", "-f", file}).exit_code, 0);
+  auto agent = StartAgent("agent-b", "{pool: b}");
+
+  auto now = Ctl({"jobs", "run-now", "nightly"});
+  ASSERT_EQ(now.exit_code, 0) << now.err;
+  WaitFor([&] { return HasOutcome(History("nightly"), "SLOT_OUTCOME_SUCCEEDED"); },
+          std::chrono::seconds(30));
+  auto slots = History("nightly");
+  ASSERT_TRUE(HasOutcome(slots, "SLOT_OUTCOME_SUCCEEDED")) << slots.dump() << AgentLog("agent-b");
+  EXPECT_TRUE(slots[0].value("run_now", false));
+  WaitFor([&] { return db_.Count("runs") == 1; });
+  EXPECT_EQ(db_.Query("SELECT job || ' ' || status FROM runs"), "nightly ok");
+
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(Ctl({"jobs", "run-now", "hangs"}).exit_code, 0);
+  WaitFor([&] { return HasOutcome(History("hangs"), "SLOT_OUTCOME_FAILED"); },
+          std::chrono::seconds(30));
+  auto hung = History("hangs");
+  ASSERT_TRUE(HasOutcome(hung, "SLOT_OUTCOME_FAILED")) << hung.dump();
+  EXPECT_THAT(hung[0]["reason"].get<std::string>(), HasSubstr("timed out after 2 s"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  WaitFor([&] { return db_.Count("runs") == 2; });
+  EXPECT_EQ(db_.Query("SELECT status || ': ' || status_reason FROM runs WHERE job = 'hangs'"),
+            "failed: timed out after 2 s (killed)");
+  EXPECT_EQ(RunCommand({"pgrep", "-f", "^sleep 600"}).exit_code, 1) << "the hanging job survived";
+}
+
+// Fills an agent's spool as finished jobs would, before the agent starts.
+void FillSpool(const std::string& spool_dir, int runs) {
+  auto spool = *agent::Spool::Open(spool_dir, 1ull << 32);
+  for (int i = 0; i < runs; ++i) {
+    ASSERT_TRUE(spool
+                    ->Put(devtime::testing::NaiveRmsNormRun(devtime::testing::TestRunId(i), "naive",
+                                                            1795917600 + i * 60))
+                    .ok());
+  }
+}
+
+TEST_F(JobsTest, AgentKilledMidUploadResumesItsSpoolWithNoLossNoDuplicates) {
+  FillSpool(dir_ + "/agent-c/spool", 200);
+  auto agent = StartAgent("agent-c", "{pool: c}");
+  WaitFor([&] { return db_.Count("runs") >= 20; });
+  agent->Signal(SIGKILL);  // mid-upload: some runs acked, some not yet deleted
+  agent->Wait();
+  long long before = db_.Count("runs");
+  EXPECT_LT(before, 200) << "the agent finished before it could be killed";
+  agent = StartAgent("agent-c", "{pool: c}");
+  WaitFor([&] { return db_.Count("runs") == 200 && fs::is_empty(dir_ + "/agent-c/spool"); });
+  EXPECT_EQ(db_.Count("runs"), 200);
+  EXPECT_EQ(db_.Count("op_stats"), 200 * 4);
+  EXPECT_TRUE(fs::is_empty(dir_ + "/agent-c/spool")) << AgentLog("agent-c");
+}
+
+TEST_F(JobsTest, CollectorKilledRepeatedlyWhileAnAgentUploads500RunsStoresEachOnce) {
+  FillSpool(dir_ + "/agent-d/spool", 500);
+  auto agent = StartAgent("agent-d", "{pool: d}");
+  for (int kill = 1; kill <= 4; ++kill) {
+    WaitFor([&] { return db_.Count("runs") >= kill * 80; });
+    collector_.Kill();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    collector_.Start();
+  }
+  WaitFor([&] { return fs::is_empty(dir_ + "/agent-d/spool"); }, std::chrono::seconds(180));
+  EXPECT_EQ(db_.Count("runs"), 500) << AgentLog("agent-d");
+  EXPECT_EQ(db_.Query("SELECT count(DISTINCT run_id) FROM runs"), "500");
+  EXPECT_TRUE(fs::is_empty(dir_ + "/agent-d/spool"));
+}
+
+}  // namespace
+}  // namespace devtime

@@ -1,0 +1,77 @@
+#include "agents/spool.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "tests/support/process.h"
+#include "tests/support/sample_runs.h"
+
+namespace devtime::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using devtime::testing::NaiveRmsNormRun;
+using devtime::testing::TestRunId;
+
+class SpoolTest : public ::testing::Test {
+ protected:
+  std::string dir_ = devtime::testing::MakeTempDir("spool");
+};
+
+TEST_F(SpoolTest, KeepsRunsAcrossReopenUntilRemoved) {
+  {
+    auto spool = *Spool::Open(dir_, 1 << 20);
+    ASSERT_TRUE(spool->Put(NaiveRmsNormRun(TestRunId(1))).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(spool->Put(NaiveRmsNormRun(TestRunId(2))).ok());
+  }
+  auto spool = *Spool::Open(dir_, 1 << 20);  // an agent restart
+  EXPECT_THAT(spool->Pending(), ::testing::ElementsAre(TestRunId(1), TestRunId(2)));
+  auto run = spool->Load(TestRunId(2));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->identity().run_id(), TestRunId(2));
+  ASSERT_TRUE(spool->Remove(TestRunId(1)).ok());
+  EXPECT_THAT(spool->Pending(), ::testing::ElementsAre(TestRunId(2)));
+  EXPECT_EQ(spool->Stats().runs, 1u);
+}
+
+TEST_F(SpoolTest, PutOfSpooledRunIdIsANoOp) {
+  auto spool = *Spool::Open(dir_, 1 << 20);
+  ASSERT_TRUE(spool->Put(NaiveRmsNormRun(TestRunId(1))).ok());
+  auto bytes = spool->Stats().bytes;
+  ASSERT_TRUE(spool->Put(NaiveRmsNormRun(TestRunId(1))).ok());
+  EXPECT_EQ(spool->Stats().runs, 1u);
+  EXPECT_EQ(spool->Stats().bytes, bytes);
+}
+
+TEST_F(SpoolTest, RefusesRunsBeyondItsBoundWithAClearError) {
+  auto one = NaiveRmsNormRun(TestRunId(1)).ByteSizeLong();
+  auto spool = *Spool::Open(dir_, one * 2 + one / 2);
+  ASSERT_TRUE(spool->Put(NaiveRmsNormRun(TestRunId(1))).ok());
+  ASSERT_TRUE(spool->Put(NaiveRmsNormRun(TestRunId(2))).ok());
+  auto full = spool->Put(NaiveRmsNormRun(TestRunId(3)));
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(full.message()), ::testing::HasSubstr("is full"));
+  EXPECT_EQ(spool->Stats().runs, 2u);
+}
+
+TEST_F(SpoolTest, DiscardsHalfWrittenFilesFromACrash) {
+  std::ofstream(dir_ + "/" + TestRunId(9) + ".tmp") << "partial";
+  auto spool = *Spool::Open(dir_, 1 << 20);
+  EXPECT_TRUE(spool->Pending().empty());
+  EXPECT_FALSE(fs::exists(dir_ + "/" + TestRunId(9) + ".tmp"));
+}
+
+TEST_F(SpoolTest, CorruptFileIsReportedNotSilentlyDropped) {
+  auto spool = *Spool::Open(dir_, 1 << 20);
+  std::ofstream(dir_ + "/" + TestRunId(5) + ".pb") << "\xff\xff\xff not protobuf";
+  auto run = spool->Load(TestRunId(5));
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace devtime::agent

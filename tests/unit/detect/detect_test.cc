@@ -1,0 +1,181 @@
+#include "services/collector/detect/detect.h"
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace devtime::detect {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+// level x (1 + noise N(0, noise_fraction)), with level multiplied by (1 + step) at each start.
+std::vector<Point> Series(size_t n, double noise_fraction,
+                          std::vector<std::pair<size_t, double>> steps, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  std::vector<Point> points(n);
+  double level = 1000.0;
+  size_t next = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (next < steps.size() && steps[next].first == i) level *= 1.0 + steps[next++].second;
+    points[i].value = level * (1.0 + noise_fraction * gauss(rng));
+    points[i].noise = level * 0.03;
+  }
+  return points;
+}
+
+std::vector<size_t> Indices(const std::vector<ChangePoint>& cps) {
+  std::vector<size_t> out;
+  for (const auto& cp : cps) out.push_back(cp.index);
+  return out;
+}
+
+std::vector<size_t> DetectIndices(const std::vector<Point>& points, const DetectorOptions& o = {}) {
+  auto cps = Detect(points, o);
+  EXPECT_TRUE(cps.ok()) << cps.status();
+  return cps.ok() ? Indices(*cps) : std::vector<size_t>{};
+}
+
+TEST(Detect, FindsStepsAtTheFirstBadRun) {
+  const auto points = Series(200, 0.01, {{60, 0.05}, {140, -0.08}}, 1);
+  auto cps = Detect(points, {});
+  ASSERT_TRUE(cps.ok());
+  ASSERT_THAT(Indices(*cps), ElementsAre(60, 140));
+  const ChangePoint& first = (*cps)[0];
+  EXPECT_EQ(first.previous_index, 59u);
+  EXPECT_NEAR(first.relative_change, 0.05, 0.01);
+  EXPECT_NEAR(first.before_mean, 1000.0, 5.0);
+  EXPECT_LT(first.p_value, 1e-6);
+  EXPECT_GT(first.t_statistic, 0.0);
+  EXPECT_EQ(first.before_count, 60u);
+  EXPECT_EQ(first.after_count, 80u);
+  EXPECT_LT((*cps)[1].relative_change, 0.0);
+}
+
+TEST(Detect, StationaryNoiseHasNoChangePoints) {
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    EXPECT_THAT(DetectIndices(Series(300, 0.02, {}, 100 + seed)), IsEmpty()) << seed;
+  }
+}
+
+TEST(Detect, SingleSpikesAreNotChangePoints) {
+  auto points = Series(120, 0.01, {}, 2);
+  points[30].value *= 1.3;
+  points[31].value *= 1.25;  // two in a row
+  points[80].value *= 0.6;
+  points[1].value *= 2.0;
+  EXPECT_THAT(DetectIndices(points), IsEmpty());
+  // Otava's reference mode (with its old defaults) does report spikes.
+  DetectorOptions otava;
+  otava.mode = Mode::kOtava;
+  otava.otava_window = 30;
+  otava.otava_max_pvalue = 0.05;
+  EXPECT_THAT(DetectIndices(points, otava), ::testing::Not(IsEmpty()));
+}
+
+TEST(Detect, MissingNightsAreSkippedAndIndicesStayInputIndices) {
+  auto points = Series(100, 0.01, {{50, 0.1}}, 3);
+  for (size_t i : {10u, 11u, 48u, 49u, 50u, 77u}) points[i].value = std::nan("");
+  auto cps = Detect(points, {});
+  ASSERT_TRUE(cps.ok());
+  ASSERT_THAT(Indices(*cps), ElementsAre(51));
+  EXPECT_EQ((*cps)[0].previous_index, 47u);
+  EXPECT_EQ((*cps)[0].before_count, 46u);  // 0..47 less two missing nights
+}
+
+TEST(Detect, MinimumEffectSizeAndWithinRunNoise) {
+  // 0.5 % step at 0.1 % noise: statistically clear, but below the 1 % minimum.
+  const auto small = Series(200, 0.001, {{100, 0.005}}, 4);
+  EXPECT_THAT(DetectIndices(small), IsEmpty());
+  DetectorOptions loose;
+  loose.min_relative_change = 0.002;
+  loose.min_within_noise_ratio = 0.0;  // the series' within-run noise (3 %) would block it
+  EXPECT_THAT(DetectIndices(small, loose), ElementsAre(100));
+  // A 3 % step when each run's own step-to-step stddev is 40 %: under 0.25 x within noise.
+  auto jittery = Series(200, 0.005, {{100, 0.03}}, 5);
+  for (Point& p : jittery) p.noise = 0.4 * p.value;
+  EXPECT_THAT(DetectIndices(jittery), IsEmpty());
+  EXPECT_THAT(DetectIndices(jittery, loose), ElementsAre(100));
+}
+
+TEST(Detect, ShortAndDegenerateInputs) {
+  EXPECT_THAT(DetectIndices({}), IsEmpty());
+  EXPECT_THAT(DetectIndices(Series(5, 0.01, {}, 6)), IsEmpty());
+  std::vector<Point> constant(50, Point{5.0, 0.0});
+  EXPECT_THAT(DetectIndices(constant), IsEmpty());
+  for (size_t i = 25; i < 50; ++i) constant[i].value = 6.0;
+  EXPECT_THAT(DetectIndices(constant), ElementsAre(25));
+  std::vector<Point> missing(30);
+  EXPECT_THAT(DetectIndices(missing), IsEmpty());
+}
+
+TEST(Detect, RejectsBadOptions) {
+  DetectorOptions options;
+  options.max_pvalue = 0.0;
+  EXPECT_EQ(Detect({}, options).status().code(), absl::StatusCode::kInvalidArgument);
+  options = {};
+  options.gate_min_history = 100;
+  EXPECT_THAT(std::string(ValidateOptions(options).message()),
+              ::testing::HasSubstr("gate_min_history"));
+  EXPECT_FALSE(Detector::Create(options).ok());
+}
+
+TEST(Detector, AppendMatchesFullAnalysis) {
+  const auto points = Series(400, 0.01, {{90, 0.04}, {200, 0.2}, {260, -0.03}, {330, 0.06}}, 7);
+  auto detector = Detector::Create({});
+  ASSERT_TRUE(detector.ok());
+  for (const Point& p : points) detector->Append(p);
+  EXPECT_EQ(Indices(detector->change_points()), DetectIndices(points));
+  EXPECT_THAT(Indices(detector->change_points()), ElementsAre(90, 200, 260, 330));
+  detector->Reset(std::span<const Point>(points).first(150));
+  EXPECT_THAT(Indices(detector->change_points()), ElementsAre(90));
+}
+
+TEST(Detector, AppendBeyondTheHorizonKeepsOldChangePoints) {
+  DetectorOptions options;
+  options.incremental_horizon = 100;
+  const auto points = Series(500, 0.01, {{50, 0.1}, {420, 0.1}}, 8);
+  auto detector = Detector::Create(options);
+  ASSERT_TRUE(detector.ok());
+  for (const Point& p : points) detector->Append(p);
+  EXPECT_THAT(Indices(detector->change_points()), ElementsAre(50, 420));
+}
+
+TEST(DetectGate, SuspectsANewLevelOnItsFirstNight) {
+  auto points = Series(60, 0.01, {}, 9);
+  points.push_back({1080.0, 30.0});
+  auto gate = GateNewest(points, {});
+  ASSERT_TRUE(gate.ok());
+  EXPECT_EQ(gate->verdict, GateVerdict::kSuspected);
+  EXPECT_NEAR(gate->relative_change, 0.08, 0.015);
+  EXPECT_GT(gate->z, 4.0);
+  EXPECT_EQ(gate->baseline_count, 30u);
+  points.back().value = 1005.0;
+  EXPECT_EQ(GateNewest(points, {})->verdict, GateVerdict::kNone);
+}
+
+TEST(DetectGate, UsesOnlyTheCurrentSegmentAsBaseline) {
+  auto points = Series(60, 0.01, {{40, 0.2}}, 10);
+  points.push_back({1200.0, 30.0});  // the new level, not a regression against it
+  auto gate = GateNewest(points, {});
+  ASSERT_TRUE(gate.ok());
+  EXPECT_EQ(gate->verdict, GateVerdict::kNone);
+  EXPECT_EQ(gate->baseline_count, 20u);
+}
+
+TEST(DetectGate, MissingAndShortHistories) {
+  auto points = Series(3, 0.01, {}, 11);
+  EXPECT_EQ(GateNewest(points, {})->verdict, GateVerdict::kInsufficientHistory);
+  points.push_back({});
+  EXPECT_EQ(GateNewest(points, {})->verdict, GateVerdict::kMissing);
+  EXPECT_FALSE(GateNewest({}, {}).ok());
+  EXPECT_EQ(GateVerdictName(GateVerdict::kSuspected), "suspected");
+}
+
+}  // namespace
+}  // namespace devtime::detect

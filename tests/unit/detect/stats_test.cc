@@ -1,0 +1,48 @@
+#include "services/collector/detect/stats.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace devtime::detect {
+namespace {
+
+TEST(DetectStats, StudentTwoSidedMatchesTables) {
+  // Reference values from scipy.stats.t.sf(|t|, df) * 2.
+  EXPECT_NEAR(StudentTwoSidedP(2.2281388519649385, 10), 0.05, 1e-9);
+  EXPECT_NEAR(StudentTwoSidedP(1.0, 1), 0.5, 1e-12);
+  EXPECT_NEAR(StudentTwoSidedP(-2.0, 30), 0.054625044963, 1e-10);
+  EXPECT_NEAR(StudentTwoSidedP(0.0, 5), 1.0, 1e-12);
+  EXPECT_EQ(StudentTwoSidedP(std::numeric_limits<double>::infinity(), 3), 0.0);
+  EXPECT_TRUE(std::isnan(StudentTwoSidedP(std::nan(""), 3)));
+}
+
+TEST(DetectStats, NormalQuantileInvertsTail) {
+  EXPECT_NEAR(NormalTwoSidedQuantile(0.05), 1.959963985, 1e-8);
+  EXPECT_NEAR(NormalTwoSidedQuantile(1e-6), 4.891638475, 1e-7);
+  EXPECT_EQ(NormalTwoSidedQuantile(1.0), 0.0);
+}
+
+TEST(DetectStats, PooledTTestLikeScipy) {
+  // ttest_ind_from_stats(1, 1, 10, 2, 1, 10): t = -sqrt(5), p = 0.0382496 (checked by
+  // numerically integrating the t density)
+  const TTestResult r = PooledTTest(1, 1, 10, 2, 1, 10);
+  EXPECT_NEAR(r.t, -2.2360679775, 1e-9);
+  EXPECT_NEAR(r.p, 0.038249614516, 1e-9);
+  EXPECT_EQ(r.df, 18);
+  // Zero variance, different means: t infinite, p 0 (as scipy).
+  EXPECT_EQ(PooledTTest(1, 0, 3, 2, 0, 3).p, 0.0);
+}
+
+TEST(DetectStats, MedianAndMoments) {
+  const std::vector<double> v = {5, 1, 3, 2, 4, 100};
+  EXPECT_EQ(Median(v), 3.5);
+  const Moments m = MeanStd(std::vector<double>{1, 2, 3, 4}, 1);
+  EXPECT_DOUBLE_EQ(m.mean, 2.5);
+  EXPECT_NEAR(m.stddev, 1.2909944487, 1e-9);
+}
+
+}  // namespace
+}  // namespace devtime::detect

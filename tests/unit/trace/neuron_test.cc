@@ -1,0 +1,206 @@
+// TorchNeuron output directories: the Neuron system trace in both JSON forms, the layers,
+// per-step NeuronCore time, NEFF/NTFF artifacts (fixtures: tests/fixtures/trace/neuron_*).
+#include <filesystem>
+#include <string>
+
+#include "agents/trace/neuron_reader.h"
+#include "gtest/gtest.h"
+#include "tests/unit/trace/test_util.h"
+
+namespace devtime::trace {
+namespace {
+
+namespace fs = std::filesystem;
+using ::devtime::trace::testing::Fixture;
+using ::devtime::trace::testing::ReadAll;
+using ::devtime::trace::testing::TempDir;
+
+TraceSummary MustSummarize(const fs::path& p) {
+  absl::StatusOr<TraceSummary> s = Summarize(p);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *s : TraceSummary{};
+}
+
+double LayerUs(const TraceSummary& s, Layer layer) {
+  for (const LayerTime& l : s.layers) {
+    if (l.layer == layer) return l.time_us;
+  }
+  return -1;
+}
+
+bool HasWarning(const TraceSummary& s, const std::string& part) {
+  for (const std::string& w : s.warnings) {
+    if (w.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+const ArtifactRef* FindArtifact(const TraceSummary& s, const std::string& file) {
+  for (const ArtifactRef& a : s.artifacts) {
+    if (a.path.filename() == file) return &a;
+  }
+  return nullptr;
+}
+
+const fs::path kExplorerSession =
+    "neuron_explorer/profile_output/i-0f207fb2a99bd2d08_pid_701/1729888380";
+const fs::path kFetchSession = "neuron_fetch/i-012590440bb9fd263_pid_98399";
+
+TEST(NeuronDir, ExplorerJsonFromTheOutputRoot) {
+  // Given the profile_output root, devtime finds <instance>_pid_<pid>/<timestamp>/.
+  TraceSummary s = MustSummarize(Fixture("neuron_explorer/profile_output"));
+  EXPECT_EQ(s.source_format, "neuron-dir");
+  EXPECT_EQ(s.device_kind, DeviceKind::kNeuron);
+  EXPECT_TRUE(s.has_device_time);
+  EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
+  // exec 2 merged over two physical cores: [1.300, 2.020] ms = 720 us; exec 3: 800 us; the
+  // warm-up exec before ProfilerStep#3 is not counted.
+  EXPECT_DOUBLE_EQ(s.device_total_us, 1520.0);
+  EXPECT_DOUBLE_EQ(s.unattributed_device_us, 1520.0);
+  ASSERT_EQ(s.steps.size(), 2u);
+  EXPECT_EQ(s.steps[0].step, 3u);
+  EXPECT_DOUBLE_EQ(s.steps[0].device_us, 720.0);
+  EXPECT_DOUBLE_EQ(s.steps[1].device_us, 800.0);
+  EXPECT_TRUE(HasWarning(s, "1 NeuronCore executions (100.000 us) lie outside"));
+  EXPECT_TRUE(HasWarning(s, "not attributed to operators"));
+  EXPECT_DOUBLE_EQ(LayerUs(s, Layer::kFrameworkDispatch), 4040.0);
+  EXPECT_DOUBLE_EQ(LayerUs(s, Layer::kRuntimeScheduling), 1837.094);
+  EXPECT_DOUBLE_EQ(LayerUs(s, Layer::kDeviceExecution), 1520.0);
+  EXPECT_DOUBLE_EQ(LayerUs(s, Layer::kIdle), 2480.0);
+  EXPECT_EQ(s.environment.at("neuron.instance_id"), "i-0f207fb2a99bd2d08");
+  EXPECT_EQ(s.environment.at("neuron.pid"), "701");
+  EXPECT_EQ(s.capture.events_dropped, 0u);
+  // Ops keep host time; no per-op device samples (the system trace names no operator).
+  const OpStats* mul = testing::FindOp(s, "aten::mul");
+  ASSERT_NE(mul, nullptr);
+  EXPECT_EQ(mul->calls, 2u);
+  EXPECT_DOUBLE_EQ(mul->self_device_us, 0.0);
+  EXPECT_TRUE(mul->step_self_device_us.empty());
+}
+
+TEST(NeuronDir, ExplorerArtifactsAndSessionModeNtff) {
+  TraceSummary s = MustSummarize(Fixture(kExplorerSession));
+  const ArtifactRef* neff = FindArtifact(s, "neff_14382885777943380728_vnc_0.neff");
+  ASSERT_NE(neff, nullptr);
+  EXPECT_EQ(neff->kind, "neff");
+  EXPECT_EQ(neff->pair_key, "14382885777943380728");
+  EXPECT_EQ(neff->size_bytes, 64u);
+  ASSERT_NE(FindArtifact(s, "profile_nc_0_session_0.ntff"), nullptr);
+  EXPECT_EQ(FindArtifact(s, "ntrace.pb")->kind, "system_trace");
+  EXPECT_EQ(FindArtifact(s, "trace_info.pb")->kind, "system_trace_info");
+  EXPECT_EQ(FindArtifact(s, "system_profile.json")->kind, "system_trace_json");
+  EXPECT_EQ(FindArtifact(s, "trace.json")->kind, "framework_trace");
+  // Session mode: one NTFF per core for every NEFF, so no NEFF lacks its NTFF.
+  EXPECT_FALSE(HasWarning(s, "has no NTFF"));
+}
+
+TEST(NeuronDir, FetchApiFormWithClockAlignmentAndOlderLayout) {
+  TraceSummary s = MustSummarize(Fixture(kFetchSession));
+  EXPECT_EQ(s.source_format, "neuron-dir");
+  EXPECT_TRUE(s.has_device_time);
+  EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
+  EXPECT_DOUBLE_EQ(s.device_total_us, 5.0);  // exec 7 (two cores merged): 2 us, exec 8: 3 us
+  ASSERT_EQ(s.steps.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.steps[0].device_us, 2.0);
+  EXPECT_DOUBLE_EQ(s.steps[1].device_us, 3.0);
+  EXPECT_DOUBLE_EQ(LayerUs(s, Layer::kRuntimeScheduling), 20.0);
+  EXPECT_DOUBLE_EQ(LayerUs(s, Layer::kIdle), 3995.0);
+  EXPECT_TRUE(HasWarning(s, "1 Neuron system trace start/stop events have no partner"));
+  EXPECT_TRUE(HasWarning(s, "NEFF neff_555_vnc_0.neff has no NTFF with hash 555"));
+  EXPECT_TRUE(HasWarning(s, "NTFF 14382885777943380728_instid_0_vnc_1.ntff is empty (0 bytes)"));
+  EXPECT_FALSE(HasWarning(s, "neff_14382885777943380728.neff has no NTFF"));
+  const ArtifactRef* ntff = FindArtifact(s, "14382885777943380728_instid_0_vnc_0.ntff");
+  ASSERT_NE(ntff, nullptr);
+  EXPECT_EQ(ntff->pair_key, "14382885777943380728");
+  EXPECT_EQ(FindArtifact(s, "neff_14382885777943380728.neff")->pair_key, "14382885777943380728");
+  EXPECT_EQ(FindArtifact(s, "neuron_framework_trace_rank_0.json")->kind, "framework_trace");
+}
+
+TEST(NeuronDir, FetchApiWithoutSyncPointKeepsDeviceClock) {
+  TempDir dir;
+  dir.Write("trace.json", ReadAll(Fixture(kFetchSession / "neuron_framework_trace_rank_0.json")));
+  dir.Write("ntrace.json", R"({"events": [
+    {"event_type": "nc_exec_running", "phase": "start", "tracking_id": 1, "nc_idx": 0,
+     "data": {"exec_id": 7, "device_core_idx": 0, "nc_timestamp_ns": 100}},
+    {"event_type": "nc_exec_running", "phase": "stop", "tracking_id": 1, "nc_idx": 0,
+     "data": {"exec_id": 7, "device_core_idx": 0, "nc_timestamp_ns": 2100}}]})");
+  TraceSummary s = MustSummarize(dir.path());
+  EXPECT_TRUE(s.has_device_time);
+  EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
+  EXPECT_DOUBLE_EQ(s.device_total_us, 2.0);
+  EXPECT_DOUBLE_EQ(s.steps[0].device_us, 0.0);
+  EXPECT_TRUE(HasWarning(s, "no timestamp_sync_point"));
+  EXPECT_DOUBLE_EQ(LayerUs(s, Layer::kIdle), 0.0);
+}
+
+TEST(NeuronDir, OnlyNtracePbIsInvalidWithAHowTo) {
+  TempDir dir;
+  dir.Write("trace.json", ReadAll(Fixture(kExplorerSession / "trace.json")));
+  dir.Write("ntrace.pb", "x");
+  TraceSummary s = MustSummarize(dir.path());
+  ASSERT_TRUE(s.invalid_reason);
+  EXPECT_NE(s.invalid_reason->find("device backend profiled but device time is empty: the Neuron "
+                                   "system trace is only in ntrace.pb"),
+            std::string::npos)
+      << *s.invalid_reason;
+  EXPECT_NE(s.invalid_reason->find("--output-format json"), std::string::npos);
+}
+
+TEST(NeuronDir, NoFrameworkTraceIsInvalid) {
+  TempDir dir;
+  dir.Write("system_profile.json", ReadAll(Fixture(kExplorerSession / "system_profile.json")));
+  TraceSummary s = MustSummarize(dir.path());
+  ASSERT_TRUE(s.invalid_reason);
+  EXPECT_NE(s.invalid_reason->find("no framework trace"), std::string::npos) << *s.invalid_reason;
+}
+
+TEST(NeuronDir, ManyRanksAndSessionsPickOneAndSayWhich) {
+  TempDir dir;
+  for (const char* rank : {"i-1_pid_10", "i-1_pid_11"}) {
+    for (const char* ts : {"100", "200"}) {
+      fs::create_directories(dir.path() / rank / ts);
+      dir.Write(std::string(rank) + "/" + ts + "/ntrace.pb", "x");
+    }
+  }
+  TraceSummary s = MustSummarize(dir.path());
+  EXPECT_TRUE(HasWarning(s, "2 rank directories"));
+  EXPECT_TRUE(HasWarning(s, "summarized the newest by name, 200"));
+  EXPECT_EQ(s.environment.at("neuron.pid"), "10");
+}
+
+TEST(NeuronReader, TraceEventsSpellingAndStringNumbers) {
+  TempDir dir;
+  const fs::path p = dir.Write("system_profile.json", R"({"warnings": [], "trace_events": [
+    {"name": "nc_exec_running", "timestamp": "1729888381000000000", "duration": "2000",
+     "lnc_idx": "0", "exec_id": "4", "process_id": "9"}]})");
+  absl::StatusOr<NeuronSystemTrace> t = ReadNeuronSystemTrace(p);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->form, "explorer-json");
+  ASSERT_EQ(t->device.size(), 1u);
+  EXPECT_EQ(t->device[0].end_ns - t->device[0].start_ns, 2000);
+}
+
+TEST(NeuronReader, ErrorsNameTheFile) {
+  TempDir dir;
+  for (const std::string& bad :
+       {std::string(""), std::string("[]"), std::string("{}"), std::string(R"({"events": {}})"),
+        std::string(R"({"events": [1]})"),
+        std::string(R"({"trace_event": [{"name": "x", "timestamp": 1,
+                                   "duration": 1, "timestamp_unit": "us"}]})")}) {
+    const fs::path p = dir.Write("system_profile.json", bad);
+    absl::StatusOr<NeuronSystemTrace> t = ReadNeuronSystemTrace(p);
+    ASSERT_FALSE(t.ok()) << bad;
+    EXPECT_NE(t.status().message().find(p.string()), std::string::npos) << t.status();
+  }
+}
+
+TEST(NeuronReader, DroppedEventsWarningText) {
+  EXPECT_EQ(DroppedEventsInWarning("WARN[0000] Warning: 1001 trace events were dropped during "
+                                   "capture (stored 530560 out of 531561 total events)..."),
+            1001u);
+  EXPECT_FALSE(DroppedEventsInWarning("no events were dropped"));
+  EXPECT_FALSE(DroppedEventsInWarning(" trace events were dropped"));
+}
+
+}  // namespace
+}  // namespace devtime::trace

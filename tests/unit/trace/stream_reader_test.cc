@@ -1,0 +1,113 @@
+// The streaming reader: structural skipping across 64-byte blocks, gzip chunk boundaries,
+// category filtering (json_trace_reader.h).
+#include <zlib.h>
+
+#include <set>
+#include <string>
+
+#include "agents/trace/json_trace_reader.h"
+#include "gtest/gtest.h"
+#include "tests/unit/trace/test_util.h"
+
+namespace devtime::trace {
+namespace {
+
+using ::devtime::trace::testing::TempDir;
+
+std::string Gzip(const std::string& in) {
+  z_stream zs{};
+  deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&zs, in.size()) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+// Skipped values full of traps: brackets and escaped quotes inside strings, backslashes,
+// nesting, at every alignment against the 64-byte blocks.
+std::string TrickyTrace(int events) {
+  std::string out = R"({"traceEvents": [)";
+  for (int i = 0; i < events; ++i) {
+    if (i) out += ",\n";
+    const std::string pad(static_cast<size_t>(i % 97), 'x');
+    out += R"({"ph": "X", "cat": "cpu_op", "noise": [")" + pad + R"(]}{[\"\\", {"a": "}]"},
+      [[1, 2], {"b": ")" +
+           std::string(static_cast<size_t>(i % 131), '[') + R"("}]],
+      "name": "op)" +
+           std::to_string(i % 7) + R"(", "pid": 1, "tid": 1, "ts": )" +
+           std::to_string(1000 + i * 10) + R"(, "dur": 5, "args": {"Input Dims": [[)" +
+           std::to_string(pad.size()) + std::string("], [\"]\"]], \"External id\": ") +
+           std::to_string(i) + "}}";
+    out += R"(, {"ph": "X", "cat": "python_function", "name": "py", "pid": 1, "tid": 1, "ts": 1,
+      "dur": 1, "args": {"Python id": ")" +
+           std::string(static_cast<size_t>(i % 67), '{') + R"(\"", "x": "[}]"}})";
+  }
+  return out + "]}";
+}
+
+TEST(TraceStreamReader, SkipsTrickyValuesAtEveryAlignment) {
+  const std::string text = TrickyTrace(600);
+  absl::StatusOr<RawTrace> t = ParseTraceJson(text.data(), text.size(), "in");
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->events.size(), 1200u);
+  for (size_t i = 0; i < 600; ++i) {
+    const RawEvent& e = t->events[2 * i];
+    EXPECT_EQ(t->strings.Get(e.name), "op" + std::to_string(i % 7)) << i;
+    EXPECT_EQ(e.external_id, static_cast<int64_t>(i)) << i;
+    EXPECT_EQ(e.ts_ns, static_cast<int64_t>(1000 + i * 10) * 1000) << i;
+  }
+}
+
+TEST(TraceStreamReader, FilteredCategoriesAreCountedNotKept) {
+  const std::string text = TrickyTrace(600);
+  const std::set<std::string> keep = {"cpu_op"};
+  TraceReadOptions options;
+  options.keep_categories = &keep;
+  absl::StatusOr<RawTrace> t = ParseTraceJson(text.data(), text.size(), "in", options);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->events.size(), 600u);
+  EXPECT_EQ(t->complete_events, 1200u);
+  EXPECT_EQ(t->total_events, 1200u);
+  EXPECT_EQ(t->events[599].external_id, 599);
+}
+
+TEST(TraceStreamReader, GzipAcrossManyChunksEqualsPlain) {
+  std::string text = TrickyTrace(40000);  // ~20 MB: several 4 MiB inflate chunks
+  ASSERT_GT(text.size(), size_t{9} << 20);
+  TempDir dir;
+  const auto plain = dir.Write("t.json", text);
+  const auto gz = dir.Write("t.json.gz", Gzip(text));
+  absl::StatusOr<RawTrace> a = ReadTraceFile(plain);
+  absl::StatusOr<RawTrace> b = ReadTraceFile(gz);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_EQ(a->events.size(), b->events.size());
+  for (size_t i = 0; i < a->events.size(); i += 997) {
+    EXPECT_EQ(a->events[i].ts_ns, b->events[i].ts_ns);
+    EXPECT_EQ(a->strings.Get(a->events[i].name), b->strings.Get(b->events[i].name));
+  }
+  // Truncated inside the stream: a clear error, wherever the cut falls.
+  const std::string z = Gzip(text);
+  const auto cut = dir.Write("cut.json.gz", z.substr(0, z.size() * 2 / 3));
+  absl::StatusOr<RawTrace> c = ReadTraceFile(cut);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("gzip stream is truncated"), std::string::npos) << c.status();
+}
+
+TEST(TraceStreamReader, LongStringsAcrossBlocksInSkippedValues) {
+  std::string text = R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "big": {"s": ")";
+  for (int i = 0; i < 5000; ++i) text += i % 50 == 0 ? "\\\"]}" : "ab{[";
+  text += R"("}, "name": "after", "ts": 1, "dur": 2}]})";
+  absl::StatusOr<RawTrace> t = ParseTraceJson(text.data(), text.size(), "in");
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->events.size(), 1u);
+  EXPECT_EQ(t->strings.Get(t->events[0].name), "after");
+}
+
+}  // namespace
+}  // namespace devtime::trace
