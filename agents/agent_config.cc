@@ -29,8 +29,9 @@ std::string DetectInstanceType() {
 
 absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& yaml, const std::string& source) {
   static const std::set<std::string> kKnown = {
-      "name",      "host",      "instance_type",   "labels",         "collector",     "work_dir",
-      "spool_dir", "state_dir", "spool_max_bytes", "metrics_listen", "harness_python"};
+      "name",           "host",       "instance_type", "labels",          "collector",
+      "work_dir",       "spool_dir",  "state_dir",     "spool_max_bytes", "metrics_listen",
+      "harness_python", "token_file", "tls_ca",        "tls_cert",        "tls_key"};
   AgentConfig config;
   try {
     YAML::Node root = YAML::Load(yaml);
@@ -63,6 +64,10 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& yaml, const std:
       if (key == "state_dir") config.state_dir = text;
       if (key == "metrics_listen") config.metrics_listen = text;
       if (key == "harness_python") config.harness_python = text;
+      if (key == "token_file") config.token_file = text;
+      if (key == "tls_ca") config.tls_ca = text;
+      if (key == "tls_cert") config.tls_cert = text;
+      if (key == "tls_key") config.tls_key = text;
     }
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(source + ":" + std::to_string(e.mark.line + 1) + ": " +

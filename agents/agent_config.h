@@ -24,6 +24,10 @@ struct AgentConfig {
   uint64_t spool_max_bytes = 1ull << 30;
   std::string metrics_listen;  // host:port for /metrics; "" = no metrics endpoint
   std::string harness_python = "/usr/bin/python3";  // {python} in job commands
+  std::string token_file;  // this agent's token (devtimectl agents add NAME --host HOST)
+  std::string tls_ca;      // PEM CA of the collector's certificate: connect with TLS
+  std::string tls_cert;    // PEM client certificate (mutual TLS)
+  std::string tls_key;
 };
 
 // Parses `yaml` (from `source`, for messages) and fills defaults.

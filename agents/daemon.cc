@@ -78,7 +78,12 @@ absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentConfi
   fs::create_directories(config.work_dir, ec);
   if (ec)
     return absl::InternalError("cannot create " + config.work_dir.string() + ": " + ec.message());
-  daemon->channel_ = wire::MakeCollectorChannel(config.collector);
+  auto creds = wire::LoadClientCredentials(config.token_file, config.tls_ca, config.tls_cert,
+                                           config.tls_key);
+  if (!creds.ok()) return creds.status();
+  auto channel = wire::ConnectCollector(config.collector, *creds);
+  if (!channel.ok()) return channel.status();
+  daemon->channel_ = *channel;
   daemon->LoadAssignments();
   daemon->session_ = std::thread([d = daemon.get()] { d->SessionLoop(); });
   daemon->scheduler_ = std::thread([d = daemon.get()] { d->SchedulerLoop(); });

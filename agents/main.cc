@@ -66,9 +66,14 @@ int Summarize(const std::string& path, Format format, devtime::agent::RunLabels 
   return 0;
 }
 
-int UploadFiles(const std::string& collector, const std::vector<std::string>& files,
-                int retry_seconds) {
-  auto stub = devtime::v1::Collector::NewStub(devtime::wire::MakeCollectorChannel(collector));
+int UploadFiles(const std::string& collector, const devtime::wire::ClientCredentials& creds,
+                const std::vector<std::string>& files, int retry_seconds) {
+  auto channel = devtime::wire::ConnectCollector(collector, creds);
+  if (!channel.ok()) {
+    std::cerr << "devtime-agent: " << channel.status().message() << "\n";
+    return 2;
+  }
+  auto stub = devtime::v1::Collector::NewStub(*channel);
   devtime::agent::UploadOptions options;
   options.retry_for = std::chrono::seconds(retry_seconds);
   int failures = 0;
@@ -165,6 +170,13 @@ int main(int argc, char** argv) {
       ->add_option("--retry-for", retry_seconds,
                    "seconds to keep retrying while the collector or database is unreachable")
       ->capture_default_str();
+  std::string token_file, tls_ca, tls_cert, tls_key;
+  upload->add_option(
+      "--token-file", token_file,
+      "file with the agent's (or admin) token; else $DEVTIME_TOKEN / $DEVTIME_TOKEN_FILE");
+  upload->add_option("--tls-ca", tls_ca, "PEM CA of the collector's certificate: connect with TLS");
+  upload->add_option("--tls-cert", tls_cert, "PEM client certificate (mutual TLS)");
+  upload->add_option("--tls-key", tls_key, "PEM key of --tls-cert");
   upload->add_option("FILE", files, "RunSummary JSON files (devtime-agent summarize --format json)")
       ->required();
 
@@ -181,5 +193,11 @@ int main(int argc, char** argv) {
   if (*summarize) {
     return Summarize(path, format_name == "json" ? Format::kJson : Format::kTable, labels);
   }
-  return UploadFiles(collector, files, retry_seconds);
+  auto creds = devtime::wire::LoadClientCredentials(token_file, tls_ca, tls_cert, tls_key);
+  if (!creds.ok()) {
+    std::cerr << "devtime-agent: " << creds.status().message() << "\n";
+    return 2;
+  }
+  if (creds->token.empty()) creds->token = devtime::wire::TokenFromEnvironment();
+  return UploadFiles(collector, *creds, files, retry_seconds);
 }

@@ -8,7 +8,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config ccache git procps
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
-  libpqxx-dev postgresql
+  libpqxx-dev postgresql libssl-dev openssl
   prometheus-cpp-dev
   nlohmann-json3-dev libsimdjson-dev libcli11-dev libyaml-cpp-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -21,6 +21,9 @@ mkdir -p "$state"
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 
+token="$state/admin.token"   # created by the collector at its first start
+ctl() { "$bin/devtimectl" --collector "$collector" --token-file "$token" "$@"; }
+
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 collector_pid() {
@@ -45,7 +48,8 @@ start_collector() {
   say "starting devtime-collector"
   setsid nohup "$bin/devtime-collector" --database "$(deploy/pg.sh conninfo "$pg_dir")" \
     --listen "127.0.0.1:$grpc" --metrics-listen "127.0.0.1:$metrics" \
-    --ready-file "$state/collector.ready" >>"$state/collector.log" 2>&1 </dev/null &
+    --admin-token-file "$token" --ready-file "$state/collector.ready" \
+    >>"$state/collector.log" 2>&1 </dev/null &
   echo $! >"$state/collector.pid"
   for _ in $(seq 1 300); do
     [ -f "$state/collector.ready" ] && return
@@ -61,7 +65,8 @@ upload_demo() {
   local collector=$1
   say "uploading the RMSNorm demo history (TorchNeuron guide numbers, 3 workloads x 14 nights)"
   /usr/bin/python3 deploy/demo/make_history.py --out "$state/demo"
-  "$bin/devtime-agent" upload --collector "$collector" "$state"/demo/*.json | tail -n 3
+  "$bin/devtime-agent" upload --collector "$collector" --token-file "$token" "$state"/demo/*.json |
+    tail -n 3
 }
 
 agent_pid() {
@@ -76,8 +81,14 @@ start_agent() {
     say "agent already running (pid $(agent_pid))"
     return
   fi
+  local host
+  host=$(hostname 2>/dev/null || echo localhost)
+  ctl agents add quickstart-agent --host "$host" >"$state/agent.token" 2>/dev/null
+  chmod 600 "$state/agent.token"
   cat >"$state/agent.yaml" <<AGENT
 name: quickstart-agent
+host: $host
+token_file: $state/agent.token
 labels: {pool: quickstart}
 collector: $collector
 work_dir: $state/agent/runs
@@ -105,22 +116,22 @@ jobs:
     timeout_seconds: 600
     capture_steps: 5
 JOBS
-  "$bin/devtimectl" --collector "$collector" jobs apply -f "$state/jobs.yaml"
+  ctl jobs apply -f "$state/jobs.yaml"
   for _ in $(seq 1 100); do
-    "$bin/devtimectl" --collector "$collector" agents list 2>/dev/null | grep -q "quickstart-agent .* yes" && break
+    ctl agents list 2>/dev/null | grep -q "quickstart-agent .* yes" && break
     sleep 0.2
   done
   say "profiling the naive RMSNorm on this CPU now (job rmsnorm-naive-local-cpu, run-now)"
   local before
-  before=$("$bin/devtimectl" --collector "$collector" jobs history rmsnorm-naive-local-cpu | grep -c succeeded || true)
-  "$bin/devtimectl" --collector "$collector" jobs run-now rmsnorm-naive-local-cpu >/dev/null
+  before=$(ctl jobs history rmsnorm-naive-local-cpu | grep -c succeeded || true)
+  ctl jobs run-now rmsnorm-naive-local-cpu >/dev/null
   for _ in $(seq 1 300); do
     local now
-    now=$("$bin/devtimectl" --collector "$collector" jobs history rmsnorm-naive-local-cpu | grep -c succeeded || true)
+    now=$(ctl jobs history rmsnorm-naive-local-cpu | grep -c succeeded || true)
     [ "$now" -gt "$before" ] && break
     sleep 1
   done
-  "$bin/devtimectl" --collector "$collector" jobs history rmsnorm-naive-local-cpu --limit 3
+  ctl jobs history rmsnorm-naive-local-cpu --limit 3
   local run_dir
   run_dir=$(ls -td "$state"/agent/runs/rmsnorm-naive-local-cpu/*/ 2>/dev/null | head -n 1)
   [ -n "$run_dir" ] && ln -sfn "$run_dir/output" "$state/latest-profile"
@@ -133,7 +144,7 @@ print_next_steps() {
 
 devtime is running: collector at $collector, data in $state.
 Look at it:
-  export DEVTIME_COLLECTOR=$collector PATH="$bin:\$PATH"
+  export DEVTIME_COLLECTOR=$collector DEVTIME_TOKEN_FILE=$token PATH="$bin:\$PATH"
   devtimectl models list
   devtimectl runs list --model rmsnorm --workload fused
   devtimectl runs show \$(devtimectl runs list --workload fused --limit 1 --format json | sed -n 's/.*"run_id": "\(.*\)".*/\1/p')
@@ -159,7 +170,7 @@ up() {
   start_agent "$collector"
   profile_on_cpu "$collector"
   say "the fused workload's history (it loses its fusion on 2026-11-25):"
-  "$bin/devtimectl" --collector "$collector" runs list --model rmsnorm --workload fused --limit 8
+  ctl runs list --model rmsnorm --workload fused --limit 8
   print_next_steps "$collector" "$metrics"
 }
 

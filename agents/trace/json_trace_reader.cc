@@ -173,6 +173,12 @@ inline const char* FindStructural(const char* p, const char* e) {
   return p;
 }
 
+// key == literal, with the literal's length known at compile time (inlined compare).
+template <size_t N>
+inline bool Is(std::string_view key, const char (&literal)[N]) {
+  return key.size() == N - 1 && std::memcmp(key.data(), literal, N - 1) == 0;
+}
+
 inline bool IsNumberChar(char c) {
   return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
 }
@@ -589,10 +595,10 @@ class Parser {
     const uint64_t h = (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL) ^ s.size();
     return static_cast<size_t>(h >> 52);  // 12 bits
   }
-  uint32_t InternName(std::string_view s) {
+  uint32_t InternFast(std::string_view s, const char* field) {
     NameSlot& slot = name_cache_[CheapHash(s)];
     if (slot.text.size() == s.size() && slot.text == s && !slot.text.empty()) return slot.id;
-    const uint32_t id = InternChecked(s, "name");
+    const uint32_t id = InternChecked(s, field);
     slot.text.assign(s);
     slot.id = id;
     return id;
@@ -605,30 +611,15 @@ class Parser {
     }
     return trace_->strings.Intern(s);
   }
-  // Interns with a one-entry cache: cat/pid/tid repeat from one event to the next.
-  struct Cache {
-    std::string text;
-    uint32_t id = 0;
-    bool valid = false;
-  };
-  uint32_t InternCached(std::string_view s, const char* field, Cache* cache) {
-    if (cache->valid && cache->text == s) return cache->id;
-    const uint32_t id = InternChecked(s, field);
-    cache->text.assign(s);
-    cache->id = id;
-    cache->valid = true;
-    return id;
-  }
-
   // True when events of category `cat` are not kept (TraceReadOptions::keep_categories).
   bool Dropped(std::string_view cat) {
     if (!options_.keep_categories || cat.empty()) return false;
-    return !KeepCategory(InternCached(cat, "cat", &cat_cache_));
+    return !KeepCategory(InternFast(cat, "cat"));
   }
 
   bool IsHostCategory(std::string_view cat) {
     if (!options_.host_categories || cat.empty()) return false;
-    const uint32_t id = InternCached(cat, "cat", &cat_cache_);
+    const uint32_t id = InternFast(cat, "cat");
     if (id >= host_cat_.size()) host_cat_.resize(id + 1, -1);
     if (host_cat_[id] < 0) {
       host_cat_[id] = options_.host_categories->contains(trace_->strings.Get(id)) ? 1 : 0;
@@ -657,13 +648,13 @@ class Parser {
     ReadObject([&](std::string_view key) {
       switch (key.size()) {
         case 2:
-          if (key == "ph") {
+          if (Is(key, "ph")) {
             if (Peek() != '"') Fail("field 'ph' is not a string");
             ph = ReadString(&scratch_[0]);
             has_ph = true;
             return !(has_cat && (skipped = Dropped(cat)));
           }
-          if (key == "ts") {
+          if (Is(key, "ts")) {
             const char c = Peek();
             if (!(c == '-' || (c >= '0' && c <= '9'))) Fail("field 'ts' is not a number");
             ts = NumberToken();
@@ -671,23 +662,23 @@ class Parser {
           }
           break;
         case 3:
-          if (key == "cat") {
+          if (Is(key, "cat")) {
             if (Peek() != '"') Fail("field 'cat' is not a string");
             cat = ReadString(&scratch_[1]);
             has_cat = true;
             return !(has_ph && (skipped = Dropped(cat)));
           }
-          if (key == "dur") {
+          if (Is(key, "dur")) {
             const char c = Peek();
             if (!(c == '-' || (c >= '0' && c <= '9'))) Fail("field 'dur' is not a number");
             dur = NumberToken();
             return true;
           }
-          if (key == "pid" || key == "tid") {
-            std::string_view& out = key == "pid" ? pid : tid;
+          if (Is(key, "pid") || Is(key, "tid")) {
+            std::string_view& out = Is(key, "pid") ? pid : tid;
             const char c = Peek();
             if (c == '"') {
-              out = ReadString(&scratch_[key == "pid" ? 2 : 3]);
+              out = ReadString(&scratch_[Is(key, "pid") ? 2 : 3]);
             } else if (c == '-' || (c >= '0' && c <= '9')) {
               out = NumberToken();
             } else {
@@ -697,13 +688,13 @@ class Parser {
           }
           break;
         case 4:
-          if (key == "name") {
+          if (Is(key, "name")) {
             if (Peek() != '"') Fail("field 'name' is not a string");
             name = ReadString(&scratch_[4]);
             has_name = true;
             return true;
           }
-          if (key == "args" && Peek() == '{') {
+          if (Is(key, "args") && Peek() == '{') {
             // Once the ids this category can use are read, the rest of args is skipped
             // structurally: host ops use External id, runtime events correlation, device
             // events both (summarizer.cc). Unknown category (cat after args): read all.
@@ -712,10 +703,10 @@ class Parser {
             bool want_corr = !host;
             bool want_ext = !runtime;
             ReadObject([&](std::string_view arg) {
-              if (arg == "correlation") {
+              if (Is(arg, "correlation")) {
                 correlation = ReadOptionalId();
                 want_corr = false;
-              } else if (arg == "External id") {
+              } else if (Is(arg, "External id")) {
                 external_id = ReadOptionalId();
                 want_ext = false;
               } else {
@@ -754,11 +745,11 @@ class Parser {
     if (!d) Fail("field 'dur' is not a valid time: " + std::string(dur));
     ++trace_->complete_events;
     RawEvent ev;
-    ev.cat = has_cat ? InternCached(cat, "cat", &cat_cache_) : 0;
+    ev.cat = has_cat ? InternFast(cat, "cat") : 0;
     if (KeepCategory(ev.cat)) {
-      ev.name = InternName(name);
-      ev.pid = pid.data() ? InternCached(pid, "pid", &pid_cache_) : 0;
-      ev.tid = tid.data() ? InternCached(tid, "tid", &tid_cache_) : 0;
+      ev.name = InternFast(name, "name");
+      ev.pid = pid.data() ? InternFast(pid, "pid") : 0;
+      ev.tid = tid.data() ? InternFast(tid, "tid") : 0;
       ev.index = index_;
       ev.ts_ns = *t;
       ev.dur_ns = *d;
@@ -891,7 +882,6 @@ class Parser {
   bool in_event_ = false;
   std::string key_scratch_, id_scratch_;
   std::string scratch_[5];
-  Cache cat_cache_, pid_cache_, tid_cache_;
   std::vector<int8_t> keep_cat_;
   std::vector<int8_t> host_cat_;
   std::vector<NameSlot> name_cache_ = std::vector<NameSlot>(4096);
@@ -903,7 +893,8 @@ absl::StatusOr<RawTrace> Parse(Input& in, const std::string& origin,
                                const TraceReadOptions& options, uint64_t size_hint) {
   RawTrace trace;
   constexpr uint64_t kMinEventBytes = 100;  // smaller than any real Kineto event
-  trace.events.reserve(static_cast<size_t>(std::min<uint64_t>(size_hint / kMinEventBytes, 64u << 20)));
+  trace.events.reserve(
+      static_cast<size_t>(std::min<uint64_t>(size_hint / kMinEventBytes, 64u << 20)));
   try {
     Parser parser(in, options, &trace);
     parser.Run();
@@ -951,7 +942,7 @@ absl::StatusOr<RawTrace> ParseTraceJson(const char* data, size_t size, const std
     try {
       GzipInput in(bytes, size);
       return Parse(in, origin, options, uint64_t{size} * 20);  // typical ratio 13-29x (§5)
-    } catch (const ParseError& e) {  // zlib initialisation
+    } catch (const ParseError& e) {                            // zlib initialisation
       return absl::InvalidArgumentError(origin + ": " + e.message);
     }
   }
@@ -987,7 +978,7 @@ absl::StatusOr<RawTrace> ReadTraceFile(const std::filesystem::path& path,
     try {
       GzipInput in(bytes, size);
       return Parse(in, origin, options, uint64_t{size} * 20);  // typical ratio 13-29x (§5)
-    } catch (const ParseError& e) {  // zlib initialisation
+    } catch (const ParseError& e) {                            // zlib initialisation
       return absl::InvalidArgumentError(origin + ": " + e.message);
     }
   }

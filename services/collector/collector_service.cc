@@ -33,12 +33,25 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
-grpc::Status CollectorService::UploadRun(grpc::ServerContext*, const v1::UploadRunRequest* request,
+grpc::Status CollectorService::UploadRun(grpc::ServerContext* context,
+                                         const v1::UploadRunRequest* request,
                                          v1::UploadRunResponse* response) {
   auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
+  auto caller = auth_.Authenticate(*context);
+  if (!caller.ok()) {
+    metrics_.RecordIngest(absl::IsUnavailable(caller.status()) ? "unavailable" : "unauthorized",
+                          elapsed());
+    return ToGrpcStatus(caller.status());
+  }
+  if (caller->role == Role::kAgent && request->run().identity().host() != caller->host) {
+    metrics_.RecordIngest("unauthorized", elapsed());
+    return ToGrpcStatus(auth_.Forbidden("run.identity.host: agent " + caller->agent +
+                                        " may only write runs for host " + caller->host +
+                                        ", not '" + request->run().identity().host() + "'"));
+  }
   absl::Status valid = request->has_run() ? ValidateRun(request->run())
                                           : absl::InvalidArgumentError("run: is required");
   if (!valid.ok()) {
@@ -58,8 +71,11 @@ grpc::Status CollectorService::UploadRun(grpc::ServerContext*, const v1::UploadR
   return grpc::Status::OK;
 }
 
-grpc::Status CollectorService::ListRuns(grpc::ServerContext*, const v1::ListRunsRequest* request,
+grpc::Status CollectorService::ListRuns(grpc::ServerContext* context,
+                                        const v1::ListRunsRequest* request,
                                         v1::ListRunsResponse* response) {
+  if (auto caller = auth_.Authenticate(*context); !caller.ok())
+    return ToGrpcStatus(caller.status());
   if (request->limit() > wire::kMaxListLimit) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "limit: at most " + std::to_string(wire::kMaxListLimit));
@@ -75,16 +91,22 @@ grpc::Status CollectorService::ListRuns(grpc::ServerContext*, const v1::ListRuns
   return grpc::Status::OK;
 }
 
-grpc::Status CollectorService::GetRun(grpc::ServerContext*, const v1::GetRunRequest* request,
+grpc::Status CollectorService::GetRun(grpc::ServerContext* context,
+                                      const v1::GetRunRequest* request,
                                       v1::GetRunResponse* response) {
+  if (auto caller = auth_.Authenticate(*context); !caller.ok())
+    return ToGrpcStatus(caller.status());
   auto run = store_.GetRun(request->run_id());
   if (!run.ok()) return ToGrpcStatus(run.status());
   *response = std::move(*run);
   return grpc::Status::OK;
 }
 
-grpc::Status CollectorService::ListModels(grpc::ServerContext*, const v1::ListModelsRequest*,
+grpc::Status CollectorService::ListModels(grpc::ServerContext* context,
+                                          const v1::ListModelsRequest*,
                                           v1::ListModelsResponse* response) {
+  if (auto caller = auth_.Authenticate(*context); !caller.ok())
+    return ToGrpcStatus(caller.status());
   auto models = store_.ListModels();
   if (!models.ok()) return ToGrpcStatus(models.status());
   for (auto& model : *models) *response->add_models() = std::move(model);
@@ -125,8 +147,12 @@ absl::StatusOr<v1::JobInfo> CollectorService::DescribeJob(const v1::JobSpec& spe
   return info;
 }
 
-grpc::Status CollectorService::ApplyJobs(grpc::ServerContext*, const v1::ApplyJobsRequest* request,
+grpc::Status CollectorService::ApplyJobs(grpc::ServerContext* context,
+                                         const v1::ApplyJobsRequest* request,
                                          v1::ApplyJobsResponse* response) {
+  if (auto caller = auth_.RequireAdmin(*context, "jobs apply"); !caller.ok()) {
+    return ToGrpcStatus(caller.status());
+  }
   std::vector<v1::JobSpec> jobs;
   std::set<std::string> names;
   for (int i = 0; i < request->jobs_size(); ++i) {
@@ -144,8 +170,10 @@ grpc::Status CollectorService::ApplyJobs(grpc::ServerContext*, const v1::ApplyJo
   return grpc::Status::OK;
 }
 
-grpc::Status CollectorService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*,
+grpc::Status CollectorService::ListJobs(grpc::ServerContext* context, const v1::ListJobsRequest*,
                                         v1::ListJobsResponse* response) {
+  if (auto caller = auth_.Authenticate(*context); !caller.ok())
+    return ToGrpcStatus(caller.status());
   auto jobs = jobs_.ListJobs();
   if (!jobs.ok()) return ToGrpcStatus(jobs.status());
   auto agents = jobs_.ListAgents();
@@ -158,8 +186,10 @@ grpc::Status CollectorService::ListJobs(grpc::ServerContext*, const v1::ListJobs
   return grpc::Status::OK;
 }
 
-grpc::Status CollectorService::GetJob(grpc::ServerContext*, const v1::GetJobRequest* request,
-                                      v1::JobInfo* response) {
+grpc::Status CollectorService::GetJob(grpc::ServerContext* context,
+                                      const v1::GetJobRequest* request, v1::JobInfo* response) {
+  if (auto caller = auth_.Authenticate(*context); !caller.ok())
+    return ToGrpcStatus(caller.status());
   auto job = jobs_.GetJob(request->name());
   if (!job.ok()) return ToGrpcStatus(job.status());
   auto agents = jobs_.ListAgents();
@@ -170,13 +200,21 @@ grpc::Status CollectorService::GetJob(grpc::ServerContext*, const v1::GetJobRequ
   return grpc::Status::OK;
 }
 
-grpc::Status CollectorService::DeleteJob(grpc::ServerContext*, const v1::DeleteJobRequest* request,
+grpc::Status CollectorService::DeleteJob(grpc::ServerContext* context,
+                                         const v1::DeleteJobRequest* request,
                                          v1::DeleteJobResponse*) {
+  if (auto caller = auth_.RequireAdmin(*context, "jobs delete"); !caller.ok()) {
+    return ToGrpcStatus(caller.status());
+  }
   return ToGrpcStatus(jobs_.DeleteJob(request->name()));
 }
 
-grpc::Status CollectorService::RunJobNow(grpc::ServerContext*, const v1::RunJobNowRequest* request,
+grpc::Status CollectorService::RunJobNow(grpc::ServerContext* context,
+                                         const v1::RunJobNowRequest* request,
                                          v1::RunJobNowResponse* response) {
+  if (auto caller = auth_.RequireAdmin(*context, "jobs run-now"); !caller.ok()) {
+    return ToGrpcStatus(caller.status());
+  }
   auto job = jobs_.GetJob(request->name());
   if (!job.ok()) return ToGrpcStatus(job.status());
   auto id = jobs_.RequestRunNow(request->name(), request->host());
@@ -185,17 +223,22 @@ grpc::Status CollectorService::RunJobNow(grpc::ServerContext*, const v1::RunJobN
   return grpc::Status::OK;
 }
 
-grpc::Status CollectorService::JobHistory(grpc::ServerContext*,
+grpc::Status CollectorService::JobHistory(grpc::ServerContext* context,
                                           const v1::JobHistoryRequest* request,
                                           v1::JobHistoryResponse* response) {
+  if (auto caller = auth_.Authenticate(*context); !caller.ok())
+    return ToGrpcStatus(caller.status());
   auto slots = jobs_.History(request->name(), request->limit() == 0 ? 50 : request->limit());
   if (!slots.ok()) return ToGrpcStatus(slots.status());
   for (auto& slot : *slots) *response->add_slots() = std::move(slot);
   return grpc::Status::OK;
 }
 
-grpc::Status CollectorService::ListAgents(grpc::ServerContext*, const v1::ListAgentsRequest*,
+grpc::Status CollectorService::ListAgents(grpc::ServerContext* context,
+                                          const v1::ListAgentsRequest*,
                                           v1::ListAgentsResponse* response) {
+  if (auto caller = auth_.Authenticate(*context); !caller.ok())
+    return ToGrpcStatus(caller.status());
   auto agents = jobs_.ListAgents();
   if (!agents.ok()) return ToGrpcStatus(agents.status());
   auto connected_since = absl::Now() - absl::FromChrono(session_.poll_interval * kConnectedPolls);
@@ -205,6 +248,24 @@ grpc::Status CollectorService::ListAgents(grpc::ServerContext*, const v1::ListAg
     *info->mutable_last_seen() = agent.last_seen;
     info->set_connected(absl::FromUnixSeconds(agent.last_seen.seconds()) >= connected_since);
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status CollectorService::AddAgent(grpc::ServerContext* context,
+                                        const v1::AddAgentRequest* request,
+                                        v1::AddAgentResponse* response) {
+  if (auto caller = auth_.RequireAdmin(*context, "agents add"); !caller.ok()) {
+    return ToGrpcStatus(caller.status());
+  }
+  if (request->name().empty() || request->name().size() > 128) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "name: is required (<= 128 bytes)");
+  }
+  if (request->host().empty() || request->host().size() > 256) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "host: is required (<= 256 bytes)");
+  }
+  auto token = auth_.IssueAgentToken(request->name(), request->host());
+  if (!token.ok()) return ToGrpcStatus(token.status());
+  response->set_token(*token);
   return grpc::Status::OK;
 }
 
@@ -220,6 +281,13 @@ grpc::Status CollectorService::AgentSession(
   if (agent.name().empty() || agent.host().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "hello.identity: name and host are required");
+  }
+  auto caller = auth_.Authenticate(*context);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (auth_.enabled() && (caller->role != Role::kAgent || caller->agent != agent.name() ||
+                          caller->host != agent.host())) {
+    return ToGrpcStatus(auth_.Forbidden("hello.identity: a session needs the token of agent '" +
+                                        agent.name() + "' on host '" + agent.host() + "'"));
   }
   if (auto s = jobs_.UpsertAgent(agent); !s.ok()) return ToGrpcStatus(s);
 

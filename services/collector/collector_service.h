@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "devtime/v1/collector.grpc.pb.h"
+#include "services/collector/auth.h"
 #include "services/collector/job_store.h"
 #include "services/collector/metrics.h"
 #include "services/collector/store.h"
@@ -20,8 +21,14 @@ struct SessionOptions {
 
 class CollectorService final : public v1::Collector::Service {
  public:
-  CollectorService(Store& store, CollectorMetrics& metrics, SessionOptions session = {})
-      : store_(store), jobs_(store), metrics_(metrics), session_(session) {}
+  // `admin_token` empty = authentication disabled (every caller is admin).
+  CollectorService(Store& store, CollectorMetrics& metrics, const std::string& admin_token,
+                   SessionOptions session = {})
+      : store_(store),
+        jobs_(store),
+        metrics_(metrics),
+        auth_(store, metrics, admin_token),
+        session_(session) {}
 
   grpc::Status UploadRun(grpc::ServerContext* context, const v1::UploadRunRequest* request,
                          v1::UploadRunResponse* response) override;
@@ -46,6 +53,8 @@ class CollectorService final : public v1::Collector::Service {
                           v1::JobHistoryResponse* response) override;
   grpc::Status ListAgents(grpc::ServerContext* context, const v1::ListAgentsRequest* request,
                           v1::ListAgentsResponse* response) override;
+  grpc::Status AddAgent(grpc::ServerContext* context, const v1::AddAgentRequest* request,
+                        v1::AddAgentResponse* response) override;
   grpc::Status AgentSession(
       grpc::ServerContext* context,
       grpc::ServerReaderWriter<v1::CollectorMessage, v1::AgentMessage>* stream) override;
@@ -57,6 +66,7 @@ class CollectorService final : public v1::Collector::Service {
   Store& store_;
   JobStore jobs_;
   CollectorMetrics& metrics_;
+  Authorizer auth_;
   SessionOptions session_;
 };
 

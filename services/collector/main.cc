@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "services/collector/auth.h"
 #include "services/collector/server.h"
 
 namespace {
@@ -59,12 +60,58 @@ int main(int argc, char** argv) {
          "--missed-slot-grace", grace_seconds,
          "seconds (plus the job's jitter) an agent has to report a slot before it is missed")
       ->capture_default_str();
+  std::string admin_token_file, tls_cert_file, tls_key_file, tls_client_ca_file;
+  bool no_auth = false;
+  app.add_option("--admin-token-file", admin_token_file,
+                 "file with the admin token; created with a new random token (mode 0600) if "
+                 "missing. Agents get their own tokens: devtimectl agents add NAME --host HOST");
+  app.add_flag("--no-auth", no_auth,
+               "accept every call without a token (a trusted single-user machine only)");
+  app.add_option("--tls-cert", tls_cert_file, "PEM certificate: serve gRPC over TLS only");
+  app.add_option("--tls-key", tls_key_file, "PEM private key of --tls-cert");
+  app.add_option("--tls-client-ca", tls_client_ca_file,
+                 "PEM CA: require client certificates it signed (mutual TLS)");
   app.add_option("--ready-file", ready_file,
                  "write {grpc_port, metrics_port, schema_version, pid} as JSON here once serving");
   CLI11_PARSE(app, argc, argv);
   if (options.store.conninfo.empty()) {
     std::cerr << "devtime-collector: no database: pass --database or set DEVTIME_DATABASE\n";
     return 2;
+  }
+  if (admin_token_file.empty() == !no_auth) {
+    std::cerr << "devtime-collector: choose --admin-token-file PATH (tokens required) or "
+                 "--no-auth (no tokens)\n";
+    return 2;
+  }
+  if (!admin_token_file.empty()) {
+    bool created = false;
+    auto token = devtime::collector::LoadOrCreateAdminToken(admin_token_file, &created);
+    if (!token.ok()) {
+      std::cerr << "devtime-collector: " << token.status().message() << "\n";
+      return 2;
+    }
+    if (created)
+      std::cerr << "devtime-collector: wrote a new admin token to " << admin_token_file << "\n";
+    options.admin_token = *token;
+  } else {
+    std::cerr << "devtime-collector: WARNING: --no-auth: anyone who reaches the port may write\n";
+  }
+  if (tls_cert_file.empty() != tls_key_file.empty() ||
+      (!tls_client_ca_file.empty() && tls_cert_file.empty())) {
+    std::cerr << "devtime-collector: --tls-cert and --tls-key go together (and --tls-client-ca "
+                 "needs them)\n";
+    return 2;
+  }
+  for (auto [path, into] :
+       {std::pair{&tls_cert_file, &options.tls_cert}, std::pair{&tls_key_file, &options.tls_key},
+        std::pair{&tls_client_ca_file, &options.tls_client_ca}}) {
+    if (path->empty()) continue;
+    std::ifstream in(*path);
+    if (!in) {
+      std::cerr << "devtime-collector: cannot read " << *path << "\n";
+      return 2;
+    }
+    into->assign(std::istreambuf_iterator<char>(in), {});
   }
   options.wait_for_database = std::chrono::seconds(wait_seconds);
   options.session.poll_interval = std::chrono::milliseconds(poll_ms);

@@ -13,7 +13,7 @@ CollectorMetrics::CollectorMetrics(std::shared_ptr<prometheus::Registry> registr
                      .Help("Run uploads handled by the collector, by outcome")
                      .Register(*registry_);
   for (const char* outcome :
-       {"stored", "duplicate", "invalid", "conflict", "unavailable", "error"}) {
+       {"stored", "duplicate", "invalid", "conflict", "unauthorized", "unavailable", "error"}) {
     ingest_by_outcome_[outcome] = &ingest.Add({{"outcome", outcome}});
   }
   ingest_duration_ =
@@ -33,6 +33,13 @@ CollectorMetrics::CollectorMetrics(std::shared_ptr<prometheus::Registry> registr
                          .Help("Database schema migration version in force")
                          .Register(*registry_)
                          .Add({});
+  auto& auth = prometheus::BuildCounter()
+                   .Name("devtime_auth_failures_total")
+                   .Help("Calls refused for missing, unknown or insufficient credentials")
+                   .Register(*registry_);
+  for (const char* reason : {"missing", "invalid", "forbidden"}) {
+    auth_failures_[reason] = &auth.Add({{"reason", reason}});
+  }
   prometheus::BuildGauge()
       .Name("devtime_build_info")
       .Help("Build of the running collector (always 1)")
@@ -49,5 +56,9 @@ void CollectorMetrics::RecordIngest(const std::string& outcome, double seconds) 
 void CollectorMetrics::SetDatabaseUp(bool up) { database_up_->Set(up ? 1 : 0); }
 
 void CollectorMetrics::SetSchemaVersion(int version) { schema_version_->Set(version); }
+
+void CollectorMetrics::RecordAuthFailure(const std::string& reason) {
+  auth_failures_.at(reason)->Increment();
+}
 
 }  // namespace devtime::collector

@@ -1,11 +1,12 @@
 // The collector's own Prometheus metrics (served on /metrics by prometheus-cpp's Exposer).
 //
 //   devtime_ingest_runs_total{outcome}     uploads by outcome: stored, duplicate, invalid,
-//                                          conflict, unavailable, error
+//                                          conflict, unauthorized, unavailable, error
 //   devtime_ingest_duration_seconds        histogram of UploadRun handling time
 //   devtime_database_up                    1 while the last database check succeeded
 //   devtime_schema_version                 schema migration version in force
 //   devtime_build_info{version}            always 1; the labels carry the build
+//   devtime_auth_failures_total{reason}    refused calls: missing, invalid, forbidden
 //
 // Thread-safety: all methods are safe to call concurrently (prometheus-cpp atomics).
 #pragma once
@@ -29,6 +30,8 @@ class CollectorMetrics {
   void RecordIngest(const std::string& outcome, double seconds);
   void SetDatabaseUp(bool up);
   void SetSchemaVersion(int version);
+  // `reason`: missing, invalid (unknown token) or forbidden (role does not allow it).
+  void RecordAuthFailure(const std::string& reason);
 
   const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
 
@@ -38,6 +41,7 @@ class CollectorMetrics {
   prometheus::Histogram* ingest_duration_;
   prometheus::Gauge* database_up_;
   prometheus::Gauge* schema_version_;
+  std::map<std::string, prometheus::Counter*> auth_failures_;  // fixed after construction
 };
 
 }  // namespace devtime::collector

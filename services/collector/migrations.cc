@@ -130,12 +130,23 @@ CREATE TABLE run_requests (
 CREATE INDEX run_requests_pending ON run_requests (requested_at) WHERE delivered_at IS NULL;
 )sql";
 
+// Agent tokens, stored only as their SHA-256.
+const char* kAgentTokensSchema = R"sql(
+CREATE TABLE agent_tokens (
+  name         text PRIMARY KEY,
+  host         text NOT NULL,
+  token_sha256 text NOT NULL UNIQUE,
+  created_at   timestamptz NOT NULL DEFAULT now()
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
   static const std::vector<Migration> migrations = {
       {1, "runs, operator stats, steps and series", kInitialSchema},
       {2, "jobs, agents, job slots and run requests", kJobsSchema},
+      {3, "agent tokens", kAgentTokensSchema},
   };
   return migrations;
 }

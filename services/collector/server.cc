@@ -8,6 +8,16 @@ namespace {
 
 constexpr const char* kServiceName = "devtime.v1.Collector";
 
+std::shared_ptr<grpc::ServerCredentials> ServerCredentials(const ServerOptions& options) {
+  if (options.tls_cert.empty()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions tls(
+      options.tls_client_ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                    : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  tls.pem_root_certs = options.tls_client_ca;
+  tls.pem_key_cert_pairs.push_back({options.tls_key, options.tls_cert});
+  return grpc::SslServerCredentials(tls);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
@@ -29,13 +39,12 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   server->exposer_->RegisterCollectable(server->metrics_->registry());
   server->metrics_port_ = server->exposer_->GetListeningPorts().at(0);
 
-  server->service_ =
-      std::make_unique<CollectorService>(*server->store_, *server->metrics_, options.session);
+  server->service_ = std::make_unique<CollectorService>(*server->store_, *server->metrics_,
+                                                        options.admin_token, options.session);
   server->jobs_ = std::make_unique<JobStore>(*server->store_);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.grpc_listen, grpc::InsecureServerCredentials(),
-                           &server->grpc_port_);
+  builder.AddListeningPort(options.grpc_listen, ServerCredentials(options), &server->grpc_port_);
   // Slack above the RunSummary limit for the request wrapper; larger messages are refused
   // by gRPC itself with RESOURCE_EXHAUSTED before any handler runs.
   builder.SetMaxReceiveMessageSize(static_cast<int>(wire::kMaxMessageBytes + 1024));

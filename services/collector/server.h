@@ -29,6 +29,12 @@ struct ServerOptions {
   std::chrono::seconds wait_for_database{30};  // at start, before giving up
   std::chrono::milliseconds health_interval{2000};
   SessionOptions session;
+  std::string admin_token;  // "" = authentication disabled (--no-auth)
+  // TLS (PEM contents): with a certificate and key the gRPC port speaks only TLS; with a
+  // client CA as well, clients must present a certificate that CA signed (mutual TLS).
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
   // How often unreported job slots are recorded as missed, and how long after a slot (plus
   // the job's jitter) an agent has to report it first.
   std::chrono::milliseconds slot_check_interval{30000};

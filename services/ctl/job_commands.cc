@@ -192,4 +192,20 @@ int AgentsList(const Session& session, Format format) {
   return 0;
 }
 
+int AgentsAdd(const Session& session, const std::string& name, const std::string& host) {
+  v1::AddAgentRequest request;
+  request.set_name(name);
+  request.set_host(host);
+  v1::AddAgentResponse response;
+  auto context = wire::MakeContext(session.timeout);
+  if (auto status = session.stub.AddAgent(context.get(), request, &response); !status.ok()) {
+    return ReportError(session, status);
+  }
+  // The token alone on stdout, so `devtimectl agents add a --host h > a.token` stores it.
+  session.out << response.token() << "\n";
+  session.err << "agent " << name << " may now write runs for host " << host
+              << "; put the token in its token_file (shown once)\n";
+  return 0;
+}
+
 }  // namespace devtime::ctl

@@ -15,5 +15,6 @@ int JobsDelete(const Session& session, const std::string& name);
 int JobsRunNow(const Session& session, const std::string& name, const std::string& host);
 int JobsHistory(const Session& session, const std::string& name, unsigned limit, Format format);
 int AgentsList(const Session& session, Format format);
+int AgentsAdd(const Session& session, const std::string& name, const std::string& host);
 
 }  // namespace devtime::ctl

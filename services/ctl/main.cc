@@ -33,6 +33,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--timeout", timeout_seconds, "seconds to wait for the collector")
       ->capture_default_str();
+  std::string token_file, tls_ca, tls_cert, tls_key;
+  app.add_option("--token-file", token_file,
+                 "file with your token (else $DEVTIME_TOKEN or the file $DEVTIME_TOKEN_FILE)");
+  app.add_option("--tls-ca", tls_ca, "PEM CA of the collector's certificate: connect with TLS");
+  app.add_option("--tls-cert", tls_cert, "PEM client certificate (mutual TLS)");
+  app.add_option("--tls-key", tls_key, "PEM key of --tls-cert");
 
   auto* runs = app.add_subcommand("runs", "stored profiling runs");
   runs->require_subcommand(1);
@@ -88,6 +94,11 @@ int main(int argc, char** argv) {
   Format agents_format = Format::kTable;
   auto* agents_list = agents->add_subcommand("list", "agents, their labels and when last seen");
   AddFormatOption(agents_list, &agents_format);
+  std::string agent_name, agent_host;
+  auto* agents_add = agents->add_subcommand(
+      "add", "issue (or replace) an agent's token; prints it once (admin token needed)");
+  agents_add->add_option("NAME", agent_name, "the agent's name (agent.yaml: name)")->required();
+  agents_add->add_option("--host", agent_host, "the only host it may write runs for")->required();
 
   std::function<int()> run_detect;
   devtime::ctl::AddDetectCommand(app, &run_detect);
@@ -95,7 +106,18 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (run_detect) return run_detect();  // offline: needs no collector
 
-  auto stub = devtime::v1::Collector::NewStub(devtime::wire::MakeCollectorChannel(collector));
+  auto creds = devtime::wire::LoadClientCredentials(token_file, tls_ca, tls_cert, tls_key);
+  if (!creds.ok()) {
+    std::cerr << "devtimectl: " << creds.status().message() << "\n";
+    return 2;
+  }
+  if (creds->token.empty()) creds->token = devtime::wire::TokenFromEnvironment();
+  auto channel = devtime::wire::ConnectCollector(collector, *creds);
+  if (!channel.ok()) {
+    std::cerr << "devtimectl: " << channel.status().message() << "\n";
+    return 2;
+  }
+  auto stub = devtime::v1::Collector::NewStub(*channel);
   devtime::ctl::Session session{*stub, std::chrono::seconds(timeout_seconds), std::cout, std::cerr};
   if (*runs_list) return devtime::ctl::RunsList(session, list);
   if (*runs_show) return devtime::ctl::RunsShow(session, run_id, show_format);
@@ -108,5 +130,6 @@ int main(int argc, char** argv) {
   if (*jobs_history)
     return devtime::ctl::JobsHistory(session, job_name, history_limit, jobs_format);
   if (*agents_list) return devtime::ctl::AgentsList(session, agents_format);
+  if (*agents_add) return devtime::ctl::AgentsAdd(session, agent_name, agent_host);
   return 2;
 }

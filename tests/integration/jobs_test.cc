@@ -38,7 +38,8 @@ class JobsTest : public ::testing::Test {
   }
 
   devtime::testing::CommandResult Ctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {BinaryPath("devtimectl"), "--collector", collector_.address()});
+    args.insert(args.begin(), {BinaryPath("devtimectl"), "--collector", collector_.address(),
+                               "--token-file", collector_.admin_token_file()});
     return RunCommand(args);
   }
 
@@ -49,12 +50,20 @@ class JobsTest : public ::testing::Test {
   }
 
   // Starts an agent named `name` with the given labels; returns its process.
-  std::unique_ptr<Subprocess> StartAgent(const std::string& name, const std::string& labels) {
+  std::unique_ptr<Subprocess> StartAgent(const std::string& name, const std::string& labels,
+                                         int metrics_port = 0) {
     std::string home = dir_ + "/" + name;
+    auto token = Ctl({"agents", "add", name, "--host", name});
+    EXPECT_EQ(token.exit_code, 0) << token.err;
+    std::string token_file = WriteFile(name + ".token", token.out);
     std::string config =
-        WriteFile(name + ".yaml", "name: " + name + "\nhost: " + name + "\nlabels: " + labels +
-                                      "\nwork_dir: " + home + "/runs\nspool_dir: " + home +
-                                      "/spool\nstate_dir: " + home + "/state\n");
+        WriteFile(name + ".yaml",
+                  "name: " + name + "\nhost: " + name + "\ntoken_file: " + token_file +
+                      "\nlabels: " + labels +
+                      (metrics_port ? "\nmetrics_listen: 127.0.0.1:" + std::to_string(metrics_port)
+                                    : std::string()) +
+                      "\nwork_dir: " + home + "/runs\nspool_dir: " + home +
+                      "/spool\nstate_dir: " + home + "/state\n");
     auto agent = std::make_unique<Subprocess>(
         std::vector<std::string>{BinaryPath("devtime-agent"), "run", "--config", config,
                                  "--collector", collector_.address()},
@@ -164,7 +173,8 @@ TEST_F(JobsTest, RunNowRunsAtOnceAndAHangingJobIsKilledAtItsTimeout) {
           "  - name: hangs\n    model: mlp\n    workload: hang\n    command: \"sleep 600\"\n"
           "    schedule: {cron: \"0 2 * * *\"}\n    timeout_seconds: 2\n");
   ASSERT_EQ(Ctl({"jobs", "apply", "-f", file}).exit_code, 0);
-  auto agent = StartAgent("agent-b", "{pool: b}");
+  int metrics_port = devtime::testing::FreePort();
+  auto agent = StartAgent("agent-b", "{pool: b}", metrics_port);
 
   auto now = Ctl({"jobs", "run-now", "nightly"});
   ASSERT_EQ(now.exit_code, 0) << now.err;
@@ -188,21 +198,35 @@ TEST_F(JobsTest, RunNowRunsAtOnceAndAHangingJobIsKilledAtItsTimeout) {
   EXPECT_EQ(db_.Query("SELECT status || ': ' || status_reason FROM runs WHERE job = 'hangs'"),
             "failed: timed out after 2 s (killed)");
   EXPECT_EQ(RunCommand({"pgrep", "-f", "^sleep 600"}).exit_code, 1) << "the hanging job survived";
+
+  // The agent's own metrics tell the same story.
+  WaitFor([&] {
+    return devtime::testing::HttpGet(metrics_port, "/metrics").find("devtime_agent_spool_runs 0") !=
+           std::string::npos;
+  });
+  auto metrics = devtime::testing::HttpGet(metrics_port, "/metrics");
+  EXPECT_THAT(metrics,
+              HasSubstr("devtime_agent_jobs_total{job=\"nightly\",outcome=\"succeeded\"} 1"));
+  EXPECT_THAT(metrics, HasSubstr("devtime_agent_jobs_total{job=\"hangs\",outcome=\"failed\"} 1"));
+  EXPECT_THAT(metrics, HasSubstr("devtime_agent_last_success_timestamp_seconds{job=\"nightly\"}"));
+  EXPECT_THAT(metrics, HasSubstr("devtime_agent_job_duration_seconds_count{job=\"hangs\"} 1"));
+  EXPECT_THAT(metrics, HasSubstr("devtime_agent_collector_connected 1"));
+  EXPECT_THAT(metrics, HasSubstr("devtime_agent_spool_bytes 0"));
 }
 
 // Fills an agent's spool as finished jobs would, before the agent starts.
-void FillSpool(const std::string& spool_dir, int runs) {
+void FillSpool(const std::string& spool_dir, int runs, const std::string& host) {
   auto spool = *agent::Spool::Open(spool_dir, 1ull << 32);
   for (int i = 0; i < runs; ++i) {
-    ASSERT_TRUE(spool
-                    ->Put(devtime::testing::NaiveRmsNormRun(devtime::testing::TestRunId(i), "naive",
-                                                            1795917600 + i * 60))
-                    .ok());
+    auto run = devtime::testing::NaiveRmsNormRun(devtime::testing::TestRunId(i), "naive",
+                                                 1795917600 + i * 60);
+    run.mutable_identity()->set_host(host);
+    ASSERT_TRUE(spool->Put(run).ok());
   }
 }
 
 TEST_F(JobsTest, AgentKilledMidUploadResumesItsSpoolWithNoLossNoDuplicates) {
-  FillSpool(dir_ + "/agent-c/spool", 200);
+  FillSpool(dir_ + "/agent-c/spool", 200, "agent-c");
   auto agent = StartAgent("agent-c", "{pool: c}");
   WaitFor([&] { return db_.Count("runs") >= 20; });
   agent->Signal(SIGKILL);  // mid-upload: some runs acked, some not yet deleted
@@ -217,7 +241,7 @@ TEST_F(JobsTest, AgentKilledMidUploadResumesItsSpoolWithNoLossNoDuplicates) {
 }
 
 TEST_F(JobsTest, CollectorKilledRepeatedlyWhileAnAgentUploads500RunsStoresEachOnce) {
-  FillSpool(dir_ + "/agent-d/spool", 500);
+  FillSpool(dir_ + "/agent-d/spool", 500, "agent-d");
   auto agent = StartAgent("agent-d", "{pool: d}");
   for (int kill = 1; kill <= 4; ++kill) {
     WaitFor([&] { return db_.Count("runs") >= kill * 80; });

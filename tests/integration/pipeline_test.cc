@@ -39,13 +39,20 @@ class PipelineTest : public ::testing::Test {
   }
 
   devtime::testing::CommandResult Ctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {BinaryPath("devtimectl"), "--collector", collector_.address()});
+    args.insert(args.begin(), {BinaryPath("devtimectl"), "--collector", collector_.address(),
+                               "--token-file", collector_.admin_token_file()});
     return RunCommand(args);
   }
 
   devtime::testing::CommandResult Upload(const std::vector<std::string>& files) {
-    std::vector<std::string> args{BinaryPath("devtime-agent"), "upload",      "--collector",
-                                  collector_.address(),        "--retry-for", "5"};
+    std::vector<std::string> args{BinaryPath("devtime-agent"),
+                                  "upload",
+                                  "--collector",
+                                  collector_.address(),
+                                  "--retry-for",
+                                  "5",
+                                  "--token-file",
+                                  collector_.admin_token_file()};
     args.insert(args.end(), files.begin(), files.end());
     return RunCommand(args);
   }
@@ -64,6 +71,7 @@ class PipelineTest : public ::testing::Test {
     *request.mutable_run() = run;
     v1::UploadRunResponse response;
     auto context = wire::MakeContext(std::chrono::seconds(30));
+    context->AddMetadata("authorization", "Bearer " + collector_.admin_token());
     return stub->UploadRun(context.get(), request, &response);
   }
 

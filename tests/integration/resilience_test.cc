@@ -27,8 +27,9 @@ constexpr int kRuns = 40;
 // records which were acknowledged.
 class Uploader {
  public:
-  explicit Uploader(const std::string& address)
-      : stub_(v1::Collector::NewStub(wire::MakeCollectorChannel(address))),
+  Uploader(const std::string& address, const std::string& token)
+      : stub_(v1::Collector::NewStub(
+            *wire::ConnectCollector(address, wire::ClientCredentials::WithToken(token)))),
         thread_([this] { Loop(); }) {}
   ~Uploader() { Join(); }
 
@@ -101,7 +102,7 @@ TEST(Resilience, CollectorKilledAndRestartedWhileUploadingLosesNothing) {
   std::set<std::string> acked;
   std::vector<std::string> errors;
   {
-    Uploader uploader(collector.address());
+    Uploader uploader(collector.address(), collector.admin_token());
     for (int kill = 1; kill <= 3; ++kill) {
       WaitUntil([&] { return uploader.acked() >= kill * 8; }, std::chrono::seconds(60));
       collector.Kill();  // SIGKILL: a crash, mid-stream
@@ -122,7 +123,7 @@ TEST(Resilience, DatabaseRestartedWhileUploadingLosesNothingAndCollectorRecovers
   std::set<std::string> acked;
   std::vector<std::string> errors;
   {
-    Uploader uploader(collector.address());
+    Uploader uploader(collector.address(), collector.admin_token());
     WaitUntil([&] { return uploader.acked() >= 8; }, std::chrono::seconds(60));
     TestDatabase::RestartCluster();  // fast shutdown: every connection dies
 

@@ -144,7 +144,9 @@ void CollectorProcess::Start() {
                                 "--metrics-listen",
                                 "127.0.0.1:0",
                                 "--ready-file",
-                                ready};
+                                ready,
+                                "--admin-token-file",
+                                admin_token_file()};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   process_ = std::make_unique<Subprocess>(args, dir_ + "/collector.log");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -169,7 +171,24 @@ int CollectorProcess::Stop() {
   return process_->Wait();
 }
 
+std::string CollectorProcess::admin_token() const {
+  std::string token = ReadWhole(admin_token_file());
+  return token.substr(0, token.find('\n'));
+}
+
 std::string CollectorProcess::Log() const { return ReadWhole(dir_ + "/collector.log"); }
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  socklen_t length = sizeof address;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
 
 std::string HttpGet(int port, const std::string& path) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -50,6 +50,9 @@ class CollectorProcess {
   ~CollectorProcess();
 
   std::string address() const { return "127.0.0.1:" + std::to_string(grpc_port_); }
+  // The collector runs with authentication on; this file holds its admin token.
+  std::string admin_token_file() const { return dir_ + "/admin.token"; }
+  std::string admin_token() const;
   int grpc_port() const { return grpc_port_; }
   int metrics_port() const { return metrics_port_; }
   std::string Log() const;
@@ -66,6 +69,9 @@ class CollectorProcess {
   int metrics_port_ = 0;
   std::unique_ptr<Subprocess> process_;
 };
+
+// A loopback TCP port that was free a moment ago (bound and released).
+int FreePort();
 
 // GET http://127.0.0.1:port/path; the body ("" on failure).
 std::string HttpGet(int port, const std::string& path);
