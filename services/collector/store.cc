@@ -9,6 +9,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
 #include "proto/wire/json.h"
+#include "proto/wire/names.h"
 #include "services/collector/migrations.h"
 #include "services/collector/sql_util.h"
 #include "services/collector/validation.h"
@@ -19,43 +20,6 @@ namespace {
 using google::protobuf::util::TimeUtil;
 
 // ---- conversions between wire enums and their stored text ---------------------------------
-
-std::string DeviceKindText(v1::DeviceKind kind) {
-  switch (kind) {
-    case v1::DEVICE_KIND_CPU:
-      return "cpu";
-    case v1::DEVICE_KIND_CUDA:
-      return "cuda";
-    case v1::DEVICE_KIND_NEURON:
-      return "neuron";
-    default:
-      return "unspecified";
-  }
-}
-
-v1::DeviceKind DeviceKindFromText(const std::string& text) {
-  if (text == "cpu") return v1::DEVICE_KIND_CPU;
-  if (text == "cuda") return v1::DEVICE_KIND_CUDA;
-  if (text == "neuron") return v1::DEVICE_KIND_NEURON;
-  return v1::DEVICE_KIND_UNSPECIFIED;
-}
-
-std::string StatusText(v1::RunStatus status) {
-  switch (status) {
-    case v1::RUN_STATUS_OK:
-      return "ok";
-    case v1::RUN_STATUS_INVALID:
-      return "invalid";
-    default:
-      return "failed";
-  }
-}
-
-v1::RunStatus StatusFromText(const std::string& text) {
-  if (text == "ok") return v1::RUN_STATUS_OK;
-  if (text == "invalid") return v1::RUN_STATUS_INVALID;
-  return v1::RUN_STATUS_FAILED;
-}
 
 std::string LayerKey(v1::Layer layer) {
   switch (layer) {
@@ -212,8 +176,8 @@ v1::RunInfo RunInfoFromRow(const pqxx::row& row) {
   id->set_workload(row[3].as<std::string>());
   id->set_host(row[4].as<std::string>());
   id->set_instance_type(row[5].as<std::string>());
-  id->set_device_kind(DeviceKindFromText(row[6].as<std::string>()));
-  info.set_status(StatusFromText(row[7].as<std::string>()));
+  id->set_device_kind(wire::DeviceKindFromName(row[6].as<std::string>()));
+  info.set_status(wire::RunStatusFromName(row[7].as<std::string>()));
   info.set_status_reason(row[8].as<std::string>());
   *info.mutable_started_at() = FromMicros(row[9].as<long long>());
   *info.mutable_received_at() = FromMicros(row[10].as<long long>());
@@ -403,8 +367,8 @@ absl::StatusOr<IngestOutcome> Store::IngestRun(const v1::RunSummary& run) {
     pqxx::work tx{c};
     auto inserted = tx.exec_params(
         kInsertRun, id.run_id(), id.job(), id.model(), id.workload(), id.host(), id.instance_type(),
-        DeviceKindText(id.device_kind()), StatusText(run.status()), run.status_reason(),
-        *TimeText(run, false), TimeText(run, true), EnvironmentJson(run),
+        wire::DeviceKindName(id.device_kind()), wire::RunStatusName(run.status()),
+        run.status_reason(), *TimeText(run, false), TimeText(run, true), EnvironmentJson(run),
         wire::ToJson(run.capture()), LayersJson(run), ArtifactsJson(run), run.ops_size(),
         run.steps_size(), point.value, TotalSelfDevice(run), pqxx::binarystring(payload));
     if (inserted.empty()) {

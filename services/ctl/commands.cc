@@ -5,6 +5,7 @@
 
 #include "proto/wire/channel.h"
 #include "proto/wire/json.h"
+#include "proto/wire/names.h"
 #include "proto/wire/time.h"
 #include "services/ctl/table.h"
 
@@ -13,34 +14,8 @@ namespace {
 
 using Align = TextTable::Align;
 
-std::string DeviceKindName(v1::DeviceKind kind) {
-  switch (kind) {
-    case v1::DEVICE_KIND_CPU:
-      return "cpu";
-    case v1::DEVICE_KIND_CUDA:
-      return "cuda";
-    case v1::DEVICE_KIND_NEURON:
-      return "neuron";
-    default:
-      return "?";
-  }
-}
-
-std::string StatusName(v1::RunStatus status) {
-  switch (status) {
-    case v1::RUN_STATUS_OK:
-      return "ok";
-    case v1::RUN_STATUS_INVALID:
-      return "invalid";
-    case v1::RUN_STATUS_FAILED:
-      return "failed";
-    default:
-      return "?";
-  }
-}
-
 std::string StatusCell(const v1::RunInfo& info) {
-  std::string text = StatusName(info.status());
+  std::string text = wire::RunStatusName(info.status());
   if (info.status() != v1::RUN_STATUS_OK && !info.status_reason().empty()) {
     text += " (" + info.status_reason().substr(0, 60) + ")";
   }
@@ -73,7 +48,7 @@ void PrintRunHeader(const Session& session, const v1::GetRunResponse& response) 
       << "model     " << id.model() << " / " << id.workload() << "\n"
       << "host      " << id.host()
       << (id.instance_type().empty() ? "" : " (" + id.instance_type() + ")") << ", device "
-      << DeviceKindName(id.device_kind()) << "\n";
+      << wire::DeviceKindName(id.device_kind()) << "\n";
   if (!id.job().empty()) out << "job       " << id.job() << "\n";
   out << "started   " << wire::FormatTime(run.started_at()) << "\n"
       << "status    " << StatusCell(response.info()) << "\n";
@@ -160,8 +135,9 @@ int RunsList(const Session& session, const RunsListOptions& options) {
     const auto& id = run.identity();
     table.AddRow({id.run_id(), wire::FormatTime(run.started_at()), id.model(), id.workload(),
                   id.instance_type().empty() ? "-" : id.instance_type(),
-                  DeviceKindName(id.device_kind()), StatusCell(run), std::to_string(run.op_count()),
-                  std::to_string(run.step_count()), FormatMicros(run.device_us_per_step())});
+                  wire::DeviceKindName(id.device_kind()), StatusCell(run),
+                  std::to_string(run.op_count()), std::to_string(run.step_count()),
+                  FormatMicros(run.device_us_per_step())});
   }
   if (table.empty()) {
     session.out << "no runs match\n";

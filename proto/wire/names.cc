@@ -1,0 +1,45 @@
+#include "proto/wire/names.h"
+
+namespace devtime::wire {
+
+std::string DeviceKindName(v1::DeviceKind kind) {
+  switch (kind) {
+    case v1::DEVICE_KIND_CPU:
+      return "cpu";
+    case v1::DEVICE_KIND_CUDA:
+      return "cuda";
+    case v1::DEVICE_KIND_NEURON:
+      return "neuron";
+    default:
+      return "unspecified";
+  }
+}
+
+v1::DeviceKind DeviceKindFromName(const std::string& name) {
+  for (auto kind : {v1::DEVICE_KIND_CPU, v1::DEVICE_KIND_CUDA, v1::DEVICE_KIND_NEURON}) {
+    if (DeviceKindName(kind) == name) return kind;
+  }
+  return v1::DEVICE_KIND_UNSPECIFIED;
+}
+
+std::string RunStatusName(v1::RunStatus status) {
+  switch (status) {
+    case v1::RUN_STATUS_OK:
+      return "ok";
+    case v1::RUN_STATUS_INVALID:
+      return "invalid";
+    case v1::RUN_STATUS_FAILED:
+      return "failed";
+    default:
+      return "unspecified";
+  }
+}
+
+v1::RunStatus RunStatusFromName(const std::string& name) {
+  for (auto status : {v1::RUN_STATUS_OK, v1::RUN_STATUS_INVALID, v1::RUN_STATUS_FAILED}) {
+    if (RunStatusName(status) == name) return status;
+  }
+  return v1::RUN_STATUS_UNSPECIFIED;
+}
+
+}  // namespace devtime::wire
