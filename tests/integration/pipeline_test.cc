@@ -234,6 +234,15 @@ TEST_F(PipelineTest, RealTorchProfileIsSummarizedUploadedAndShown) {
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("aten::mul"));
 
+  // The op-by-op diff of two captures (here: a fixture MLP against this RMSNorm profile).
+  auto diff = RunCommand({BinaryPath("devtime-agent"), "summarize",
+                          std::string(DEVTIME_SOURCE_DIR) + "/tests/fixtures/trace/legacy_mlp",
+                          "--compare", out});
+  ASSERT_EQ(diff.exit_code, 0) << diff.err;
+  EXPECT_THAT(diff.out, HasSubstr("added"));
+  EXPECT_THAT(diff.out, HasSubstr("aten::rsqrt"));
+  EXPECT_THAT(diff.out, HasSubstr("removed"));
+
   auto json = RunCommand({BinaryPath("devtime-agent"), "summarize", out, "--format", "json",
                           "--model", "rmsnorm", "--run-id", TestRunId(11)});
   ASSERT_EQ(json.exit_code, 0) << json.err;
