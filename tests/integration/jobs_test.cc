@@ -228,6 +228,45 @@ TEST_F(JobsTest, RunNowRunsAtOnceAndAHangingJobIsKilledAtItsTimeout) {
   EXPECT_THAT(metrics, HasSubstr("devtime_agent_spool_bytes 0"));
 }
 
+TEST_F(JobsTest, FailedRunIsRetriedAndAJobNeverRunsTwiceAtOnce) {
+  // Fails on its first attempt (no marker yet in the job's folder), succeeds on the retry.
+  auto file = WriteFile("jobs.yaml",
+                        "jobs:\n"
+                        "  - name: flaky\n    model: mlp\n    workload: flaky\n"
+                        "    command: \"if [ -f ../tried ]; then " +
+                            CopyFixtureCommand() +
+                            "; else touch ../tried; echo first attempt fails >&2; exit 1; fi\"\n"
+                            "    schedule: {cron: \"0 2 * * *\"}\n    retries: 1\n"
+                            "  - name: slow\n    model: mlp\n    workload: slow\n"
+                            "    command: \"sleep 3; " +
+                            CopyFixtureCommand() + "\"\n    schedule: {cron: \"0 2 * * *\"}\n");
+  ASSERT_EQ(Ctl({"jobs", "apply", "-f", file}).exit_code, 0);
+  auto agent = StartAgent("agent-e", "{pool: e}");
+
+  ASSERT_EQ(Ctl({"jobs", "run-now", "flaky"}).exit_code, 0);
+  WaitFor([&] { return HasOutcome(History("flaky"), "SLOT_OUTCOME_SUCCEEDED"); },
+          std::chrono::seconds(30));
+  auto text = Ctl({"jobs", "history", "flaky"}).out;
+  EXPECT_THAT(text, HasSubstr("succeeded"));
+  WaitFor([&] { return db_.Count("runs") == 2; });
+  EXPECT_EQ(db_.Query("SELECT string_agg(status || ':' || status_reason, ',' ORDER BY status)"
+                      " FROM runs WHERE job = 'flaky'"),
+            "failed:exit code 1: first attempt fails,ok:");
+
+  ASSERT_EQ(Ctl({"jobs", "run-now", "slow"}).exit_code, 0);
+  WaitFor([&] { return HasOutcome(History("slow"), "SLOT_OUTCOME_RUNNING"); },
+          std::chrono::seconds(20));
+  ASSERT_EQ(Ctl({"jobs", "run-now", "slow"}).exit_code, 0);  // while the first still runs
+  WaitFor([&] { return HasOutcome(History("slow"), "SLOT_OUTCOME_SKIPPED_STILL_RUNNING"); },
+          std::chrono::seconds(20));
+  EXPECT_TRUE(HasOutcome(History("slow"), "SLOT_OUTCOME_SKIPPED_STILL_RUNNING"));
+  WaitFor([&] { return HasOutcome(History("slow"), "SLOT_OUTCOME_SUCCEEDED"); },
+          std::chrono::seconds(30));
+  EXPECT_TRUE(HasOutcome(History("slow"), "SLOT_OUTCOME_SUCCEEDED"));
+  WaitFor([&] { return db_.Count("runs") == 3; });
+  EXPECT_EQ(db_.Query("SELECT count(*) FROM runs WHERE job = 'slow'"), "1");
+}
+
 // Fills an agent's spool as finished jobs would, before the agent starts.
 void FillSpool(const std::string& spool_dir, int runs, const std::string& host) {
   auto spool = *agent::Spool::Open(spool_dir, 1ull << 32);

@@ -91,3 +91,19 @@ TEST(ParseJobs, BadTimeZoneMissingFieldsAndBrokenYaml) {
 
 }  // namespace
 }  // namespace devtime::ctl
+
+namespace devtime::ctl {
+namespace {
+
+TEST(ParseJobs, ShippedExampleIsValid) {
+  auto jobs = ReadJobsFile(std::string(DEVTIME_SOURCE_DIR) + "/deploy/jobs.example.yaml");
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  EXPECT_EQ(jobs->size(), 4u);
+  for (const auto& job : *jobs) {
+    EXPECT_EQ(job.schedule().cron(), "0 2 * * *") << job.name();
+    EXPECT_GT(job.schedule().jitter_seconds(), 0u) << job.name();
+  }
+}
+
+}  // namespace
+}  // namespace devtime::ctl
