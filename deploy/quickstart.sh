@@ -21,6 +21,14 @@ mkdir -p "$state"
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 
+stop_process() {
+  local pid=$1
+  [ -n "$pid" ] || return 0
+  kill "$pid"
+  for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+}
+
 token="$state/admin.token"   # created by the collector at its first start
 ctl() { "$bin/devtimectl" --collector "$collector" --token-file "$token" "$@"; }
 
@@ -36,11 +44,24 @@ ready_value() {  # ready_value KEY: a number from the collector's ready file
   sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p" "$state/collector.ready"
 }
 
+# A part started from an older build is restarted, so re-running after a rebuild is safe.
+build_stamp() { stat -c %Y "$bin/$1" 2>/dev/null || echo 0; }
+restart_if_rebuilt() {  # restart_if_rebuilt NAME PID_FUNCTION
+  local pid
+  pid=$($2)
+  if [ -n "$pid" ] && [ "$(cat "$state/$1.build" 2>/dev/null)" != "$(build_stamp "devtime-$1")" ]; then
+    say "$1 was rebuilt: restarting it"
+    stop_process "$pid"
+  fi
+}
+
 start_collector() {
+  restart_if_rebuilt collector collector_pid
   if [ -n "$(collector_pid)" ]; then
     say "collector already running (pid $(collector_pid))"
     return
   fi
+  build_stamp devtime-collector >"$state/collector.build"
   local grpc=50051 metrics=9464
   port_free "$grpc" || grpc=0
   port_free "$metrics" || metrics=0
@@ -77,6 +98,7 @@ agent_pid() {
 
 start_agent() {
   local collector=$1
+  restart_if_rebuilt agent agent_pid
   if [ -n "$(agent_pid)" ]; then
     say "agent already running (pid $(agent_pid))"
     return
@@ -97,6 +119,7 @@ state_dir: $state/agent/state
 harness_python: /usr/bin/python3
 AGENT
   say "starting devtime-agent (the daemon that runs scheduled jobs)"
+  build_stamp devtime-agent >"$state/agent.build"
   setsid nohup "$bin/devtime-agent" run --config "$state/agent.yaml" >>"$state/agent.log" 2>&1 </dev/null &
   echo $! >"$state/agent.pid"
 }
@@ -138,6 +161,11 @@ JOBS
   [ -e "$state/latest-profile" ] && "$bin/devtime-agent" summarize "$state/latest-profile" | head -n 12
 }
 
+# The demo's fused workload on 2026-11-24 (fused) and 2026-11-25 (fusion lost): fixed ids,
+# derived by deploy/demo/make_history.py from workload and night.
+fused_before=08f66244-c1be-511b-a153-caf06a56c0de
+fused_after=b87ae65c-1586-5981-9b67-2f63345e092d
+
 print_next_steps() {
   local collector=$1 metrics=$2
   cat <<NEXT
@@ -148,6 +176,8 @@ Look at it:
   devtimectl models list
   devtimectl runs list --model rmsnorm --workload fused
   devtimectl runs show \$(devtimectl runs list --workload fused --limit 1 --format json | sed -n 's/.*"run_id": "\(.*\)".*/\1/p')
+  devtimectl compare $fused_before $fused_after   # the night the fusion was lost
+  devtimectl check --run $fused_after --against $fused_before; echo "exit \$?"   # a CI gate
   devtimectl jobs list                             # the local nightly job, run once just now
   devtime-agent summarize $state/latest-profile   # the CPU profile it made
 Metrics:  curl -s http://127.0.0.1:$metrics/metrics | grep devtime_
@@ -171,6 +201,8 @@ up() {
   profile_on_cpu "$collector"
   say "the fused workload's history (it loses its fusion on 2026-11-25):"
   ctl runs list --model rmsnorm --workload fused --limit 8
+  say "what changed that night (devtimectl compare):"
+  ctl compare "$fused_before" "$fused_after" | head -n 16
   print_next_steps "$collector" "$metrics"
 }
 
@@ -191,14 +223,6 @@ status() {
   else
     echo "postgresql: stopped"
   fi
-}
-
-stop_process() {
-  local pid=$1
-  [ -n "$pid" ] || return 0
-  kill "$pid"
-  for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  kill -9 "$pid" 2>/dev/null || true
 }
 
 stop() {

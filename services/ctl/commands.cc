@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "proto/wire/channel.h"
 #include "proto/wire/json.h"
 #include "proto/wire/names.h"
 #include "proto/wire/time.h"
+#include "services/ctl/run_diff.h"
 #include "services/ctl/table.h"
 
 namespace devtime::ctl {
@@ -184,6 +186,50 @@ int ModelsList(const Session& session, Format format) {
   }
   session.out << (table.empty() ? "no models yet: upload a run first\n" : table.Render());
   return 0;
+}
+
+namespace {
+
+// Both runs, or the exit code of the failure (already reported).
+std::optional<int> FetchRuns(const Session& session, const std::string& a, const std::string& b,
+                             v1::GetRunResponse* run_a, v1::GetRunResponse* run_b) {
+  for (auto [id, into] : {std::pair{&a, run_a}, std::pair{&b, run_b}}) {
+    v1::GetRunRequest request;
+    request.set_run_id(*id);
+    auto context = wire::MakeContext(session.timeout);
+    if (auto status = session.stub.GetRun(context.get(), request, into); !status.ok()) {
+      return ReportError(session, status);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string Label(const v1::GetRunResponse& run) {
+  const auto& id = run.run().identity();
+  return id.model() + "/" + id.workload() + " " + wire::FormatTime(run.run().started_at()) + " (" +
+         id.run_id().substr(0, 8) + ")";
+}
+
+}  // namespace
+
+int Compare(const Session& session, const std::string& before, const std::string& after) {
+  v1::GetRunResponse a, b;
+  if (auto failed = FetchRuns(session, before, after, &a, &b)) return *failed;
+  session.out << "before " << Label(a) << "\nafter  " << Label(b) << "\n"
+              << RenderDiff(DiffRuns(a.run(), b.run()));
+  return 0;
+}
+
+int Check(const Session& session, const std::string& run, const std::string& baseline,
+          const CheckOptions& options) {
+  v1::GetRunResponse candidate, base;
+  if (auto failed = FetchRuns(session, baseline, run, &base, &candidate)) return *failed;
+  RunDiff diff = DiffRuns(base.run(), candidate.run());
+  bool regression = IsRegression(diff, options);
+  session.out << (regression ? "REGRESSION" : "OK") << ": " << Label(candidate) << " against "
+              << Label(base) << "\n"
+              << RenderDiff(diff, 10);
+  return regression ? 1 : 0;
 }
 
 }  // namespace devtime::ctl

@@ -35,4 +35,12 @@ int RunsList(const Session& session, const RunsListOptions& options);
 int RunsShow(const Session& session, const std::string& run_id, Format format);
 int ModelsList(const Session& session, Format format);
 
+// devtimectl compare RUN_A RUN_B: the op-by-op difference (run_diff.h).
+int Compare(const Session& session, const std::string& before, const std::string& after);
+// devtimectl check --run RUN --against BASELINE: exit 1 on a significant slowdown (a
+// pre-merge gate), 0 otherwise.
+struct CheckOptions;
+int Check(const Session& session, const std::string& run, const std::string& baseline,
+          const CheckOptions& options);
+
 }  // namespace devtime::ctl

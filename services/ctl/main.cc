@@ -7,6 +7,7 @@
 #include "services/ctl/commands.h"
 #include "services/ctl/detect_command.h"
 #include "services/ctl/job_commands.h"
+#include "services/ctl/run_diff.h"
 
 namespace {
 
@@ -100,6 +101,25 @@ int main(int argc, char** argv) {
   agents_add->add_option("NAME", agent_name, "the agent's name (agent.yaml: name)")->required();
   agents_add->add_option("--host", agent_host, "the only host it may write runs for")->required();
 
+  std::string compare_a, compare_b;
+  auto* compare = app.add_subcommand("compare", "op-by-op difference of two runs (before, after)");
+  compare->add_option("RUN_A", compare_a, "the earlier (baseline) run id")->required();
+  compare->add_option("RUN_B", compare_b, "the later run id")->required();
+  std::string check_run, check_baseline;
+  devtime::ctl::CheckOptions check_options;
+  auto* check = app.add_subcommand(
+      "check", "exit 1 if RUN is significantly slower than BASELINE (a pre-merge gate)");
+  check->add_option("--run", check_run, "the run to judge")->required();
+  check->add_option("--against", check_baseline, "the baseline run")->required();
+  check
+      ->add_option("--min-change", check_options.min_change,
+                   "smallest relative slowdown that fails (0.02 = 2 %)")
+      ->capture_default_str();
+  check
+      ->add_option("--max-p", check_options.max_p,
+                   "significance needed when both runs have per-step samples")
+      ->capture_default_str();
+
   std::function<int()> run_detect;
   devtime::ctl::AddDetectCommand(app, &run_detect);
 
@@ -131,5 +151,7 @@ int main(int argc, char** argv) {
     return devtime::ctl::JobsHistory(session, job_name, history_limit, jobs_format);
   if (*agents_list) return devtime::ctl::AgentsList(session, agents_format);
   if (*agents_add) return devtime::ctl::AgentsAdd(session, agent_name, agent_host);
+  if (*compare) return devtime::ctl::Compare(session, compare_a, compare_b);
+  if (*check) return devtime::ctl::Check(session, check_run, check_baseline, check_options);
   return 2;
 }

@@ -114,6 +114,33 @@ TEST_F(PipelineTest, UploadedRunIsStoredAndShownByDevtimectl) {
   EXPECT_THAT(models.out, HasSubstr("naive"));
 }
 
+TEST_F(PipelineTest, CompareAndCheckExplainAndGateALostFusion) {
+  auto fused = NaiveRmsNormRun(TestRunId(20), "fused");
+  fused.clear_ops();
+  auto* op = fused.add_ops();
+  op->set_name("aten::rms_norm");
+  op->set_calls(3);
+  op->set_self_device_us(403.3 * 3);
+  op->set_total_device_us(403.3 * 3);
+  for (int i = 0; i < fused.steps_size(); ++i) {
+    fused.mutable_steps(i)->set_device_us(403.3 * (0.99 + 0.01 * i));
+  }
+  auto naive = NaiveRmsNormRun(TestRunId(21), "fused", 1795917600 + 86400);
+  (*naive.mutable_environment())["neuronx-cc"] = "2.22.4";
+  ASSERT_EQ(Upload({WriteRunFile(fused, "a.json"), WriteRunFile(naive, "b.json")}).exit_code, 0);
+
+  auto compare = Ctl({"compare", TestRunId(20), TestRunId(21)});
+  ASSERT_EQ(compare.exit_code, 0) << compare.err;
+  EXPECT_THAT(compare.out, HasSubstr("aten::mul"));
+  EXPECT_THAT(compare.out, HasSubstr("neuronx-cc: 2.21.0 -> 2.22.4"));
+  auto gate = Ctl({"check", "--run", TestRunId(21), "--against", TestRunId(20)});
+  EXPECT_EQ(gate.exit_code, 1) << gate.out << gate.err;
+  EXPECT_THAT(gate.out, HasSubstr("REGRESSION"));
+  auto fixed = Ctl({"check", "--run", TestRunId(20), "--against", TestRunId(21)});
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
+  EXPECT_THAT(fixed.out, HasSubstr("OK"));
+}
+
 TEST_F(PipelineTest, SecondUploadIsAcknowledgedAsAlreadyStored) {
   auto file = WriteRunFile(NaiveRmsNormRun(TestRunId(2)), "run.json");
   ASSERT_EQ(Upload({file}).exit_code, 0);

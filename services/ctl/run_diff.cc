@@ -1,0 +1,153 @@
+#include "services/ctl/run_diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "services/collector/detect/stats.h"
+#include "services/ctl/table.h"
+
+namespace devtime::ctl {
+namespace {
+
+bool UsesCpu(const v1::RunSummary& run) {
+  return run.identity().device_kind() == v1::DEVICE_KIND_CPU;
+}
+
+double Steps(const v1::RunSummary& run) {
+  if (run.steps_size() > 0) return run.steps_size();
+  if (run.capture().active_steps() > 0) return run.capture().active_steps();
+  return 1;
+}
+
+std::vector<double> StepTotals(const v1::RunSummary& run, bool cpu) {
+  std::vector<double> totals;
+  for (const auto& step : run.steps()) totals.push_back(cpu ? step.cpu_us() : step.device_us());
+  return totals;
+}
+
+double PerStep(const v1::OpStat& op, bool cpu, double steps) {
+  if (!op.step_self_device_us().empty()) {
+    double sum = 0;
+    for (double v : op.step_self_device_us()) sum += v;
+    return sum / op.step_self_device_us_size();
+  }
+  return (cpu ? op.self_cpu_us() : op.self_device_us()) / steps;
+}
+
+std::string Signed(double value, const char* format) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, value);
+  return (value > 0 ? "+" : "") + std::string(buffer);
+}
+
+}  // namespace
+
+RunDiff DiffRuns(const v1::RunSummary& before, const v1::RunSummary& after) {
+  RunDiff diff;
+  bool cpu = UsesCpu(before) && UsesCpu(after);
+  diff.basis = cpu ? "self CPU" : "device";
+  double before_steps = Steps(before), after_steps = Steps(after);
+
+  std::map<std::string, OpDelta> ops;
+  for (const auto& op : before.ops()) {
+    auto& d = ops[op.name()];
+    d.name = op.name();
+    d.kind = OpDelta::Kind::kRemoved;
+    d.before_us = PerStep(op, cpu, before_steps);
+    d.before_calls = static_cast<double>(op.calls()) / before_steps;
+  }
+  for (const auto& op : after.ops()) {
+    auto& d = ops[op.name()];
+    d.kind = d.name.empty() ? OpDelta::Kind::kAdded : OpDelta::Kind::kChanged;
+    d.name = op.name();
+    d.after_us = PerStep(op, cpu, after_steps);
+    d.after_calls = static_cast<double>(op.calls()) / after_steps;
+  }
+  for (auto& [name, d] : ops) {
+    diff.before_us += d.before_us;
+    diff.after_us += d.after_us;
+    diff.ops.push_back(d);
+  }
+  std::stable_sort(diff.ops.begin(), diff.ops.end(), [](const OpDelta& a, const OpDelta& b) {
+    return std::abs(a.after_us - a.before_us) > std::abs(b.after_us - b.before_us);
+  });
+
+  auto before_totals = StepTotals(before, cpu), after_totals = StepTotals(after, cpu);
+  if (before_totals.size() >= 2 && after_totals.size() >= 2) {
+    auto b = detect::MeanStd(before_totals, 1), a = detect::MeanStd(after_totals, 1);
+    diff.before_us = b.mean;
+    diff.after_us = a.mean;
+    auto test = detect::PooledTTest(b.mean, b.stddev, static_cast<double>(before_totals.size()),
+                                    a.mean, a.stddev, static_cast<double>(after_totals.size()));
+    diff.p_value = std::isnan(test.p) ? (a.mean == b.mean ? 1.0 : 0.0) : test.p;
+    diff.tested = true;
+  }
+  diff.relative_change = diff.before_us > 0 ? (diff.after_us - diff.before_us) / diff.before_us : 0;
+
+  std::map<std::string, EnvChange> env;
+  for (const auto& [key, value] : before.environment()) env[key] = {key, value, ""};
+  for (const auto& [key, value] : after.environment()) {
+    auto& change = env[key];
+    change.key = key;
+    change.after = value;
+  }
+  for (const auto& [key, change] : env) {
+    if (change.before != change.after) diff.environment.push_back(change);
+  }
+  return diff;
+}
+
+bool IsRegression(const RunDiff& diff, const CheckOptions& options) {
+  if (diff.relative_change < options.min_change) return false;
+  return !diff.tested || diff.p_value <= options.max_p;
+}
+
+std::string RenderDiff(const RunDiff& diff, std::size_t max_ops) {
+  using Align = TextTable::Align;
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%s time per step: %.1f us -> %.1f us (%s%%)",
+                diff.basis.c_str(), diff.before_us, diff.after_us,
+                Signed(diff.relative_change * 100, "%.1f").c_str());
+  out += line;
+  if (diff.tested) {
+    std::snprintf(line, sizeof line, ", p = %.3g (t-test over steps)", diff.p_value);
+    out += line;
+  }
+  out += "\n\n";
+  TextTable table(
+      {"operator", "", "before us/step", "after us/step", "delta us", "delta %", "calls/step"},
+      {Align::kLeft, Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
+       Align::kRight});
+  std::size_t shown = 0;
+  for (const auto& op : diff.ops) {
+    if (shown++ == max_ops) break;
+    const char* kind = op.kind == OpDelta::Kind::kAdded     ? "added"
+                       : op.kind == OpDelta::Kind::kRemoved ? "removed"
+                                                            : "";
+    double delta = op.after_us - op.before_us;
+    std::string percent = op.before_us > 0 ? Signed(delta / op.before_us * 100, "%.1f") + "%" : "-";
+    char calls[64];
+    std::snprintf(calls, sizeof calls, "%.3g -> %.3g", op.before_calls, op.after_calls);
+    table.AddRow({op.name, kind,
+                  op.kind == OpDelta::Kind::kAdded ? "-" : FormatMicros(op.before_us),
+                  op.kind == OpDelta::Kind::kRemoved ? "-" : FormatMicros(op.after_us),
+                  Signed(delta, "%.1f"), percent, calls});
+  }
+  out += table.Render();
+  if (diff.ops.size() > max_ops) {
+    out += "(" + std::to_string(diff.ops.size() - max_ops) + " more operators)\n";
+  }
+  if (!diff.environment.empty()) {
+    out += "\nenvironment changes:\n";
+    for (const auto& change : diff.environment) {
+      out += "  " + change.key + ": " + (change.before.empty() ? "(absent)" : change.before) +
+             " -> " + (change.after.empty() ? "(absent)" : change.after) + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace devtime::ctl

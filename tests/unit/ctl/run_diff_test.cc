@@ -1,0 +1,85 @@
+#include "services/ctl/run_diff.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/support/sample_runs.h"
+
+namespace devtime::ctl {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The fused RMSNorm of the TorchNeuron guide: one aten::rms_norm at 403.3 µs per step.
+v1::RunSummary FusedRun() {
+  auto run = devtime::testing::NaiveRmsNormRun(devtime::testing::TestRunId(1), "fused");
+  run.clear_ops();
+  auto* op = run.add_ops();
+  op->set_name("aten::rms_norm");
+  op->set_calls(3);
+  op->set_self_device_us(403.3 * 3);
+  op->set_total_device_us(403.3 * 3);
+  for (double f : {0.99, 1.0, 1.01}) op->add_step_self_device_us(403.3 * f);
+  for (int i = 0; i < run.steps_size(); ++i) {
+    run.mutable_steps(i)->set_device_us(403.3 * (0.99 + 0.01 * i));
+  }
+  (*run.mutable_environment())["neuronx-cc"] = "2.21.0";
+  return run;
+}
+
+v1::RunSummary LostFusionRun() {
+  auto run = devtime::testing::NaiveRmsNormRun(devtime::testing::TestRunId(2), "fused");
+  (*run.mutable_environment())["neuronx-cc"] = "2.22.4";
+  return run;
+}
+
+TEST(DiffRuns, LostFusionShowsTheNaiveOpsAndTheCompilerChange) {
+  RunDiff diff = DiffRuns(FusedRun(), LostFusionRun());
+  EXPECT_EQ(diff.basis, "device");
+  EXPECT_NEAR(diff.before_us, 403.3, 0.01);
+  EXPECT_NEAR(diff.after_us, 2354.9, 0.01);
+  EXPECT_TRUE(diff.tested);
+  EXPECT_LT(diff.p_value, 1e-6);
+  ASSERT_FALSE(diff.ops.empty());
+  EXPECT_EQ(diff.ops[0].name, "aten::mul");  // the largest change first
+  EXPECT_EQ(diff.ops[0].kind, OpDelta::Kind::kAdded);
+  EXPECT_NEAR(diff.ops[0].after_us, 1164.5, 0.01);
+  EXPECT_DOUBLE_EQ(diff.ops[0].after_calls, 2);  // a lost fusion: more calls of small ops
+  ASSERT_EQ(diff.environment.size(), 1u);
+  EXPECT_EQ(diff.environment[0].key, "neuronx-cc");
+  EXPECT_EQ(diff.environment[0].before, "2.21.0");
+  EXPECT_EQ(diff.environment[0].after, "2.22.4");
+  EXPECT_TRUE(IsRegression(diff, {}));
+
+  std::string text = RenderDiff(diff);
+  EXPECT_THAT(text, HasSubstr("device time per step: 403.3 us -> 2354.9 us (+483.9%)"));
+  EXPECT_THAT(text, HasSubstr("aten::rms_norm"));
+  EXPECT_THAT(text, HasSubstr("removed"));
+  EXPECT_THAT(text, HasSubstr("neuronx-cc: 2.21.0 -> 2.22.4"));
+}
+
+TEST(DiffRuns, TheFixIsNoRegression) {
+  RunDiff diff = DiffRuns(LostFusionRun(), FusedRun());
+  EXPECT_LT(diff.relative_change, -0.8);
+  EXPECT_FALSE(IsRegression(diff, {}));
+}
+
+TEST(IsRegression, NeedsBothTheMinimumChangeAndSignificance) {
+  auto base = FusedRun();
+  auto slightly = FusedRun();
+  for (auto& step : *slightly.mutable_steps()) step.set_device_us(step.device_us() * 1.01);
+  EXPECT_FALSE(IsRegression(DiffRuns(base, slightly), {}));  // 1 % < 2 %
+
+  auto noisy = FusedRun();  // +5 % on average, but the steps scatter wildly
+  double factors[] = {0.70, 1.05, 1.40};
+  for (int i = 0; i < noisy.steps_size(); ++i)
+    noisy.mutable_steps(i)->set_device_us(403.3 * factors[i]);
+  RunDiff diff = DiffRuns(base, noisy);
+  EXPECT_GT(diff.relative_change, 0.02);
+  EXPECT_GT(diff.p_value, 0.01);
+  EXPECT_FALSE(IsRegression(diff, {}));
+  EXPECT_TRUE(IsRegression(diff, {.min_change = 0.02, .max_p = 0.9}));
+}
+
+}  // namespace
+}  // namespace devtime::ctl
