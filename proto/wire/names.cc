@@ -42,4 +42,31 @@ v1::RunStatus RunStatusFromName(const std::string& name) {
   return v1::RUN_STATUS_UNSPECIFIED;
 }
 
+std::string SlotOutcomeName(v1::SlotOutcome outcome) {
+  switch (outcome) {
+    case v1::SLOT_OUTCOME_RUNNING:
+      return "running";
+    case v1::SLOT_OUTCOME_SUCCEEDED:
+      return "succeeded";
+    case v1::SLOT_OUTCOME_FAILED:
+      return "failed";
+    case v1::SLOT_OUTCOME_SKIPPED_STILL_RUNNING:
+      return "skipped_still_running";
+    case v1::SLOT_OUTCOME_MISSED_NO_AGENT:
+      return "missed_no_agent";
+    case v1::SLOT_OUTCOME_MISSED_AGENT_DOWN:
+      return "missed_agent_down";
+    default:
+      return "unspecified";
+  }
+}
+
+v1::SlotOutcome SlotOutcomeFromName(const std::string& name) {
+  for (int i = v1::SlotOutcome_MIN; i <= v1::SlotOutcome_MAX; ++i) {
+    auto outcome = static_cast<v1::SlotOutcome>(i);
+    if (v1::SlotOutcome_IsValid(i) && SlotOutcomeName(outcome) == name) return outcome;
+  }
+  return v1::SLOT_OUTCOME_UNSPECIFIED;
+}
+
 }  // namespace devtime::wire

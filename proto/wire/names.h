@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "devtime/v1/jobs.pb.h"
 #include "devtime/v1/run.pb.h"
 
 namespace devtime::wire {
@@ -11,5 +12,9 @@ std::string DeviceKindName(v1::DeviceKind kind);  // "cpu", "cuda", "neuron", "u
 v1::DeviceKind DeviceKindFromName(const std::string& name);  // UNSPECIFIED when unknown
 std::string RunStatusName(v1::RunStatus status);  // "ok", "invalid", "failed", "unspecified"
 v1::RunStatus RunStatusFromName(const std::string& name);  // UNSPECIFIED when unknown
+// "running", "succeeded", "failed", "skipped_still_running", "missed_no_agent",
+// "missed_agent_down", "unspecified"
+std::string SlotOutcomeName(v1::SlotOutcome outcome);
+v1::SlotOutcome SlotOutcomeFromName(const std::string& name);  // UNSPECIFIED when unknown
 
 }  // namespace devtime::wire

@@ -6,39 +6,13 @@
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
 #include "proto/wire/job_spec.h"
+#include "proto/wire/names.h"
 #include "services/collector/sql_util.h"
 
 namespace devtime::collector {
 namespace {
 
 using google::protobuf::util::TimeUtil;
-
-std::string OutcomeText(v1::SlotOutcome outcome) {
-  switch (outcome) {
-    case v1::SLOT_OUTCOME_RUNNING:
-      return "running";
-    case v1::SLOT_OUTCOME_SUCCEEDED:
-      return "succeeded";
-    case v1::SLOT_OUTCOME_FAILED:
-      return "failed";
-    case v1::SLOT_OUTCOME_SKIPPED_STILL_RUNNING:
-      return "skipped_still_running";
-    case v1::SLOT_OUTCOME_MISSED_NO_AGENT:
-      return "missed_no_agent";
-    case v1::SLOT_OUTCOME_MISSED_AGENT_DOWN:
-      return "missed_agent_down";
-    default:
-      return "unspecified";
-  }
-}
-
-v1::SlotOutcome OutcomeFromText(const std::string& text) {
-  for (int i = v1::SlotOutcome_MIN; i <= v1::SlotOutcome_MAX; ++i) {
-    auto outcome = static_cast<v1::SlotOutcome>(i);
-    if (v1::SlotOutcome_IsValid(i) && OutcomeText(outcome) == text) return outcome;
-  }
-  return v1::SLOT_OUTCOME_UNSPECIFIED;
-}
 
 std::string SpecJson(const v1::JobSpec& job) {
   std::string json;
@@ -63,7 +37,7 @@ v1::JobSlot SlotFromRow(const pqxx::row& row) {
   slot.set_job(row[0].as<std::string>());
   *slot.mutable_slot_time() = FromMicros(row[1].as<long long>());
   slot.set_host(row[2].as<std::string>());
-  slot.set_outcome(OutcomeFromText(row[3].as<std::string>()));
+  slot.set_outcome(wire::SlotOutcomeFromName(row[3].as<std::string>()));
   slot.set_reason(row[4].as<std::string>());
   slot.set_run_id(row[5].as<std::string>());
   slot.set_run_now(row[6].as<bool>());
@@ -161,8 +135,8 @@ absl::Status JobStore::RecordSlot(const v1::JobSlot& slot) {
         " run_now = EXCLUDED.run_now,"
         " started_at = coalesce(EXCLUDED.started_at, job_slots.started_at),"
         " finished_at = coalesce(EXCLUDED.finished_at, job_slots.finished_at), updated_at = now()",
-        slot.job(), TimestampText(slot.slot_time()), slot.host(), OutcomeText(slot.outcome()),
-        slot.reason(), run_id, slot.run_now(),
+        slot.job(), TimestampText(slot.slot_time()), slot.host(),
+        wire::SlotOutcomeName(slot.outcome()), slot.reason(), run_id, slot.run_now(),
         OptionalTime(slot.has_started_at(), slot.started_at()),
         OptionalTime(slot.has_finished_at(), slot.finished_at()));
     tx.commit();
@@ -312,7 +286,8 @@ absl::StatusOr<int> JobStore::RecordMissedSlots(absl::Time from, absl::Time now,
                   "INSERT INTO job_slots (job, slot_time, host, outcome, reason) VALUES ($1, $2, "
                   "'', $3,"
                   " 'no agent matches the job''s selector') ON CONFLICT DO NOTHING",
-                  job.name(), TimestampText(when), OutcomeText(v1::SLOT_OUTCOME_MISSED_NO_AGENT));
+                  job.name(), TimestampText(when),
+                  wire::SlotOutcomeName(v1::SLOT_OUTCOME_MISSED_NO_AGENT));
               ++recorded;
             }
             for (const AgentRecord* agent : matching) {
@@ -321,7 +296,7 @@ absl::StatusOr<int> JobStore::RecordMissedSlots(absl::Time from, absl::Time now,
                   "$3, $4,"
                   " $5) ON CONFLICT DO NOTHING",
                   job.name(), TimestampText(when), agent->identity.host(),
-                  OutcomeText(v1::SLOT_OUTCOME_MISSED_AGENT_DOWN),
+                  wire::SlotOutcomeName(v1::SLOT_OUTCOME_MISSED_AGENT_DOWN),
                   "agent " + agent->identity.name() + " did not run this slot (last seen " +
                       TimeUtil::ToString(agent->last_seen) + ")");
               ++recorded;

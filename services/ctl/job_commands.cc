@@ -2,6 +2,7 @@
 
 #include "proto/wire/channel.h"
 #include "proto/wire/json.h"
+#include "proto/wire/names.h"
 #include "proto/wire/time.h"
 #include "services/ctl/jobs_file.h"
 #include "services/ctl/table.h"
@@ -10,25 +11,6 @@ namespace devtime::ctl {
 namespace {
 
 using Align = TextTable::Align;
-
-std::string OutcomeName(v1::SlotOutcome outcome) {
-  switch (outcome) {
-    case v1::SLOT_OUTCOME_RUNNING:
-      return "running";
-    case v1::SLOT_OUTCOME_SUCCEEDED:
-      return "succeeded";
-    case v1::SLOT_OUTCOME_FAILED:
-      return "failed";
-    case v1::SLOT_OUTCOME_SKIPPED_STILL_RUNNING:
-      return "skipped (still running)";
-    case v1::SLOT_OUTCOME_MISSED_NO_AGENT:
-      return "missed (no agent)";
-    case v1::SLOT_OUTCOME_MISSED_AGENT_DOWN:
-      return "missed (agent down)";
-    default:
-      return "?";
-  }
-}
 
 std::string Schedule(const v1::JobSpec& job) {
   std::string text = job.schedule().cron() + " " + job.schedule().time_zone();
@@ -49,7 +31,7 @@ void PrintSlots(const Session& session,
   TextTable table({"slot (UTC)", "host", "outcome", "run id", "reason"});
   for (const auto& slot : slots) {
     table.AddRow({wire::FormatTime(slot.slot_time()) + (slot.run_now() ? " (run-now)" : ""),
-                  slot.host().empty() ? "-" : slot.host(), OutcomeName(slot.outcome()),
+                  slot.host().empty() ? "-" : slot.host(), wire::SlotOutcomeName(slot.outcome()),
                   slot.run_id().empty() ? "-" : slot.run_id(), slot.reason().substr(0, 100)});
   }
   session.out << (table.empty() ? "no slots yet\n" : table.Render());
@@ -89,11 +71,11 @@ int JobsList(const Session& session, Format format) {
   TextTable table(
       {"job", "model / workload", "schedule", "next slot (UTC)", "last outcome", "agents"});
   for (const auto& job : response.jobs()) {
-    table.AddRow({job.spec().name(), job.spec().model() + " / " + job.spec().workload(),
-                  Schedule(job.spec()),
-                  job.has_next_slot() ? wire::FormatTime(job.next_slot()) : "-",
-                  job.has_last_slot() ? OutcomeName(job.last_slot().outcome()) : "never ran",
-                  Join(job.matching_agents())});
+    table.AddRow(
+        {job.spec().name(), job.spec().model() + " / " + job.spec().workload(),
+         Schedule(job.spec()), job.has_next_slot() ? wire::FormatTime(job.next_slot()) : "-",
+         job.has_last_slot() ? wire::SlotOutcomeName(job.last_slot().outcome()) : "never ran",
+         Join(job.matching_agents())});
   }
   session.out << (table.empty() ? "no jobs: devtimectl jobs apply -f jobs.yaml\n" : table.Render());
   return 0;
