@@ -53,6 +53,13 @@ v1::RunSummary FailedRun(const v1::JobSpec& job, const v1::AgentIdentity& agent,
   return run;
 }
 
+// The collector will never accept this run as it is (it says why): set it aside. Anything
+// else (unreachable, overloaded, a server error, a token being fixed) is retried later.
+bool IsRefusedForGood(const absl::Status& status) {
+  return absl::IsInvalidArgument(status) || absl::IsResourceExhausted(status) ||
+         absl::IsAlreadyExists(status) || absl::IsPermissionDenied(status);
+}
+
 }  // namespace
 
 AgentDaemon::AgentDaemon(AgentConfig config) : config_(std::move(config)) {
@@ -407,8 +414,7 @@ void AgentDaemon::UploaderLoop() {
         continue;
       }
       if (metrics_) metrics_->UploadRetry();
-      if (absl::IsUnavailable(ack.status()) || absl::IsDeadlineExceeded(ack.status()) ||
-          absl::IsAborted(ack.status()) || absl::IsCancelled(ack.status())) {
+      if (!IsRefusedForGood(ack.status())) {
         failed = true;  // the collector or its database is away: try again later, in order
         break;
       }

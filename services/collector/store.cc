@@ -216,12 +216,21 @@ void WriteSeriesPoints(pqxx::work& tx, const v1::RunSummary& run, const RunPoint
   const auto& id = run.identity();
   std::string metric = MetricName(run);
   tx.exec_params(kUpsertSeries, id.model(), id.workload(), id.instance_type(), metric, id.run_id());
+  // Rows just inserted have no statistics yet, so the planner may pick a nested loop over a
+  // sequential scan: quadratic in the operator count (minutes at 20,000 ops). A hash join is
+  // linear whatever the estimates say.
+  tx.exec("SET LOCAL enable_nestloop = off");
   tx.exec_params(InsertPointsSql(UsesCpuTime(run)), id.model(), id.workload(), id.instance_type(),
                  metric, id.run_id(), TimeUtil::ToString(run.started_at()), StepDivisor(run),
                  point.value, point.noise);
 }
 
 }  // namespace
+
+bool IsConnectionLoss(const pqxx::sql_error& error, const pqxx::connection_base& connection) {
+  const std::string state = error.sqlstate();
+  return state.rfind("08", 0) == 0 || state.rfind("57P", 0) == 0 || !connection.is_open();
+}
 
 // ---- the connection pool -------------------------------------------------------------------
 
@@ -335,8 +344,12 @@ absl::Status Store::Run(const std::string& what,
       last_error = e.what();
       pool_->Release(std::move(connection));
     } catch (const pqxx::sql_error& e) {
-      pool_->Release(std::move(connection));
-      return absl::InternalError(what + ": " + e.what());
+      if (!IsConnectionLoss(e, *connection)) {
+        pool_->Release(std::move(connection));
+        return absl::InternalError(what + ": " + e.what());
+      }
+      last_error = e.what();  // the server went away mid-statement: a lost connection
+      pool_->Release(nullptr);
     } catch (const std::exception& e) {
       pool_->Release(std::move(connection));
       return absl::InternalError(what + ": " + e.what());

@@ -50,6 +50,11 @@ struct RunFilter {
   unsigned limit = 100;
 };
 
+// True when `error` means the connection was lost rather than that the statement was wrong:
+// PostgreSQL shutting down or terminating the backend reports SQLSTATE 57P01/57P02 in the
+// middle of a statement (even a COPY), connection failures are class 08. Such work is retried.
+bool IsConnectionLoss(const pqxx::sql_error& error, const pqxx::connection_base& connection);
+
 class Store {
  public:
   // Connects (retrying for up to `wait_for_database`) and applies pending migrations.

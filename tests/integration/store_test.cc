@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "google/protobuf/util/message_differencer.h"
@@ -203,6 +204,47 @@ TEST_F(StoreTest, RefusesDatabaseFromANewerCollector) {
   auto again = Store::Open(options);
   EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(again.status().message()), ::testing::HasSubstr("999"));
+}
+
+TEST_F(StoreTest, ConnectionsKilledMidStatementAreRetriedNotReportedAsErrors) {
+  // A big run keeps the COPY busy; meanwhile its backend is terminated (what a PostgreSQL
+  // shutdown does: SQLSTATE 57P01 in the middle of the statement).
+  auto run = NaiveRmsNormRun(TestRunId(40));
+  for (int i = 0; i < 20000 - 4; ++i) {
+    auto* op = run.add_ops();
+    op->set_name("op" + std::to_string(i));
+    op->set_calls(1);
+    for (int s = 0; s < 3; ++s) op->add_step_self_device_us(1.0);
+  }
+  std::atomic<bool> done{false};
+  std::thread killer([&] {
+    pqxx::connection admin{db_.conninfo()};
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(400);
+    while (!done && std::chrono::steady_clock::now() < until) {
+      pqxx::nontransaction tx{admin};
+      tx.exec(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
+          "current_database() AND pid <> pg_backend_pid() AND state = 'active'");
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  auto outcome = store_->IngestRun(run);
+  done = true;
+  killer.join();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(db_.Count("runs"), 1);
+  EXPECT_EQ(db_.Count("op_stats"), 20000);
+}
+
+TEST_F(StoreTest, ShutdownErrorsMidStatementCountAsLostConnections) {
+  pqxx::connection open{db_.conninfo()};
+  EXPECT_TRUE(IsConnectionLoss(
+      pqxx::sql_error("FATAL:  terminating connection due to administrator command",
+                      "COPY op_stats", "57P01"),
+      open));
+  EXPECT_TRUE(IsConnectionLoss(pqxx::sql_error("connection failure", "SELECT 1", "08006"), open));
+  EXPECT_FALSE(IsConnectionLoss(pqxx::sql_error("duplicate key", "INSERT", "23505"), open));
+  EXPECT_FALSE(IsConnectionLoss(pqxx::sql_error("syntax error", "SELEKT", "42601"), open));
 }
 
 TEST(StoreOpen, UnreachableDatabaseIsUnavailableWithTheReason) {
