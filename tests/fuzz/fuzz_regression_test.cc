@@ -14,12 +14,14 @@
 #include "agents/trace/neuron_reader.h"
 #include "gtest/gtest.h"
 #include "tests/fuzz/fuzz_targets.h"
+#include "tests/unit/trace/test_util.h"
 
 namespace devtime::trace {
 namespace {
 
 namespace fs = std::filesystem;
 using Target = std::function<int(const uint8_t*, size_t)>;
+using ::devtime::trace::testing::Gzip;
 
 std::string ReadAll(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -35,20 +37,6 @@ std::vector<std::string> Corpus(const std::string& reader) {
 
 void Run(const Target& t, const std::string& input) {
   t(reinterpret_cast<const uint8_t*>(input.data()), input.size());
-}
-
-std::string Gzip(const std::string& in) {
-  z_stream zs{};
-  deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, in.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
 }
 
 // Corpus files, every truncation of them (step 1 for small files), and the generic nasties.

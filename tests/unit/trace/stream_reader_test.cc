@@ -12,21 +12,8 @@
 namespace devtime::trace {
 namespace {
 
+using ::devtime::trace::testing::Gzip;
 using ::devtime::trace::testing::TempDir;
-
-std::string Gzip(const std::string& in) {
-  z_stream zs{};
-  deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, in.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
 
 // Skipped values full of traps: brackets and escaped quotes inside strings, backslashes,
 // nesting, at every alignment against the 64-byte blocks.

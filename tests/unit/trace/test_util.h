@@ -2,6 +2,7 @@
 #pragma once
 
 #include <unistd.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,21 @@ namespace devtime::trace::testing {
 
 inline std::filesystem::path Fixture(const std::string& name) {
   return std::filesystem::path(DEVTIME_SOURCE_DIR) / "tests/fixtures/trace" / name;
+}
+
+// `in` compressed in the gzip format (what torch writes for *.json.gz).
+inline std::string Gzip(const std::string& in) {
+  z_stream zs{};
+  deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&zs, in.size()) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
 }
 
 // nullptr when the summary has no op of that (key_averages) name.
