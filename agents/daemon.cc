@@ -386,6 +386,12 @@ void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now) {
 
 // ---- delivery ------------------------------------------------------------------------------
 
+void AgentDaemon::SetAside(const std::string& run_id, const absl::Status& why) {
+  auto where = spool_->SetAside(run_id);
+  Log("run " + run_id + " cannot be delivered (" + std::string(why.message()) + "); " +
+      (where.ok() ? "kept in " + where->string() : std::string(where.status().message())));
+}
+
 void AgentDaemon::UploaderLoop() {
   auto stub = v1::Collector::NewStub(channel_);
   UploadOptions once;
@@ -399,12 +405,7 @@ void AgentDaemon::UploaderLoop() {
       if (stopping_) break;
       auto run = spool_->Load(run_id);
       if (!run.ok()) {
-        Log("spooled run " + run_id +
-            " is unreadable, kept aside: " + std::string(run.status().message()));
-        std::error_code ec;
-        fs::create_directories(config_.spool_dir / "rejected", ec);
-        fs::rename(config_.spool_dir / (run_id + ".pb"),
-                   config_.spool_dir / "rejected" / (run_id + ".pb"), ec);
+        SetAside(run_id, run.status());
         continue;
       }
       auto ack = Upload(*stub, *run, once);
@@ -418,13 +419,7 @@ void AgentDaemon::UploaderLoop() {
         failed = true;  // the collector or its database is away: try again later, in order
         break;
       }
-      // The collector refuses this run for good (it names why): keep it, out of the way.
-      Log("collector refused run " + run_id + ", kept in " +
-          (config_.spool_dir / "rejected").string() + ": " + std::string(ack.status().message()));
-      std::error_code ec;
-      fs::create_directories(config_.spool_dir / "rejected", ec);
-      fs::rename(config_.spool_dir / (run_id + ".pb"),
-                 config_.spool_dir / "rejected" / (run_id + ".pb"), ec);
+      SetAside(run_id, ack.status());  // refused for good (the collector says why)
     }
     auto stats = spool_->Stats();
     if (metrics_) metrics_->SpoolState(stats.runs, stats.bytes);

@@ -59,6 +59,8 @@ class AgentDaemon {
   void SessionLoop();
   void SchedulerLoop();
   void UploaderLoop();
+  // Takes an undeliverable run out of the upload queue, keeping it (spool.h) and saying why.
+  void SetAside(const std::string& run_id, const absl::Status& why);
   // Starts a slot unless the job is already running (then reports it skipped). Needs mu_.
   void StartSlot(const v1::JobSpec& job, absl::Time slot_time, bool run_now);
   void RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now);

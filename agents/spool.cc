@@ -129,6 +129,18 @@ absl::Status Spool::Remove(const std::string& run_id) {
   return SyncDirectory(dir_);
 }
 
+absl::StatusOr<fs::path> Spool::SetAside(const std::string& run_id) {
+  std::lock_guard lock(mu_);
+  fs::path rejected = dir_ / "rejected";
+  std::error_code ec;
+  fs::create_directories(rejected, ec);
+  fs::path target = rejected / (run_id + kSuffix);
+  if (!ec) fs::rename(PathOf(run_id), target, ec);
+  if (ec) return absl::InternalError("spool: cannot set run " + run_id + " aside: " + ec.message());
+  if (auto s = SyncDirectory(dir_); !s.ok()) return s;
+  return target;
+}
+
 SpoolStats Spool::Stats() const {
   SpoolStats stats;
   std::error_code ec;

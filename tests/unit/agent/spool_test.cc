@@ -73,5 +73,16 @@ TEST_F(SpoolTest, CorruptFileIsReportedNotSilentlyDropped) {
   EXPECT_EQ(run.status().code(), absl::StatusCode::kDataLoss);
 }
 
+TEST_F(SpoolTest, SetAsideKeepsTheRunOutOfTheQueue) {
+  auto spool = *Spool::Open(dir_, 1 << 20);
+  ASSERT_TRUE(spool->Put(NaiveRmsNormRun(TestRunId(7))).ok());
+  auto where = spool->SetAside(TestRunId(7));
+  ASSERT_TRUE(where.ok()) << where.status();
+  EXPECT_TRUE(spool->Pending().empty());
+  EXPECT_EQ(spool->Stats().runs, 0u);
+  EXPECT_EQ(*where, fs::path(dir_) / "rejected" / (TestRunId(7) + ".pb"));
+  EXPECT_TRUE(fs::exists(*where));
+}
+
 }  // namespace
 }  // namespace devtime::agent
