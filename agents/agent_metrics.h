@@ -11,13 +11,14 @@
 // Thread-safety: safe for concurrent use.
 #pragma once
 
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "prometheus/counter.h"
 #include "prometheus/exposer.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 
 namespace devtime::agent {
@@ -35,11 +36,19 @@ class AgentMetrics {
   int port() const { return port_; }
 
  private:
-  AgentMetrics() = default;
+  AgentMetrics();
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   std::unique_ptr<prometheus::Exposer> exposer_;
   int port_ = 0;
-  std::mutex mu_;  // Family::Add is not meant for hot paths; jobs are rare, a lock is fine
+  // Families with a `job` label get a child per job on first use.
+  prometheus::Family<prometheus::Counter>& jobs_;
+  prometheus::Family<prometheus::Histogram>& durations_;
+  prometheus::Family<prometheus::Gauge>& last_success_;
+  prometheus::Gauge& spool_runs_;
+  prometheus::Gauge& spool_bytes_;
+  prometheus::Counter& spool_full_;
+  prometheus::Counter& upload_retries_;
+  prometheus::Gauge& connected_;
 };
 
 }  // namespace devtime::agent
