@@ -422,6 +422,15 @@ class Parser {
     }
   }
 
+  // The raw text of the number that must come next as the value of `field`.
+  std::string_view NumberField(const char* field) {
+    const char c = Peek();
+    if (!(c == '-' || (c >= '0' && c <= '9'))) {
+      Fail(std::string("field '") + field + "' is not a number");
+    }
+    return NumberToken();
+  }
+
   std::string_view NumberToken() {
     const char* s = p_;
     while (true) {
@@ -655,9 +664,7 @@ class Parser {
             return !(has_cat && (skipped = Dropped(cat)));
           }
           if (Is(key, "ts")) {
-            const char c = Peek();
-            if (!(c == '-' || (c >= '0' && c <= '9'))) Fail("field 'ts' is not a number");
-            ts = NumberToken();
+            ts = NumberField("ts");
             return true;
           }
           break;
@@ -669,9 +676,7 @@ class Parser {
             return !(has_ph && (skipped = Dropped(cat)));
           }
           if (Is(key, "dur")) {
-            const char c = Peek();
-            if (!(c == '-' || (c >= '0' && c <= '9'))) Fail("field 'dur' is not a number");
-            dur = NumberToken();
+            dur = NumberField("dur");
             return true;
           }
           if (Is(key, "pid") || Is(key, "tid")) {
