@@ -1,6 +1,7 @@
 #include "services/collector/job_store.h"
 
 #include <map>
+#include <set>
 
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
@@ -271,41 +272,53 @@ absl::StatusOr<int> JobStore::RecordMissedSlots(absl::Time from, absl::Time now,
     for (const auto& agent : *agents) {
       if (wire::SelectorMatches(job.selector(), agent.identity)) matching.push_back(&agent);
     }
+    std::vector<absl::Time> slots;
     for (auto slot = wire::NextSlot(job, start); slot && *slot <= until;
          slot = wire::NextSlot(job, *slot)) {
-      auto when = TimeUtil::SecondsToTimestamp(absl::ToUnixSeconds(*slot));
-      auto status =
-          store_.Run("record missed slots of " + job.name(), [&](pqxx::connection_base& c) {
-            pqxx::work tx{c};
-            auto reported =
-                tx.exec_params("SELECT 1 FROM job_slots WHERE job = $1 AND slot_time = $2",
-                               job.name(), TimestampText(when));
-            if (!reported.empty()) return absl::OkStatus();
-            if (matching.empty()) {
-              tx.exec_params(
-                  "INSERT INTO job_slots (job, slot_time, host, outcome, reason) VALUES ($1, $2, "
-                  "'', $3,"
-                  " 'no agent matches the job''s selector') ON CONFLICT DO NOTHING",
-                  job.name(), TimestampText(when),
-                  wire::SlotOutcomeName(v1::SLOT_OUTCOME_MISSED_NO_AGENT));
-              ++recorded;
-            }
-            for (const AgentRecord* agent : matching) {
-              tx.exec_params(
-                  "INSERT INTO job_slots (job, slot_time, host, outcome, reason) VALUES ($1, $2, "
-                  "$3, $4,"
-                  " $5) ON CONFLICT DO NOTHING",
-                  job.name(), TimestampText(when), agent->identity.host(),
-                  wire::SlotOutcomeName(v1::SLOT_OUTCOME_MISSED_AGENT_DOWN),
-                  "agent " + agent->identity.name() + " did not run this slot (last seen " +
-                      TimeUtil::ToString(agent->last_seen) + ")");
-              ++recorded;
-            }
-            tx.commit();
-            return absl::OkStatus();
-          });
-      if (!status.ok()) return status;
+      slots.push_back(*slot);
     }
+    if (slots.empty()) continue;
+    int recorded_for_job = 0;
+    // One transaction per job: read which slots were reported, record the others.
+    auto status = store_.Run("record missed slots of " + job.name(), [&](pqxx::connection_base& c) {
+      recorded_for_job = 0;
+      pqxx::work tx{c};
+      std::set<int64_t> reported;
+      for (const auto& row : tx.exec_params(
+               "SELECT DISTINCT extract(epoch from slot_time)::bigint FROM job_slots"
+               " WHERE job = $1 AND slot_time BETWEEN $2 AND $3",
+               job.name(),
+               TimestampText(TimeUtil::SecondsToTimestamp(absl::ToUnixSeconds(slots.front()))),
+               TimestampText(TimeUtil::SecondsToTimestamp(absl::ToUnixSeconds(slots.back()))))) {
+        reported.insert(row[0].as<int64_t>());
+      }
+      for (absl::Time slot : slots) {
+        if (reported.count(absl::ToUnixSeconds(slot))) continue;
+        std::string when = TimestampText(TimeUtil::SecondsToTimestamp(absl::ToUnixSeconds(slot)));
+        if (matching.empty()) {
+          tx.exec_params(
+              "INSERT INTO job_slots (job, slot_time, host, outcome, reason) VALUES ($1, $2, '', "
+              "$3,"
+              " 'no agent matches the job''s selector') ON CONFLICT DO NOTHING",
+              job.name(), when, wire::SlotOutcomeName(v1::SLOT_OUTCOME_MISSED_NO_AGENT));
+          ++recorded_for_job;
+        }
+        for (const AgentRecord* agent : matching) {
+          tx.exec_params(
+              "INSERT INTO job_slots (job, slot_time, host, outcome, reason)"
+              " VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+              job.name(), when, agent->identity.host(),
+              wire::SlotOutcomeName(v1::SLOT_OUTCOME_MISSED_AGENT_DOWN),
+              "agent " + agent->identity.name() + " did not run this slot (last seen " +
+                  TimeUtil::ToString(agent->last_seen) + ")");
+          ++recorded_for_job;
+        }
+      }
+      tx.commit();
+      return absl::OkStatus();
+    });
+    if (!status.ok()) return status;
+    recorded += recorded_for_job;
   }
   return recorded;
 }
