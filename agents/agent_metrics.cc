@@ -54,13 +54,21 @@ absl::StatusOr<std::unique_ptr<AgentMetrics>> AgentMetrics::Start(const std::str
   return metrics;
 }
 
-void AgentMetrics::JobFinished(const std::string& job, const std::string& outcome, double seconds) {
+namespace {
+const prometheus::Histogram::BucketBoundaries kJobDurationBuckets{1,   5,   15,   30,   60,  120,
+                                                                  300, 600, 1800, 3600, 7200};
+const char* const kJobOutcomes[] = {"succeeded", "failed", "skipped_still_running"};
+}  // namespace
+
+void AgentMetrics::DeclareJob(const std::string& job) {
   // Family::Add is thread-safe and returns the existing child for a known label set.
+  for (const char* outcome : kJobOutcomes) jobs_.Add({{"job", job}, {"outcome", outcome}});
+  durations_.Add({{"job", job}}, kJobDurationBuckets);
+}
+
+void AgentMetrics::JobFinished(const std::string& job, const std::string& outcome, double seconds) {
   jobs_.Add({{"job", job}, {"outcome", outcome}}).Increment();
-  durations_
-      .Add({{"job", job}}, prometheus::Histogram::BucketBoundaries{1, 5, 15, 30, 60, 120, 300, 600,
-                                                                   1800, 3600, 7200})
-      .Observe(seconds);
+  durations_.Add({{"job", job}}, kJobDurationBuckets).Observe(seconds);
   if (outcome == "succeeded") {
     auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch());
     last_success_.Add({{"job", job}}).Set(now.count());

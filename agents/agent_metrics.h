@@ -28,6 +28,9 @@ class AgentMetrics {
   // Serves on `listen` (host:port; port 0 = any free).
   static absl::StatusOr<std::unique_ptr<AgentMetrics>> Start(const std::string& listen);
 
+  // Creates the job's series at 0 when it is assigned: Prometheus's increase() counts nothing
+  // for a series whose first sample is already 1, so the first run would go unseen.
+  void DeclareJob(const std::string& job);
   void JobFinished(const std::string& job, const std::string& outcome, double seconds);
   void SpoolState(uint64_t runs, uint64_t bytes);
   void SpoolFull();

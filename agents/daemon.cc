@@ -165,6 +165,7 @@ void AgentDaemon::UpdateAssignments(const v1::Assignments& assignments) {
     absl::Time next =
         same ? old->second.next_slot : wire::NextSlot(spec, now).value_or(absl::InfiniteFuture());
     jobs[spec.name()] = ScheduledJob{spec, next};
+    if (metrics_) metrics_->DeclareJob(spec.name());
   }
   jobs_ = std::move(jobs);
 }

@@ -178,8 +178,12 @@ Look at it:
   devtimectl runs show \$(devtimectl runs list --workload fused --limit 1 --format json | sed -n 's/.*"run_id": "\(.*\)".*/\1/p')
   devtimectl compare $fused_before $fused_after   # the night the fusion was lost
   devtimectl check --run $fused_after --against $fused_before; echo "exit \$?"   # a CI gate
+  devtimectl regressions list                      # what the detector opened (the lost fusion)
+  devtimectl regressions show \$(devtimectl regressions list --format json | sed -n 's/.*"id": "\([0-9]*\)".*/\1/p' | head -n 1)
+  devtimectl report --model rmsnorm --html $state/report-rmsnorm.html   # the page below, again
   devtimectl jobs list                             # the local nightly job, run once just now
   devtime-agent summarize $state/latest-profile   # the CPU profile it made
+Report:   $state/report-rmsnorm.html (open it in a browser: self-contained, no network)
 Metrics:  curl -s http://127.0.0.1:$metrics/metrics | grep devtime_
 Stop:     deploy/quickstart.sh stop
 NEXT
@@ -203,6 +207,10 @@ up() {
   ctl runs list --model rmsnorm --workload fused --limit 8
   say "what changed that night (devtimectl compare):"
   ctl compare "$fused_before" "$fused_after" | head -n 16
+  say "the regression devtime detected, attributed and opened (devtimectl regressions list):"
+  ctl regressions list
+  say "writing the HTML report (devtimectl report)"
+  ctl report --model rmsnorm --html "$state/report-rmsnorm.html"
   print_next_steps "$collector" "$metrics"
 }
 

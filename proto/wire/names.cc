@@ -69,4 +69,48 @@ v1::SlotOutcome SlotOutcomeFromName(const std::string& name) {
   return v1::SLOT_OUTCOME_UNSPECIFIED;
 }
 
+std::string RegressionStateName(v1::RegressionState state) {
+  switch (state) {
+    case v1::REGRESSION_STATE_SUSPECTED:
+      return "suspected";
+    case v1::REGRESSION_STATE_OPEN:
+      return "open";
+    case v1::REGRESSION_STATE_ACKNOWLEDGED:
+      return "acknowledged";
+    case v1::REGRESSION_STATE_RESOLVED:
+      return "resolved";
+    case v1::REGRESSION_STATE_INVALID:
+      return "invalid";
+    default:
+      return "unspecified";
+  }
+}
+
+v1::RegressionState RegressionStateFromName(const std::string& name) {
+  for (auto state : {v1::REGRESSION_STATE_SUSPECTED, v1::REGRESSION_STATE_OPEN,
+                     v1::REGRESSION_STATE_ACKNOWLEDGED, v1::REGRESSION_STATE_RESOLVED,
+                     v1::REGRESSION_STATE_INVALID}) {
+    if (RegressionStateName(state) == name) return state;
+  }
+  return v1::REGRESSION_STATE_UNSPECIFIED;
+}
+
+std::string ResolutionName(v1::Resolution resolution) {
+  switch (resolution) {
+    case v1::RESOLUTION_FIXED:
+      return "fixed";
+    case v1::RESOLUTION_ACCEPTED_BASELINE:
+      return "accepted_baseline";
+    default:
+      return "";
+  }
+}
+
+v1::Resolution ResolutionFromName(const std::string& name) {
+  for (auto resolution : {v1::RESOLUTION_FIXED, v1::RESOLUTION_ACCEPTED_BASELINE}) {
+    if (ResolutionName(resolution) == name) return resolution;
+  }
+  return v1::RESOLUTION_UNSPECIFIED;
+}
+
 }  // namespace devtime::wire

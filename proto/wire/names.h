@@ -4,6 +4,7 @@
 #include <string>
 
 #include "devtime/v1/jobs.pb.h"
+#include "devtime/v1/regressions.pb.h"
 #include "devtime/v1/run.pb.h"
 
 namespace devtime::wire {
@@ -16,5 +17,13 @@ v1::RunStatus RunStatusFromName(const std::string& name);  // UNSPECIFIED when u
 // "missed_agent_down", "unspecified"
 std::string SlotOutcomeName(v1::SlotOutcome outcome);
 v1::SlotOutcome SlotOutcomeFromName(const std::string& name);  // UNSPECIFIED when unknown
+
+// "suspected", "open", "acknowledged", "resolved", "invalid", "unspecified"
+std::string RegressionStateName(v1::RegressionState state);
+v1::RegressionState RegressionStateFromName(const std::string& name);  // UNSPECIFIED when unknown
+
+// "fixed", "accepted_baseline", "" (unspecified)
+std::string ResolutionName(v1::Resolution resolution);
+v1::Resolution ResolutionFromName(const std::string& name);  // UNSPECIFIED when unknown
 
 }  // namespace devtime::wire

@@ -2,11 +2,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <iostream>
 #include <set>
 #include <thread>
 
 #include "proto/wire/job_spec.h"
 #include "proto/wire/limits.h"
+#include "services/collector/fleet_metrics.h"
 #include "services/collector/sql_util.h"
 #include "services/collector/validation.h"
 
@@ -65,10 +67,22 @@ grpc::Status CollectorService::UploadRun(grpc::ServerContext* context,
   }
   bool duplicate = outcome->result == IngestResult::kDuplicate;
   metrics_.RecordIngest(duplicate ? "duplicate" : "stored", elapsed());
+  if (!duplicate) AnalyzeRun(request->run().identity().run_id());
   response->set_run_id(request->run().identity().run_id());
   response->set_duplicate(duplicate);
   *response->mutable_received_at() = outcome->received_at;
   return grpc::Status::OK;
+}
+
+void CollectorService::AnalyzeRun(const std::string& run_id) {
+  auto start = std::chrono::steady_clock::now();
+  auto verdict = analyzer_.Analyze(run_id);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!verdict.ok()) {
+    std::cerr << "devtime-collector: analysing run " << run_id << ": " << verdict.status().message()
+              << " (retried by housekeeping)" << std::endl;
+  }
+  metrics_.RecordDetection(verdict.ok() ? *verdict : "error", seconds);
 }
 
 grpc::Status CollectorService::ListRuns(grpc::ServerContext* context,
@@ -121,7 +135,6 @@ namespace devtime::collector {
 namespace {
 
 // An agent counts as connected if its session touched it within this many poll intervals.
-constexpr int kConnectedPolls = 5;
 
 google::protobuf::Timestamp ToProto(absl::Time t) {
   google::protobuf::Timestamp ts;
@@ -241,7 +254,8 @@ grpc::Status CollectorService::ListAgents(grpc::ServerContext* context,
     return ToGrpcStatus(caller.status());
   auto agents = jobs_.ListAgents();
   if (!agents.ok()) return ToGrpcStatus(agents.status());
-  auto connected_since = absl::Now() - absl::FromChrono(session_.poll_interval * kConnectedPolls);
+  auto connected_since =
+      absl::Now() - absl::FromChrono(session_.poll_interval * kAgentConnectedPolls);
   for (const auto& agent : *agents) {
     auto* info = response->add_agents();
     *info->mutable_identity() = agent.identity;
@@ -332,6 +346,50 @@ grpc::Status CollectorService::AgentSession(
   }
   context->TryCancel();  // unblocks the reader if the agent is still connected
   reader.join();
+  return grpc::Status::OK;
+}
+
+}  // namespace devtime::collector
+
+// ---- regressions ------------------------------------------------------------------------
+
+namespace devtime::collector {
+
+grpc::Status CollectorService::ListRegressions(grpc::ServerContext* context,
+                                               const v1::ListRegressionsRequest* request,
+                                               v1::ListRegressionsResponse* response) {
+  if (auto caller = auth_.Authenticate(*context); !caller.ok())
+    return ToGrpcStatus(caller.status());
+  if (request->limit() > wire::kMaxListLimit) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "limit: at most " + std::to_string(wire::kMaxListLimit));
+  }
+  auto found = regressions_.List(*request);
+  if (!found.ok()) return ToGrpcStatus(found.status());
+  for (auto& regression : *found) *response->add_regressions() = std::move(regression);
+  return grpc::Status::OK;
+}
+
+grpc::Status CollectorService::GetRegression(grpc::ServerContext* context,
+                                             const v1::GetRegressionRequest* request,
+                                             v1::Regression* response) {
+  if (auto caller = auth_.Authenticate(*context); !caller.ok())
+    return ToGrpcStatus(caller.status());
+  auto found = regressions_.Get(request->id());
+  if (!found.ok()) return ToGrpcStatus(found.status());
+  *response = std::move(*found);
+  return grpc::Status::OK;
+}
+
+grpc::Status CollectorService::TransitionRegression(grpc::ServerContext* context,
+                                                    const v1::TransitionRegressionRequest* request,
+                                                    v1::Regression* response) {
+  if (auto caller = auth_.RequireAdmin(*context, "regressions triage"); !caller.ok()) {
+    return ToGrpcStatus(caller.status());
+  }
+  auto updated = regressions_.Transition(*request);
+  if (!updated.ok()) return ToGrpcStatus(updated.status());
+  *response = std::move(*updated);
   return grpc::Status::OK;
 }
 

@@ -10,6 +10,8 @@
 #include "services/collector/auth.h"
 #include "services/collector/job_store.h"
 #include "services/collector/metrics.h"
+#include "services/collector/regression_analyzer.h"
+#include "services/collector/regression_store.h"
 #include "services/collector/store.h"
 
 namespace devtime::collector {
@@ -23,9 +25,11 @@ class CollectorService final : public v1::Collector::Service {
  public:
   // `admin_token` empty = authentication disabled (every caller is admin).
   CollectorService(Store& store, CollectorMetrics& metrics, const std::string& admin_token,
-                   SessionOptions session = {})
+                   SessionOptions session = {}, AnalyzerOptions analysis = {})
       : store_(store),
         jobs_(store),
+        regressions_(store),
+        analyzer_(store, std::move(analysis)),
         metrics_(metrics),
         auth_(store, metrics, admin_token),
         session_(session) {}
@@ -59,12 +63,29 @@ class CollectorService final : public v1::Collector::Service {
       grpc::ServerContext* context,
       grpc::ServerReaderWriter<v1::CollectorMessage, v1::AgentMessage>* stream) override;
 
+  grpc::Status ListRegressions(grpc::ServerContext* context,
+                               const v1::ListRegressionsRequest* request,
+                               v1::ListRegressionsResponse* response) override;
+  grpc::Status GetRegression(grpc::ServerContext* context, const v1::GetRegressionRequest* request,
+                             v1::Regression* response) override;
+  grpc::Status TransitionRegression(grpc::ServerContext* context,
+                                    const v1::TransitionRegressionRequest* request,
+                                    v1::Regression* response) override;
+
+  // Detection of one stored run, counted in the metrics; failures are logged, never fatal to
+  // the upload (the run is stored; housekeeping analyses it again later).
+  void AnalyzeRun(const std::string& run_id);
+  RegressionAnalyzer& analyzer() { return analyzer_; }
+  RegressionStore& regressions() { return regressions_; }
+
  private:
   absl::StatusOr<v1::JobInfo> DescribeJob(const v1::JobSpec& spec,
                                           const std::vector<AgentRecord>& agents);
 
   Store& store_;
   JobStore jobs_;
+  RegressionStore regressions_;
+  RegressionAnalyzer analyzer_;
   CollectorMetrics& metrics_;
   Authorizer auth_;
   SessionOptions session_;

@@ -15,14 +15,6 @@ namespace {
 
 using google::protobuf::util::TimeUtil;
 
-std::string SpecJson(const v1::JobSpec& job) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(job, &json, options);
-  return json;
-}
-
 std::optional<std::string> OptionalTime(bool present, const google::protobuf::Timestamp& t) {
   if (!present) return std::nullopt;
   return TimestampText(t);
@@ -66,12 +58,12 @@ absl::StatusOr<v1::ApplyJobsResponse> JobStore::ApplyJobs(const std::vector<v1::
           tx.exec_params("SELECT spec FROM jobs WHERE name = $1 FOR UPDATE", job.name());
       if (existing.empty()) {
         tx.exec_params("INSERT INTO jobs (name, spec, spec_json) VALUES ($1, $2, $3)", job.name(),
-                       pqxx::binarystring(bytes), SpecJson(job));
+                       pqxx::binarystring(bytes), JsonForSql(job));
         response.add_created(job.name());
       } else if (pqxx::binarystring(existing[0][0]).str() != bytes) {
         tx.exec_params(
             "UPDATE jobs SET spec = $2, spec_json = $3, updated_at = now() WHERE name = $1",
-            job.name(), pqxx::binarystring(bytes), SpecJson(job));
+            job.name(), pqxx::binarystring(bytes), JsonForSql(job));
         response.add_updated(job.name());
       } else {
         response.add_unchanged(job.name());

@@ -71,6 +71,51 @@ int main(int argc, char** argv) {
   app.add_option("--tls-key", tls_key_file, "PEM private key of --tls-cert");
   app.add_option("--tls-client-ca", tls_client_ca_file,
                  "PEM CA: require client certificates it signed (mutual TLS)");
+  int fleet_refresh_ms = 15000;
+  app.add_option("--metrics-refresh-ms", fleet_refresh_ms,
+                 "how often the per-model, regression, job and agent gauges are re-read")
+      ->capture_default_str();
+  app.add_option("--top-ops", options.fleet.top_ops,
+                 "operators per workload exported by name on /metrics (the rest: op=\"other\")")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  std::string notify_group = "Regressions and notifications";
+  app.add_option("--alertmanager-url", options.notify.alertmanager_url,
+                 "push open and resolved regressions to this Alertmanager (v2 API), e.g.\n"
+                 "http://127.0.0.1:9093 (default: off)")
+      ->group(notify_group);
+  app.add_option("--webhook-url", options.notify.webhook_url,
+                 "POST every regression event (opened, resolved, invalidated) as JSON here, in\n"
+                 "order, at least once (default: off)")
+      ->group(notify_group);
+  app.add_option("--external-url", options.notify.external_url,
+                 "base URL people reach the collector at, for links in alerts")
+      ->group(notify_group);
+  int notify_seconds = 60;
+  app.add_option("--notify-every", notify_seconds,
+                 "seconds between notification passes (firing alerts are re-sent each pass)")
+      ->capture_default_str()
+      ->group(notify_group);
+  bool no_confirmation = false;
+  app.add_flag("--no-confirmation-runs", no_confirmation,
+               "never ask an agent to re-run a job to confirm a suspected regression (the next\n"
+               "scheduled run confirms instead)")
+      ->group(notify_group);
+  app.add_option("--resolve-runs", options.analysis.resolve_runs,
+                 "consecutive runs back at the baseline that resolve a regression as fixed")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100))
+      ->group(notify_group);
+  app.add_option("--gate-threshold", options.analysis.detector.gate_threshold,
+                 "robust z a run must reach against its baseline to be suspected")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber)
+      ->group(notify_group);
+  app.add_option("--min-change", options.analysis.detector.min_relative_change,
+                 "smallest relative change reported (0.01 = 1 %)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0))
+      ->group(notify_group);
   app.add_option("--ready-file", ready_file,
                  "write {grpc_port, metrics_port, schema_version, pid} as JSON here once serving");
   CLI11_PARSE(app, argc, argv);
@@ -117,6 +162,13 @@ int main(int argc, char** argv) {
   options.session.poll_interval = std::chrono::milliseconds(poll_ms);
   options.slot_check_interval = std::chrono::milliseconds(slot_check_ms);
   options.missed_slot_grace = std::chrono::seconds(grace_seconds);
+  options.analysis.confirmation_runs = !no_confirmation;
+  options.fleet_refresh_interval = std::chrono::milliseconds(fleet_refresh_ms);
+  options.notify.resend_every = std::chrono::seconds(notify_seconds);
+  if (auto valid = devtime::collector::notify::ValidateOptions(options.notify); !valid.ok()) {
+    std::cerr << "devtime-collector: " << valid.message() << "\n";
+    return 2;
+  }
 
   // Block termination signals in every thread; one thread waits for them and shuts down.
   sigset_t signals;

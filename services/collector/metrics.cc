@@ -1,6 +1,15 @@
 #include "services/collector/metrics.h"
 
 namespace devtime::collector {
+namespace {
+
+// From a millisecond to ten seconds: an ingest or a detection pass slower than that is an
+// outage, not a latency.
+prometheus::Histogram::BucketBoundaries LatencyBuckets() {
+  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+}
+
+}  // namespace
 
 #ifndef DEVTIME_VERSION
 #define DEVTIME_VERSION "dev"
@@ -16,13 +25,11 @@ CollectorMetrics::CollectorMetrics(std::shared_ptr<prometheus::Registry> registr
        {"stored", "duplicate", "invalid", "conflict", "unauthorized", "unavailable", "error"}) {
     ingest_by_outcome_[outcome] = &ingest.Add({{"outcome", outcome}});
   }
-  ingest_duration_ =
-      &prometheus::BuildHistogram()
-           .Name("devtime_ingest_duration_seconds")
-           .Help("Time to validate and commit one uploaded run")
-           .Register(*registry_)
-           .Add({}, prometheus::Histogram::BucketBoundaries{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                                                            0.1, 0.25, 0.5, 1, 2.5, 5, 10});
+  ingest_duration_ = &prometheus::BuildHistogram()
+                          .Name("devtime_ingest_duration_seconds")
+                          .Help("Time to validate and commit one uploaded run")
+                          .Register(*registry_)
+                          .Add({}, LatencyBuckets());
   database_up_ = &prometheus::BuildGauge()
                       .Name("devtime_database_up")
                       .Help("1 if the collector's last PostgreSQL check succeeded, else 0")
@@ -40,6 +47,19 @@ CollectorMetrics::CollectorMetrics(std::shared_ptr<prometheus::Registry> registr
   for (const char* reason : {"missing", "invalid", "forbidden"}) {
     auth_failures_[reason] = &auth.Add({{"reason", reason}});
   }
+  auto& detection = prometheus::BuildCounter()
+                        .Name("devtime_detection_runs_total")
+                        .Help("Regression detection passes over stored runs, by verdict")
+                        .Register(*registry_);
+  for (const char* verdict : {"none", "suspected", "confirmed", "refuted", "resolved",
+                              "insufficient_history", "skipped", "error"}) {
+    detection_by_verdict_[verdict] = &detection.Add({{"verdict", verdict}});
+  }
+  detection_duration_ = &prometheus::BuildHistogram()
+                             .Name("devtime_detection_duration_seconds")
+                             .Help("Time of one regression detection pass over a stored run")
+                             .Register(*registry_)
+                             .Add({}, LatencyBuckets());
   prometheus::BuildGauge()
       .Name("devtime_build_info")
       .Help("Build of the running collector (always 1)")
@@ -59,6 +79,11 @@ void CollectorMetrics::SetSchemaVersion(int version) { schema_version_->Set(vers
 
 void CollectorMetrics::RecordAuthFailure(const std::string& reason) {
   auth_failures_.at(reason)->Increment();
+}
+
+void CollectorMetrics::RecordDetection(const std::string& verdict, double seconds) {
+  detection_by_verdict_.at(verdict)->Increment();
+  detection_duration_->Observe(seconds);
 }
 
 }  // namespace devtime::collector

@@ -7,6 +7,13 @@
 //   devtime_schema_version                 schema migration version in force
 //   devtime_build_info{version}            always 1; the labels carry the build
 //   devtime_auth_failures_total{reason}    refused calls: missing, invalid, forbidden
+//   devtime_detection_runs_total{verdict}  regression detection passes by verdict: none,
+//                                          suspected, confirmed, refuted, resolved,
+//                                          insufficient_history, skipped, error
+//   devtime_detection_duration_seconds     histogram of one detection pass over a run
+//
+// The fleet's state read from PostgreSQL (times per model, regressions, jobs, agents) is
+// exported by FleetMetrics (fleet_metrics.h) into the same registry.
 //
 // Thread-safety: all methods are safe to call concurrently (prometheus-cpp atomics).
 #pragma once
@@ -32,6 +39,8 @@ class CollectorMetrics {
   void SetSchemaVersion(int version);
   // `reason`: missing, invalid (unknown token) or forbidden (role does not allow it).
   void RecordAuthFailure(const std::string& reason);
+  // One detection pass over a newly stored run; `verdict` must be one of those listed above.
+  void RecordDetection(const std::string& verdict, double seconds);
 
   const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
 
@@ -41,7 +50,9 @@ class CollectorMetrics {
   prometheus::Histogram* ingest_duration_;
   prometheus::Gauge* database_up_;
   prometheus::Gauge* schema_version_;
-  std::map<std::string, prometheus::Counter*> auth_failures_;  // fixed after construction
+  std::map<std::string, prometheus::Counter*> auth_failures_;         // fixed after construction
+  std::map<std::string, prometheus::Counter*> detection_by_verdict_;  // fixed after construction
+  prometheus::Histogram* detection_duration_;
 };
 
 }  // namespace devtime::collector

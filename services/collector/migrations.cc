@@ -140,6 +140,77 @@ CREATE TABLE agent_tokens (
 );
 )sql";
 
+// Regressions (alerts), every transition of their lifecycle, and the webhook outbox.
+const char* kRegressionsSchema = R"sql(
+CREATE TABLE regressions (
+  regression_id       bigserial PRIMARY KEY,
+  state               text NOT NULL
+                      CHECK (state IN ('suspected', 'open', 'acknowledged', 'resolved', 'invalid')),
+  resolution          text NOT NULL DEFAULT ''
+                      CHECK (resolution IN ('', 'fixed', 'accepted_baseline')),
+  severity            text NOT NULL CHECK (severity IN ('critical', 'warning', 'info')),
+  model               text NOT NULL,
+  workload            text NOT NULL,
+  instance_type       text NOT NULL,
+  job                 text NOT NULL DEFAULT '',
+  host                text NOT NULL,
+  metric              text NOT NULL,
+  last_good_run_id    uuid NOT NULL REFERENCES runs,
+  -- One alert per bad run: every series the run moved is a child of it (grouping).
+  first_bad_run_id    uuid NOT NULL UNIQUE REFERENCES runs,
+  first_bad_at        timestamptz NOT NULL,
+  confirmation_run_id uuid REFERENCES runs,
+  confirmation_request_id bigint,            -- run_requests.request_id, when one was asked for
+  before_us           double precision NOT NULL,  -- baseline median, per step
+  baseline_sigma_us   double precision NOT NULL,  -- robust across-run sigma of the baseline
+  baseline_count      integer NOT NULL,
+  after_us            double precision NOT NULL,
+  relative_change     double precision NOT NULL,
+  z                   double precision NOT NULL,
+  confidence          double precision NOT NULL,
+  series              jsonb NOT NULL DEFAULT '[]',  -- RegressionSeries[], whole run first
+  attribution         jsonb NOT NULL DEFAULT '{}',  -- Attribution
+  summary             text NOT NULL,
+  created_at          timestamptz NOT NULL DEFAULT now(),
+  updated_at          timestamptz NOT NULL DEFAULT now(),
+  fired_at            timestamptz,  -- when it became open (Alertmanager startsAt)
+  ended_at            timestamptz   -- when it left open/acknowledged (Alertmanager endsAt)
+);
+CREATE INDEX regressions_live ON regressions (model, workload, instance_type, metric)
+  WHERE state IN ('suspected', 'open', 'acknowledged');
+CREATE INDEX regressions_by_time ON regressions (first_bad_at DESC);
+
+CREATE TABLE regression_transitions (
+  transition_id bigserial PRIMARY KEY,
+  regression_id bigint NOT NULL REFERENCES regressions ON DELETE CASCADE,
+  from_state    text NOT NULL DEFAULT '',  -- '' for the creation
+  to_state      text NOT NULL,
+  actor         text NOT NULL,
+  reason        text NOT NULL DEFAULT '',
+  at            timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX regression_transitions_by_regression ON regression_transitions (regression_id, at);
+
+-- Outbox of notification events (written in the transition's transaction, so none is lost):
+-- 'opened', 'resolved', 'invalidated'. The webhook channel delivers them in order.
+CREATE TABLE regression_events (
+  event_id      bigserial PRIMARY KEY,
+  regression_id bigint NOT NULL REFERENCES regressions ON DELETE CASCADE,
+  kind          text NOT NULL CHECK (kind IN ('opened', 'resolved', 'invalidated')),
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  delivered_at  timestamptz,
+  attempts      integer NOT NULL DEFAULT 0,
+  last_error    text NOT NULL DEFAULT ''
+);
+CREATE INDEX regression_events_pending ON regression_events (event_id) WHERE delivered_at IS NULL;
+
+-- When the detector looked at the run. Analysis follows the ingest commit; a collector that
+-- dies in between leaves the run NULL here and the next housekeeping pass analyses it.
+ALTER TABLE runs ADD COLUMN analyzed_at timestamptz;
+UPDATE runs SET analyzed_at = received_at;
+CREATE INDEX runs_not_analyzed ON runs (received_at) WHERE analyzed_at IS NULL;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -147,6 +218,7 @@ const std::vector<Migration>& AllMigrations() {
       {1, "runs, operator stats, steps and series", kInitialSchema},
       {2, "jobs, agents, job slots and run requests", kJobsSchema},
       {3, "agent tokens", kAgentTokensSchema},
+      {4, "regressions, their transitions and the notification outbox", kRegressionsSchema},
   };
   return migrations;
 }

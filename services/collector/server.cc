@@ -1,5 +1,7 @@
 #include "services/collector/server.h"
 
+#include <iostream>
+
 #include "grpcpp/health_check_service_interface.h"
 #include "proto/wire/limits.h"
 
@@ -30,6 +32,10 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   server->metrics_ = std::make_unique<CollectorMetrics>(std::make_shared<prometheus::Registry>());
   server->metrics_->SetSchemaVersion(server->store_->schema_version());
   server->metrics_->SetDatabaseUp(true);
+  FleetMetricsOptions fleet = options.fleet;
+  fleet.session_poll = options.session.poll_interval;
+  server->fleet_ =
+      std::make_unique<FleetMetrics>(*server->store_, *server->metrics_->registry(), fleet);
   try {
     server->exposer_ = std::make_unique<prometheus::Exposer>(options.metrics_listen);
   } catch (const std::exception& e) {
@@ -39,8 +45,8 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   server->exposer_->RegisterCollectable(server->metrics_->registry());
   server->metrics_port_ = server->exposer_->GetListeningPorts().at(0);
 
-  server->service_ = std::make_unique<CollectorService>(*server->store_, *server->metrics_,
-                                                        options.admin_token, options.session);
+  server->service_ = std::make_unique<CollectorService>(
+      *server->store_, *server->metrics_, options.admin_token, options.session, options.analysis);
   server->jobs_ = std::make_unique<JobStore>(*server->store_);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
@@ -56,20 +62,40 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   }
   server->server_->GetHealthCheckService()->SetServingStatus(kServiceName, true);
   server->watcher_ = std::thread([s = server.get(), options] { s->Housekeep(options); });
+  if (!options.notify.alertmanager_url.empty() || !options.notify.webhook_url.empty()) {
+    server->notifier_ = std::make_unique<notify::Notifier>(
+        options.notify, server->service_->regressions(), *server->metrics_->registry());
+    server->notifier_thread_ = std::thread([s = server.get(), options] { s->Notify(options); });
+  }
   return server;
 }
 
 CollectorServer::~CollectorServer() {
   Shutdown();
   if (watcher_.joinable()) watcher_.join();
+  if (notifier_thread_.joinable()) notifier_thread_.join();
+}
+
+bool CollectorServer::Sleep(std::chrono::milliseconds period) {
+  std::unique_lock lock(mu_);
+  return !stop_cv_.wait_for(lock, period, [&] { return stopping_; });
+}
+
+void CollectorServer::Notify(const ServerOptions& options) {
+  auto period = std::chrono::duration_cast<std::chrono::milliseconds>(options.notify.resend_every);
+  do {
+    if (absl::Status status = notifier_->PushOnce(absl::Now()); !status.ok()) {
+      std::cerr << "devtime-collector: notifications: " << status.message() << std::endl;
+    }
+  } while (Sleep(period));
 }
 
 void CollectorServer::Housekeep(const ServerOptions& options) {
   bool was_up = true;
   auto next_slot_check = std::chrono::steady_clock::now();
-  std::unique_lock lock(mu_);
-  while (!stop_cv_.wait_for(lock, options.health_interval, [&] { return stopping_; })) {
-    lock.unlock();
+  auto next_pending_analysis = std::chrono::steady_clock::now();
+  auto next_fleet_refresh = std::chrono::steady_clock::now();
+  while (Sleep(options.health_interval)) {
     bool up = store_->Ping();
     if (up != was_up) {
       metrics_->SetDatabaseUp(up);
@@ -83,7 +109,22 @@ void CollectorServer::Housekeep(const ServerOptions& options) {
                                      absl::FromChrono(options.missed_slot_grace));
       next_slot_check = std::chrono::steady_clock::now() + options.slot_check_interval;
     }
-    lock.lock();
+    if (up && std::chrono::steady_clock::now() >= next_pending_analysis) {
+      // Runs stored by a collector that died before analysing them; a minute's grace lets
+      // the uploading collector finish its own analysis first.
+      auto analysed = service_->analyzer().AnalyzePending(absl::Minutes(1));
+      if (!analysed.ok()) {
+        std::cerr << "devtime-collector: pending analyses: " << analysed.status().message()
+                  << std::endl;
+      }
+      next_pending_analysis = std::chrono::steady_clock::now() + options.pending_analysis_interval;
+    }
+    if (up && std::chrono::steady_clock::now() >= next_fleet_refresh) {
+      if (absl::Status status = fleet_->Refresh(absl::Now()); !status.ok()) {
+        std::cerr << "devtime-collector: fleet metrics: " << status.message() << std::endl;
+      }
+      next_fleet_refresh = std::chrono::steady_clock::now() + options.fleet_refresh_interval;
+    }
   }
 }
 

@@ -1,5 +1,10 @@
-// The running collector: gRPC (service + standard health service), /metrics, and a
-// database watcher that flips health to NOT_SERVING while PostgreSQL is unreachable.
+// The running collector: gRPC (service + standard health service), /metrics, and two
+// background threads:
+//  - housekeeping: database health (flips health to NOT_SERVING while PostgreSQL is
+//    unreachable), missed job slots, runs left unanalysed by a collector that died, and the
+//    fleet gauges;
+//  - notifications: pushes regressions to Alertmanager and the webhook (notify/notifier.h),
+//    in its own thread so that a slow receiver never delays the health check.
 //
 // Thread-safety: Start, Wait and Shutdown may be called from different threads; Shutdown
 // may be called more than once.
@@ -17,7 +22,10 @@
 #include "grpcpp/grpcpp.h"
 #include "prometheus/exposer.h"
 #include "services/collector/collector_service.h"
+#include "services/collector/fleet_metrics.h"
 #include "services/collector/metrics.h"
+#include "services/collector/notify/notifier.h"
+#include "services/collector/regression_analyzer.h"
 #include "services/collector/store.h"
 
 namespace devtime::collector {
@@ -39,6 +47,14 @@ struct ServerOptions {
   // the job's jitter) an agent has to report it first.
   std::chrono::milliseconds slot_check_interval{30000};
   std::chrono::seconds missed_slot_grace{120};
+  // Detection thresholds and confirmation runs; how often runs nobody analysed are picked up.
+  AnalyzerOptions analysis;
+  std::chrono::milliseconds pending_analysis_interval{30000};
+  // Model, regression, job and agent gauges (fleet_metrics.h): refreshed this often.
+  FleetMetricsOptions fleet;
+  std::chrono::milliseconds fleet_refresh_interval{15000};
+  // Alertmanager / webhook (both off by default); pushed every notify.resend_every.
+  notify::NotifierOptions notify;
 };
 
 class CollectorServer {
@@ -60,11 +76,17 @@ class CollectorServer {
 
  private:
   CollectorServer() = default;
-  // Background duties: database health (every health_interval) and missed job slots.
+  // Background duties: database health (every health_interval), missed job slots and
+  // pending analyses.
   void Housekeep(const ServerOptions& options);
+  // Pushes notifications every notify.resend_every until Shutdown.
+  void Notify(const ServerOptions& options);
+  // Waits `period` or until Shutdown; false once stopping.
+  bool Sleep(std::chrono::milliseconds period);
 
   std::unique_ptr<Store> store_;
   std::unique_ptr<CollectorMetrics> metrics_;
+  std::unique_ptr<FleetMetrics> fleet_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<CollectorService> service_;
   std::unique_ptr<JobStore> jobs_;
@@ -76,6 +98,8 @@ class CollectorServer {
   std::condition_variable stop_cv_;
   bool stopping_ = false;  // guarded by mu_
   std::thread watcher_;
+  std::unique_ptr<notify::Notifier> notifier_;
+  std::thread notifier_thread_;
 };
 
 }  // namespace devtime::collector

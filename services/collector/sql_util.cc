@@ -2,6 +2,7 @@
 
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace devtime::collector {
@@ -17,6 +18,14 @@ std::string DeterministicBytes(const google::protobuf::Message& message) {
     message.SerializeToCodedStream(&coded);
   }
   return bytes;
+}
+
+std::string JsonForSql(const google::protobuf::Message& message) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  return json;
 }
 
 std::string EpochMicros(const std::string& column) {

@@ -11,6 +11,9 @@ namespace devtime::collector {
 // Deterministic protobuf bytes: the same message always hashes and compares the same.
 std::string DeterministicBytes(const google::protobuf::Message& message);
 
+// Compact JSON with the .proto field names (snake_case), for jsonb columns SQL readers query.
+std::string JsonForSql(const google::protobuf::Message& message);
+
 // SQL that turns a timestamptz column into microseconds since the epoch, exactly.
 std::string EpochMicros(const std::string& column);
 

@@ -44,6 +44,14 @@ absl::StatusOr<std::string> Text(const YAML::Node& node, const Place& at) {
   return node.as<std::string>();
 }
 
+absl::StatusOr<bool> Flag(const YAML::Node& node, const Place& at) {
+  bool value = false;
+  if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {
+    return Problem(at, "must be true or false");
+  }
+  return value;
+}
+
 absl::StatusOr<uint32_t> Count(const YAML::Node& node, const Place& at) {
   if (!node.IsScalar()) return Problem(at, "must be a whole number");
   try {
@@ -107,9 +115,17 @@ absl::Status ReadSelector(const YAML::Node& node, const Place& at, v1::HostSelec
 }
 
 absl::StatusOr<v1::JobSpec> ReadJob(const YAML::Node& node, const Place& at) {
-  static const std::set<std::string> kKnown = {
-      "name",     "model",           "workload",      "command", "schedule",
-      "selector", "timeout_seconds", "capture_steps", "env",     "retries"};
+  static const std::set<std::string> kKnown = {"name",
+                                               "model",
+                                               "workload",
+                                               "command",
+                                               "schedule",
+                                               "selector",
+                                               "timeout_seconds",
+                                               "capture_steps",
+                                               "env",
+                                               "retries",
+                                               "skip_confirmation_runs"};
   if (auto s = CheckKeys(node, at, kKnown); !s.ok()) return s;
   v1::JobSpec job;
   for (const auto& entry : node) {
@@ -128,6 +144,10 @@ absl::StatusOr<v1::JobSpec> ReadJob(const YAML::Node& node, const Place& at) {
       if (key == "timeout_seconds") job.set_timeout_seconds(*n);
       if (key == "capture_steps") job.set_capture_steps(*n);
       if (key == "retries") job.set_retries(*n);
+    } else if (key == "skip_confirmation_runs") {
+      auto flag = Flag(entry.second, field);
+      if (!flag.ok()) return flag.status();
+      job.set_skip_confirmation_runs(*flag);
     } else {
       auto text = Text(entry.second, field);
       if (!text.ok()) return text.status();

@@ -7,6 +7,8 @@
 #include "services/ctl/commands.h"
 #include "services/ctl/detect_command.h"
 #include "services/ctl/job_commands.h"
+#include "services/ctl/regression_commands.h"
+#include "services/ctl/report.h"
 #include "services/ctl/run_diff.h"
 
 namespace {
@@ -120,6 +122,58 @@ int main(int argc, char** argv) {
                    "significance needed when both runs have per-step samples")
       ->capture_default_str();
 
+  auto* regressions = app.add_subcommand("regressions", "detected regressions and their triage");
+  regressions->require_subcommand(1);
+  devtime::ctl::RegressionsListOptions regressions_list_options;
+  auto* regressions_list = regressions->add_subcommand(
+      "list", "regressions, newest first (default: suspected, open and acknowledged ones)");
+  regressions_list->add_option("--state", regressions_list_options.states,
+                               "only these states: suspected, open, acknowledged, resolved, "
+                               "invalid (repeatable)");
+  regressions_list->add_flag("--all", regressions_list_options.all, "every state");
+  regressions_list->add_option("--model", regressions_list_options.model, "only this model");
+  regressions_list->add_option("--workload", regressions_list_options.workload,
+                               "only this workload");
+  regressions_list->add_option("--limit", regressions_list_options.limit,
+                               "at most this many (default 100)");
+  AddFormatOption(regressions_list, &regressions_list_options.format);
+  int64_t regression_id = 0;
+  Format regression_format = Format::kTable;
+  auto* regressions_show = regressions->add_subcommand(
+      "show", "one regression: attribution (operators, layers, environment), series, history");
+  regressions_show->add_option("ID", regression_id, "the regression's id")->required();
+  AddFormatOption(regressions_show, &regression_format);
+  devtime::ctl::TriageOptions triage;
+  auto add_triage = [&](const char* name, const char* help, const char* to) {
+    auto* command = regressions->add_subcommand(name, help);
+    command->add_option("ID", triage.id, "the regression's id")->required();
+    command->add_option("--by", triage.by, "who (default: $USER)");
+    command->add_option("--reason", triage.reason, "why, for the history");
+    command->callback([&triage, to] { triage.to = to; });
+    return command;
+  };
+  add_triage("ack", "acknowledge: someone is on it (it keeps firing)", "acknowledged");
+  auto* regressions_resolve = add_triage(
+      "resolve", "resolve: fixed, or the new level accepted as the baseline", "resolved");
+  regressions_resolve
+      ->add_option("--as", triage.resolution,
+                   "fixed (the series is back; the default) or accepted_baseline (the new "
+                   "level is expected)")
+      ->check(CLI::IsMember({"fixed", "accepted_baseline"}));
+  add_triage("invalid", "not a regression (noise, a broken capture): ends its alert", "invalid");
+
+  devtime::ctl::ReportOptions report_options;
+  auto* report = app.add_subcommand(
+      "report", "one model: history charts, latest run against its baseline, live regressions");
+  report->add_option("--model", report_options.model, "the model")->required();
+  report->add_option("--html", report_options.html_path,
+                     "write a self-contained HTML page to this file (else a text summary)");
+  report->add_option(
+      "--since", report_options.since,
+      "only runs started since: 2026-11-01, 2026-11-01T02:00:00Z or an age like 30d");
+  report->add_option("--limit", report_options.limit, "at most this many runs, newest first")
+      ->capture_default_str();
+
   std::function<int()> run_detect;
   devtime::ctl::AddDetectCommand(app, &run_detect);
 
@@ -153,5 +207,10 @@ int main(int argc, char** argv) {
   if (*agents_add) return devtime::ctl::AgentsAdd(session, agent_name, agent_host);
   if (*compare) return devtime::ctl::Compare(session, compare_a, compare_b);
   if (*check) return devtime::ctl::Check(session, check_run, check_baseline, check_options);
+  if (*regressions_list) return devtime::ctl::RegressionsList(session, regressions_list_options);
+  if (*regressions_show)
+    return devtime::ctl::RegressionsShow(session, regression_id, regression_format);
+  if (!triage.to.empty()) return devtime::ctl::RegressionsTriage(session, triage);
+  if (*report) return devtime::ctl::Report(session, report_options);
   return 2;
 }

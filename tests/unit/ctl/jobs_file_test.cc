@@ -25,6 +25,7 @@ constexpr const char* kGood = R"(jobs:
     workload: block
     command: run-block.sh
     schedule: {cron: "@daily"}
+    skip_confirmation_runs: true
 )";
 
 std::string MessageOf(const std::string& yaml) {
@@ -47,6 +48,15 @@ TEST(ParseJobs, ReadsEveryField) {
   EXPECT_EQ(job.timeout_seconds(), 1800u);
   EXPECT_EQ(job.env().at("NEURON_RT_LOG_LEVEL"), "ERROR");
   EXPECT_EQ((*jobs)[1].schedule().cron(), "@daily");
+  EXPECT_FALSE(job.skip_confirmation_runs());
+  EXPECT_TRUE((*jobs)[1].skip_confirmation_runs());
+}
+
+TEST(ParseJobs, SkipConfirmationRunsMustBeABoolean) {
+  std::string yaml = kGood;
+  yaml.replace(yaml.find("skip_confirmation_runs: true"), 28, "skip_confirmation_runs: maybe");
+  EXPECT_THAT(MessageOf(yaml),
+              HasSubstr("jobs.yaml:18: jobs[1].skip_confirmation_runs: must be true or false"));
 }
 
 TEST(ParseJobs, BadCronNamesLineAndField) {

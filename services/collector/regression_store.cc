@@ -1,0 +1,364 @@
+#include "services/collector/regression_store.h"
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "proto/wire/json.h"
+#include "proto/wire/names.h"
+#include "services/collector/sql_util.h"
+
+namespace devtime::collector {
+namespace {
+
+using wire::RegressionStateName;
+
+const std::string kColumns =
+    "regression_id, state, resolution, severity, model, workload, instance_type, job, host,"
+    " metric, last_good_run_id::text, first_bad_run_id::text,"
+    " coalesce(confirmation_run_id::text, ''), confirmation_request_id IS NOT NULL, before_us,"
+    " after_us, relative_change, z, confidence, series::text, attribution::text, summary, " +
+    EpochMicros("created_at") + ", " + EpochMicros("updated_at") + ", " +
+    EpochMicros("first_bad_at") + ", " + EpochMicros("fired_at") + ", " + EpochMicros("ended_at");
+
+std::string SeriesJson(const v1::Regression& regression) {
+  std::string json = "[";
+  for (int i = 0; i < regression.series_size(); ++i) {
+    absl::StrAppend(&json, i ? "," : "", JsonForSql(regression.series(i)));
+  }
+  return json + "]";
+}
+
+// The row's jsonb columns were written by this file from the same messages, so a parse
+// failure means a hand-edited row: it is reported rather than silently dropped.
+void ParseSeries(const std::string& json, int64_t id, v1::Regression& out) {
+  for (const auto& element : nlohmann::json::parse(json)) {
+    absl::Status status = wire::ParseJson(
+        element.dump(), "regression " + std::to_string(id) + " series", out.add_series());
+    if (!status.ok()) throw std::runtime_error(std::string(status.message()));
+  }
+}
+
+v1::Regression FromRow(const pqxx::row& row) {
+  v1::Regression r;
+  r.set_id(row[0].as<int64_t>());
+  r.set_state(wire::RegressionStateFromName(row[1].as<std::string>()));
+  r.set_resolution(wire::ResolutionFromName(row[2].as<std::string>()));
+  r.set_severity(row[3].as<std::string>());
+  r.set_model(row[4].as<std::string>());
+  r.set_workload(row[5].as<std::string>());
+  r.set_instance_type(row[6].as<std::string>());
+  r.set_job(row[7].as<std::string>());
+  r.set_host(row[8].as<std::string>());
+  r.set_metric(row[9].as<std::string>());
+  r.set_last_good_run_id(row[10].as<std::string>());
+  r.set_first_bad_run_id(row[11].as<std::string>());
+  r.set_confirmation_run_id(row[12].as<std::string>());
+  r.set_confirmation_requested(row[13].as<bool>());
+  r.set_before(row[14].as<double>());
+  r.set_after(row[15].as<double>());
+  r.set_relative_change(row[16].as<double>());
+  r.set_z(row[17].as<double>());
+  r.set_confidence(row[18].as<double>());
+  ParseSeries(row[19].as<std::string>(), r.id(), r);
+  absl::Status status = wire::ParseJson(row[20].as<std::string>(),
+                                        "regression " + std::to_string(r.id()) + " attribution",
+                                        r.mutable_attribution());
+  if (!status.ok()) throw std::runtime_error(std::string(status.message()));
+  r.set_summary(row[21].as<std::string>());
+  *r.mutable_created_at() = FromMicros(row[22].as<long long>());
+  *r.mutable_updated_at() = FromMicros(row[23].as<long long>());
+  *r.mutable_first_bad_at() = FromMicros(row[24].as<long long>());
+  if (!row[25].is_null()) *r.mutable_fired_at() = FromMicros(row[25].as<long long>());
+  if (!row[26].is_null()) *r.mutable_ended_at() = FromMicros(row[26].as<long long>());
+  return r;
+}
+
+std::vector<v1::Regression> FromResult(const pqxx::result& rows) {
+  std::vector<v1::Regression> out;
+  out.reserve(rows.size());
+  for (const auto& row : rows) out.push_back(FromRow(row));
+  return out;
+}
+
+// '{suspected,open}' for `= ANY($n::text[])`; state names are fixed words.
+std::string StateArray(const std::vector<v1::RegressionState>& states) {
+  std::string array = "{";
+  for (size_t i = 0; i < states.size(); ++i) {
+    absl::StrAppend(&array, i ? "," : "", RegressionStateName(states[i]));
+  }
+  return array + "}";
+}
+
+const std::vector<v1::RegressionState> kLiveStates = {
+    v1::REGRESSION_STATE_SUSPECTED, v1::REGRESSION_STATE_OPEN, v1::REGRESSION_STATE_ACKNOWLEDGED};
+
+void AddTransitions(pqxx::work& tx, v1::Regression& regression) {
+  auto rows = tx.exec_params(
+      "SELECT from_state, to_state, actor, reason, " + EpochMicros("at") +
+          " FROM regression_transitions WHERE regression_id = $1 ORDER BY at, transition_id",
+      regression.id());
+  for (const auto& row : rows) {
+    auto* t = regression.add_transitions();
+    t->set_from(wire::RegressionStateFromName(row[0].as<std::string>()));
+    t->set_to(wire::RegressionStateFromName(row[1].as<std::string>()));
+    t->set_actor(row[2].as<std::string>());
+    t->set_reason(row[3].as<std::string>());
+    *t->mutable_at() = FromMicros(row[4].as<long long>());
+  }
+}
+
+// The notification event a transition queues, if any.
+std::optional<std::string> EventFor(v1::RegressionState from, v1::RegressionState to) {
+  if (!IsFiring(from) && IsFiring(to)) return "opened";
+  if (IsFiring(from) && to == v1::REGRESSION_STATE_RESOLVED) return "resolved";
+  if (IsFiring(from) && to == v1::REGRESSION_STATE_INVALID) return "invalidated";
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool IsFiring(v1::RegressionState state) {
+  return state == v1::REGRESSION_STATE_OPEN || state == v1::REGRESSION_STATE_ACKNOWLEDGED;
+}
+
+absl::Status CheckTransition(v1::RegressionState from, v1::RegressionState to,
+                             v1::Resolution resolution) {
+  using S = v1::RegressionState;
+  bool allowed = false;
+  switch (from) {
+    case S::REGRESSION_STATE_SUSPECTED:
+      allowed = to == S::REGRESSION_STATE_OPEN || to == S::REGRESSION_STATE_ACKNOWLEDGED ||
+                to == S::REGRESSION_STATE_RESOLVED || to == S::REGRESSION_STATE_INVALID;
+      break;
+    case S::REGRESSION_STATE_OPEN:
+      allowed = to == S::REGRESSION_STATE_ACKNOWLEDGED || to == S::REGRESSION_STATE_RESOLVED ||
+                to == S::REGRESSION_STATE_INVALID;
+      break;
+    case S::REGRESSION_STATE_ACKNOWLEDGED:
+      allowed = to == S::REGRESSION_STATE_RESOLVED || to == S::REGRESSION_STATE_INVALID;
+      break;
+    default:  // resolved and invalid are final
+      break;
+  }
+  if (!allowed) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the regression is ", RegressionStateName(from), ": it cannot become ",
+                     RegressionStateName(to)));
+  }
+  if ((to == S::REGRESSION_STATE_RESOLVED) != (resolution != v1::RESOLUTION_UNSPECIFIED)) {
+    return absl::InvalidArgumentError(
+        to == S::REGRESSION_STATE_RESOLVED
+            ? "resolution: required when resolving (fixed or accepted_baseline)"
+            : "resolution: only a resolved regression has one");
+  }
+  return absl::OkStatus();
+}
+
+namespace regression_sql {
+
+int64_t Insert(pqxx::work& tx, const NewRegression& created, const std::string& reason) {
+  const v1::Regression& r = created.regression;
+  std::optional<std::string> confirmation_run;
+  if (!r.confirmation_run_id().empty()) confirmation_run = r.confirmation_run_id();
+  int64_t id =
+      tx.exec_params1(
+            "INSERT INTO regressions (state, severity, model, workload, instance_type, job, host,"
+            " metric, last_good_run_id, first_bad_run_id, first_bad_at, confirmation_run_id,"
+            " confirmation_request_id, before_us, baseline_sigma_us, baseline_count, after_us,"
+            " relative_change, z, confidence, series, attribution, summary)"
+            " SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, started_at, $11, $12, $13, $14,"
+            " $15, $16, $17, $18, $19, $20::jsonb, $21::jsonb, $22 FROM runs WHERE run_id = $10"
+            " RETURNING regression_id",
+            RegressionStateName(r.state()), r.severity(), r.model(), r.workload(),
+            r.instance_type(), r.job(), r.host(), r.metric(), r.last_good_run_id(),
+            r.first_bad_run_id(), confirmation_run, created.confirmation_request_id, r.before(),
+            created.baseline_sigma_us, created.baseline_count, r.after(), r.relative_change(),
+            r.z(), r.confidence(), SeriesJson(r), JsonForSql(r.attribution()), r.summary())[0]
+          .as<int64_t>();
+  tx.exec_params(
+      "INSERT INTO regression_transitions (regression_id, to_state, actor, reason)"
+      " VALUES ($1, $2, 'detector', $3)",
+      id, RegressionStateName(r.state()), reason);
+  return id;
+}
+
+absl::Status Transition(pqxx::work& tx, int64_t id, v1::RegressionState to,
+                        v1::Resolution resolution, const std::string& actor,
+                        const std::string& reason, const std::string& confirmation_run_id) {
+  auto rows =
+      tx.exec_params("SELECT state FROM regressions WHERE regression_id = $1 FOR UPDATE", id);
+  if (rows.empty()) return absl::NotFoundError(absl::StrCat("no regression ", id));
+  v1::RegressionState from = wire::RegressionStateFromName(rows[0][0].as<std::string>());
+  if (absl::Status status = CheckTransition(from, to, resolution); !status.ok()) return status;
+  std::optional<std::string> confirmation;
+  if (!confirmation_run_id.empty()) confirmation = confirmation_run_id;
+  tx.exec_params(
+      "UPDATE regressions SET state = $2, resolution = $3, updated_at = now(),"
+      " confirmation_run_id = coalesce($4::uuid, confirmation_run_id),"
+      " fired_at = CASE WHEN $5 THEN now() ELSE fired_at END,"
+      " ended_at = CASE WHEN $6 THEN now() ELSE ended_at END"
+      " WHERE regression_id = $1",
+      id, RegressionStateName(to), wire::ResolutionName(resolution), confirmation,
+      !IsFiring(from) && IsFiring(to), IsFiring(from) && !IsFiring(to));
+  tx.exec_params(
+      "INSERT INTO regression_transitions (regression_id, from_state, to_state, actor, reason)"
+      " VALUES ($1, $2, $3, $4, $5)",
+      id, RegressionStateName(from), RegressionStateName(to), actor, reason);
+  if (auto event = EventFor(from, to)) {
+    tx.exec_params("INSERT INTO regression_events (regression_id, kind) VALUES ($1, $2)", id,
+                   *event);
+  }
+  return absl::OkStatus();
+}
+
+std::vector<v1::Regression> Live(pqxx::work& tx, const std::string& model,
+                                 const std::string& workload, const std::string& instance_type,
+                                 const std::string& metric) {
+  return FromResult(tx.exec_params(
+      "SELECT " + kColumns +
+          " FROM regressions WHERE model = $1 AND workload = $2 AND instance_type = $3"
+          " AND metric = $4 AND state = ANY($5::text[]) ORDER BY first_bad_at",
+      model, workload, instance_type, metric, StateArray(kLiveStates)));
+}
+
+std::optional<std::string> AcceptedBaselineSince(pqxx::work& tx, const std::string& model,
+                                                 const std::string& workload,
+                                                 const std::string& instance_type,
+                                                 const std::string& metric) {
+  auto rows = tx.exec_params(
+      "SELECT first_bad_at::text FROM regressions WHERE model = $1 AND workload = $2"
+      " AND instance_type = $3 AND metric = $4 AND resolution = 'accepted_baseline'"
+      " ORDER BY first_bad_at DESC LIMIT 1",
+      model, workload, instance_type, metric);
+  if (rows.empty()) return std::nullopt;
+  return rows[0][0].as<std::string>();
+}
+
+}  // namespace regression_sql
+
+absl::StatusOr<std::vector<v1::Regression>> RegressionStore::List(
+    const v1::ListRegressionsRequest& request) {
+  std::vector<v1::RegressionState> states;
+  for (int state : request.states()) states.push_back(static_cast<v1::RegressionState>(state));
+  if (states.empty()) states = kLiveStates;
+  const unsigned limit = request.limit() == 0 ? 100 : std::min(request.limit(), 10'000u);
+  std::vector<v1::Regression> out;
+  absl::Status status = store_.Run("list regressions", [&](pqxx::connection_base& c) {
+    pqxx::work tx{c};
+    out = FromResult(tx.exec_params(
+        "SELECT " + kColumns +
+            " FROM regressions WHERE state = ANY($1::text[]) AND ($2 = '' OR model = $2)"
+            " AND ($3 = '' OR workload = $3) ORDER BY first_bad_at DESC, regression_id DESC"
+            " LIMIT $4",
+        StateArray(states), request.model(), request.workload(), limit));
+    tx.commit();
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return out;
+}
+
+absl::StatusOr<v1::Regression> RegressionStore::Get(int64_t id) {
+  std::optional<v1::Regression> found;
+  absl::Status status = store_.Run("get regression", [&](pqxx::connection_base& c) {
+    pqxx::work tx{c};
+    auto rows =
+        tx.exec_params("SELECT " + kColumns + " FROM regressions WHERE regression_id = $1", id);
+    found.reset();
+    if (!rows.empty()) {
+      found = FromRow(rows[0]);
+      AddTransitions(tx, *found);
+    }
+    tx.commit();
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (!found) return absl::NotFoundError(absl::StrCat("no regression ", id));
+  return *found;
+}
+
+absl::StatusOr<v1::Regression> RegressionStore::Transition(
+    const v1::TransitionRegressionRequest& request) {
+  if (request.actor().empty()) return absl::InvalidArgumentError("actor: required (who)");
+  if (request.to() != v1::REGRESSION_STATE_ACKNOWLEDGED &&
+      request.to() != v1::REGRESSION_STATE_RESOLVED &&
+      request.to() != v1::REGRESSION_STATE_INVALID) {
+    return absl::InvalidArgumentError("to: must be acknowledged, resolved or invalid");
+  }
+  absl::Status outcome = absl::OkStatus();
+  absl::Status status = store_.Run("triage regression", [&](pqxx::connection_base& c) {
+    pqxx::work tx{c};
+    outcome = regression_sql::Transition(tx, request.id(), request.to(), request.resolution(),
+                                         request.actor(), request.reason());
+    if (outcome.ok()) tx.commit();
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (!outcome.ok()) return outcome;
+  return Get(request.id());
+}
+
+absl::StatusOr<std::vector<v1::Regression>> RegressionStore::AlertsToPush(absl::Time ended_since) {
+  std::vector<v1::Regression> out;
+  absl::Status status = store_.Run("list alerts to push", [&](pqxx::connection_base& c) {
+    pqxx::work tx{c};
+    out = FromResult(tx.exec_params(
+        "SELECT " + kColumns +
+            " FROM regressions WHERE state IN ('open', 'acknowledged')"
+            " OR (fired_at IS NOT NULL AND ended_at >= to_timestamp($1::float8 / 1e6))"
+            " ORDER BY regression_id",
+        static_cast<double>(absl::ToUnixMicros(ended_since))));
+    tx.commit();
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return out;
+}
+
+absl::StatusOr<std::vector<notify::AlertSource::Event>> RegressionStore::PendingEvents(int limit) {
+  std::vector<Event> out;
+  absl::Status status = store_.Run("list notification events", [&](pqxx::connection_base& c) {
+    pqxx::work tx{c};
+    // The regression's columns in a subquery: both tables have created_at.
+    auto rows = tx.exec_params(
+        "SELECT e.event_id, e.kind, r.* FROM regression_events e JOIN (SELECT " + kColumns +
+            " FROM regressions) r USING (regression_id)"
+            " WHERE e.delivered_at IS NULL ORDER BY e.event_id LIMIT $1",
+        limit);
+    out.clear();
+    for (const auto& row : rows) {
+      // FromRow reads the regression's columns, which start after the event's two.
+      pqxx::row regression_row = row.slice(2, row.size());
+      out.push_back(Event{row[0].as<int64_t>(), row[1].as<std::string>(), FromRow(regression_row)});
+    }
+    tx.commit();
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return out;
+}
+
+absl::Status RegressionStore::MarkDelivered(int64_t event_id) {
+  return store_.Run("mark event delivered", [&](pqxx::connection_base& c) {
+    pqxx::work tx{c};
+    tx.exec_params(
+        "UPDATE regression_events SET delivered_at = now(), attempts = attempts + 1"
+        " WHERE event_id = $1",
+        event_id);
+    tx.commit();
+    return absl::OkStatus();
+  });
+}
+
+absl::Status RegressionStore::MarkFailed(int64_t event_id, const std::string& error) {
+  return store_.Run("mark event failed", [&](pqxx::connection_base& c) {
+    pqxx::work tx{c};
+    tx.exec_params(
+        "UPDATE regression_events SET attempts = attempts + 1, last_error = $2"
+        " WHERE event_id = $1",
+        event_id, error);
+    tx.commit();
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace devtime::collector

@@ -1,0 +1,35 @@
+// devtimectl regressions list|show|ack|resolve|invalid: triage of the regressions the
+// collector detected. Exit codes as in commands.h; a transition the regression's state does
+// not allow (e.g. resolving an invalid one) is the collector's FAILED_PRECONDITION: exit 1.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "services/ctl/commands.h"
+
+namespace devtime::ctl {
+
+struct RegressionsListOptions {
+  std::vector<std::string> states;  // names; empty = suspected, open, acknowledged
+  bool all = false;                 // every state
+  std::string model;
+  std::string workload;
+  unsigned limit = 0;
+  Format format = Format::kTable;
+};
+
+int RegressionsList(const Session& session, const RegressionsListOptions& options);
+int RegressionsShow(const Session& session, int64_t id, Format format);
+
+struct TriageOptions {
+  int64_t id = 0;
+  std::string to;          // "acknowledged", "resolved" or "invalid"
+  std::string resolution;  // with resolved: "fixed" (default) or "accepted_baseline"
+  std::string by;          // who; "" = $USER
+  std::string reason;
+};
+int RegressionsTriage(const Session& session, const TriageOptions& options);
+
+}  // namespace devtime::ctl

@@ -1,0 +1,187 @@
+#include "services/ctl/report.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <utility>
+
+#include "proto/wire/channel.h"
+#include "proto/wire/time.h"
+
+namespace devtime::ctl {
+namespace {
+
+constexpr unsigned kRegressionLimit = 1000;  // markers reach back this many regressions
+
+absl::StatusOr<std::optional<google::protobuf::Timestamp>> ParseSince(const std::string& since) {
+  if (since.empty()) return std::nullopt;
+  auto at = wire::ParseTimeOrAge(since, wire::Clock::now());
+  if (!at.ok()) return at.status();
+  return wire::ToTimestamp(*at);
+}
+
+grpc::Status ListRuns(const Session& session, const ReportOptions& options,
+                      std::vector<v1::RunInfo>* runs) {
+  v1::ListRunsRequest request;
+  request.set_model(options.model);
+  request.set_limit(options.limit);
+  auto since = ParseSince(options.since);
+  if (!since.ok()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::string(since.status().message()));
+  }
+  if (*since) *request.mutable_since() = **since;
+  v1::ListRunsResponse response;
+  auto context = wire::MakeContext(session.timeout);
+  auto status = session.stub.ListRuns(context.get(), request, &response);
+  runs->assign(response.runs().begin(), response.runs().end());
+  return status;
+}
+
+// Every regression of the model, any state. An older collector without the RPC leaves
+// `note` saying so instead of failing the report.
+grpc::Status ListRegressions(const Session& session, const std::string& model,
+                             std::vector<v1::Regression>* regressions, std::string* note) {
+  v1::ListRegressionsRequest request;
+  request.set_model(model);
+  request.set_limit(kRegressionLimit);
+  for (auto state : {v1::REGRESSION_STATE_SUSPECTED, v1::REGRESSION_STATE_OPEN,
+                     v1::REGRESSION_STATE_ACKNOWLEDGED, v1::REGRESSION_STATE_RESOLVED,
+                     v1::REGRESSION_STATE_INVALID}) {
+    request.add_states(state);
+  }
+  v1::ListRegressionsResponse response;
+  auto context = wire::MakeContext(session.timeout);
+  auto status = session.stub.ListRegressions(context.get(), request, &response);
+  if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+    *note =
+        "This collector does not serve regressions (ListRegressions is unimplemented): "
+        "no regression markers or table.";
+    return grpc::Status::OK;
+  }
+  regressions->assign(response.regressions().begin(), response.regressions().end());
+  return status;
+}
+
+grpc::Status GetRun(const Session& session, const std::string& run_id,
+                    std::optional<v1::RunSummary>* run) {
+  v1::GetRunRequest request;
+  request.set_run_id(run_id);
+  v1::GetRunResponse response;
+  auto context = wire::MakeContext(session.timeout);
+  auto status = session.stub.GetRun(context.get(), request, &response);
+  if (status.ok()) *run = std::move(*response.mutable_run());
+  return status;
+}
+
+// The model's runs split by (workload, instance type), oldest first.
+std::vector<SeriesReport> SplitSeries(const std::vector<v1::RunInfo>& newest_first) {
+  std::map<std::pair<std::string, std::string>, SeriesReport> by_key;
+  for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it) {
+    const auto& id = it->identity();
+    SeriesReport& s = by_key[{id.workload(), id.instance_type()}];
+    s.workload = id.workload();
+    s.instance_type = id.instance_type();
+    s.runs.push_back(*it);
+  }
+  std::vector<SeriesReport> series;
+  for (auto& [key, s] : by_key) series.push_back(std::move(s));
+  return series;
+}
+
+// The newest OK run and the one before it (either may be null).
+std::pair<const v1::RunInfo*, const v1::RunInfo*> LatestTwoOk(const SeriesReport& s) {
+  const v1::RunInfo* latest = nullptr;
+  for (auto it = s.runs.rbegin(); it != s.runs.rend(); ++it) {
+    if (it->status() != v1::RUN_STATUS_OK) continue;
+    if (latest) return {latest, &*it};
+    latest = &*it;
+  }
+  return {latest, nullptr};
+}
+
+// Fills `s.latest` and `s.baseline` with GetRun.
+grpc::Status LoadBreakdown(const Session& session, const std::vector<v1::Regression>& regressions,
+                           SeriesReport& s) {
+  auto [latest, previous] = LatestTwoOk(s);
+  if (!latest) return grpc::Status::OK;
+  if (auto status = GetRun(session, latest->identity().run_id(), &s.latest); !status.ok()) {
+    return status;
+  }
+  for (const auto& r : regressions) {  // newest first
+    if (IsLive(r.state()) && r.workload() == s.workload && r.instance_type() == s.instance_type &&
+        !r.last_good_run_id().empty()) {
+      s.baseline_label = "last good run of regression " + std::to_string(r.id());
+      return GetRun(session, r.last_good_run_id(), &s.baseline);
+    }
+  }
+  if (!previous) return grpc::Status::OK;
+  s.baseline_label = "previous OK run";
+  return GetRun(session, previous->identity().run_id(), &s.baseline);
+}
+
+grpc::Status CheckModelExists(const Session& session, const std::string& model) {
+  v1::ListModelsResponse response;
+  auto context = wire::MakeContext(session.timeout);
+  auto status = session.stub.ListModels(context.get(), v1::ListModelsRequest(), &response);
+  if (!status.ok()) return status;
+  std::string known;
+  for (const auto& m : response.models()) {
+    if (m.model() == model) return grpc::Status::OK;
+    known += (known.empty() ? "" : ", ") + m.model();
+  }
+  return grpc::Status(grpc::StatusCode::NOT_FOUND, "no runs of model '" + model + "' (models: " +
+                                                       (known.empty() ? "none" : known) + ")");
+}
+
+int WriteHtml(const Session& session, const std::string& path, const std::string& html) {
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << html;
+    out.close();
+    if (!out) {
+      session.err << "devtimectl: cannot write " << path << "\n";
+      return 2;
+    }
+  }
+  std::error_code ignored;
+  auto absolute = std::filesystem::absolute(path, ignored);
+  session.out << (absolute.empty() ? path : absolute.string()) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+grpc::Status GatherReport(const Session& session, const ReportOptions& options,
+                          ModelReport* report) {
+  report->model = options.model;
+  report->generated_at = wire::ToTimestamp(wire::Clock::now());
+  if (auto status = CheckModelExists(session, options.model); !status.ok()) return status;
+  std::vector<v1::RunInfo> runs;
+  if (auto status = ListRuns(session, options, &runs); !status.ok()) return status;
+  auto status =
+      ListRegressions(session, options.model, &report->regressions, &report->regressions_note);
+  if (!status.ok()) return status;
+  report->series = SplitSeries(runs);
+  for (auto& s : report->series) {
+    if (status = LoadBreakdown(session, report->regressions, s); !status.ok()) return status;
+  }
+  return grpc::Status::OK;
+}
+
+int Report(const Session& session, const ReportOptions& options) {
+  if (auto since = ParseSince(options.since); !since.ok()) {
+    session.err << "devtimectl: --since: " << since.status().message() << "\n";
+    return 2;
+  }
+  ModelReport report;
+  if (auto status = GatherReport(session, options, &report); !status.ok()) {
+    return ReportError(session, status);
+  }
+  if (options.html_path.empty()) {
+    session.out << RenderReportText(report);
+    return 0;
+  }
+  return WriteHtml(session, options.html_path, RenderReportHtml(report));
+}
+
+}  // namespace devtime::ctl

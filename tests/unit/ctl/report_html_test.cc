@@ -1,0 +1,293 @@
+// The report's renderer on constructed data: the page is self-contained, escapes what the
+// collector said, draws what it should with the right numbers; the text summary agrees.
+#include "services/ctl/report_html.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+
+namespace devtime::ctl {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr long long kNight = 1795917600;  // 2026-11-29T02:00:00Z
+
+v1::RunInfo Info(const std::string& run_id, const std::string& workload, long long started,
+                 double us_per_step, v1::RunStatus status = v1::RUN_STATUS_OK) {
+  v1::RunInfo info;
+  info.mutable_identity()->set_run_id(run_id);
+  info.mutable_identity()->set_model("rmsnorm");
+  info.mutable_identity()->set_workload(workload);
+  info.mutable_identity()->set_instance_type("trn1.2xlarge");
+  info.mutable_identity()->set_device_kind(v1::DEVICE_KIND_NEURON);
+  info.mutable_started_at()->set_seconds(started);
+  info.set_status(status);
+  info.set_device_us_per_step(us_per_step);
+  return info;
+}
+
+// A run of 2 steps with the given per-step op times and layer times (µs per step).
+v1::RunSummary Summary(const std::string& run_id, long long started,
+                       const std::vector<std::pair<std::string, double>>& ops, double dispatch_us,
+                       double device_us) {
+  v1::RunSummary run;
+  run.mutable_identity()->set_run_id(run_id);
+  run.mutable_identity()->set_device_kind(v1::DEVICE_KIND_NEURON);
+  run.mutable_started_at()->set_seconds(started);
+  double total = 0;
+  for (const auto& [name, us] : ops) {
+    auto* op = run.add_ops();
+    op->set_name(name);
+    op->set_calls(2);
+    op->set_self_device_us(us * 2);
+    total += us;
+  }
+  for (int step = 0; step < 2; ++step) {
+    auto* s = run.add_steps();
+    s->set_step(static_cast<uint32_t>(step));
+    s->set_device_us(total);
+  }
+  auto* dispatch = run.add_layers();
+  dispatch->set_layer(v1::LAYER_FRAMEWORK_DISPATCH);
+  dispatch->set_time_us(dispatch_us * 2);
+  auto* device = run.add_layers();
+  device->set_layer(v1::LAYER_DEVICE_EXECUTION);
+  device->set_time_us(device_us * 2);
+  (*run.mutable_environment())["neuronx-cc"] = "2.21";
+  return run;
+}
+
+v1::Regression Regression(int id, v1::RegressionState state, const std::string& first_bad) {
+  v1::Regression r;
+  r.set_id(id);
+  r.set_state(state);
+  r.set_severity("critical");
+  r.set_model("rmsnorm");
+  r.set_workload("fused");
+  r.set_instance_type("trn1.2xlarge");
+  r.set_last_good_run_id("fused-2");
+  r.set_first_bad_run_id(first_bad);
+  r.set_relative_change(4.84);
+  r.mutable_first_bad_at()->set_seconds(kNight + 3 * 86400);
+  r.set_summary("fused lost its fusion \"badly\"");
+  auto* op = r.mutable_attribution()->add_ops();
+  op->set_op("aten::mul");
+  op->set_delta_us(1164.5);
+  auto* env = r.mutable_attribution()->add_environment();
+  env->set_key("neuronx-cc");
+  env->set_before("2.21");
+  env->set_after("2.22");
+  return r;
+}
+
+SeriesReport Series(const std::string& workload, const std::string& instance_type) {
+  SeriesReport s;
+  s.workload = workload;
+  s.instance_type = instance_type;
+  return s;
+}
+
+// Two workloads: "naive" steady (one failed run), "fused" slower from its 4th night on, with
+// an open regression whose last good run is the baseline.
+ModelReport SampleReport() {
+  ModelReport report;
+  report.model = "rmsnorm";
+  report.generated_at.set_seconds(kNight + 10 * 86400);
+  SeriesReport naive = Series("naive", "trn1.2xlarge");
+  for (int i = 0; i < 5; ++i) {
+    naive.runs.push_back(Info("naive-" + std::to_string(i), "naive", kNight + i * 86400, 2355));
+  }
+  naive.runs.insert(naive.runs.begin() + 2,
+                    Info("naive-failed", "naive", kNight + 86400 + 600, 0, v1::RUN_STATUS_FAILED));
+  naive.latest = Summary("naive-4", kNight + 4 * 86400, {{"aten::mul", 1164.5}}, 60, 2355);
+  naive.baseline = Summary("naive-3", kNight + 3 * 86400, {{"aten::mul", 1160}}, 60, 2350);
+  naive.baseline_label = "previous OK run";
+  SeriesReport fused = Series("fused", "trn1.2xlarge");
+  for (int i = 0; i < 6; ++i) {
+    fused.runs.push_back(
+        Info("fused-" + std::to_string(i), "fused", kNight + i * 86400, i < 3 ? 403.3 : 2355));
+  }
+  fused.latest =
+      Summary("fused-5", kNight + 5 * 86400,
+              {{"aten::mul", 1164.5}, {"aten::add", 434.6}, {"aten::rsqrt", 415.0}}, 70, 2014.1);
+  fused.baseline = Summary("fused-2", kNight + 2 * 86400, {{"aten::rms_norm", 403.3}}, 19, 403.3);
+  fused.baseline_label = "last good run of regression 3";
+  report.series = {naive, fused};
+  report.regressions = {Regression(3, v1::REGRESSION_STATE_OPEN, "fused-3"),
+                        Regression(1, v1::REGRESSION_STATE_RESOLVED, "fused-1")};
+  return report;
+}
+
+std::size_t Count(const std::string& text, const std::string& needle) {
+  std::size_t count = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+TEST(HtmlEscape, EscapesMarkupAndQuotes) {
+  EXPECT_EQ(HtmlEscape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
+  EXPECT_EQ(HtmlEscape("aten::mul µs"), "aten::mul µs");
+}
+
+TEST(ReportHtml, IsOneSelfContainedDocument) {
+  std::string html = RenderReportHtml(SampleReport());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_THAT(html, HasSubstr("<style>"));
+  EXPECT_THAT(html, HasSubstr("</html>"));
+  for (const char* external :
+       {"http:", "https:", "<script", "src=", "url(", "@import", "<link", "<img", "<iframe"}) {
+    EXPECT_THAT(html, Not(HasSubstr(external))) << external;
+  }
+}
+
+TEST(ReportHtml, EscapesEveryTextFromTheCollector) {
+  ModelReport report = SampleReport();
+  report.model = "<script>alert(1)</script>";
+  report.series[0].workload = "a&b<i>";
+  report.series[0].latest->mutable_ops(0)->set_name("<op onclick=x>");
+  report.regressions[0].set_workload("<b>w</b>");
+  report.regressions[0].mutable_attribution()->mutable_environment(0)->set_key("k\"><svg>");
+  std::string html = RenderReportHtml(report);
+  EXPECT_THAT(html, Not(HasSubstr("<script")));
+  EXPECT_THAT(html, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));
+  EXPECT_THAT(html, Not(HasSubstr("a&b<i>")));
+  EXPECT_THAT(html, HasSubstr("a&amp;b&lt;i&gt;"));
+  EXPECT_THAT(html, Not(HasSubstr("<op onclick")));
+  EXPECT_THAT(html, HasSubstr("&lt;op onclick=x&gt;"));
+  EXPECT_THAT(html, Not(HasSubstr("<b>w</b>")));
+  EXPECT_THAT(html, HasSubstr("k&quot;&gt;&lt;svg&gt;"));
+  EXPECT_THAT(html, HasSubstr("lost its fusion &quot;badly&quot;"));
+}
+
+TEST(ReportHtml, DrawsOneHistoryChartPerSeriesWithEveryOkRun) {
+  std::string html = RenderReportHtml(SampleReport());
+  EXPECT_EQ(Count(html, "<svg class=\"chart\""), 2u);
+  EXPECT_EQ(Count(html, "<polyline"), 2u);
+  // 5 + 6 OK runs are dots; the failed run is a cross, not a point of the line.
+  std::regex dot("<circle cx=\"[0-9.]+\" cy=\"[0-9.]+\" r=\"3\"");
+  EXPECT_EQ(
+      std::distance(std::sregex_iterator(html.begin(), html.end(), dot), std::sregex_iterator()),
+      11);
+  EXPECT_EQ(Count(html, "<path class=\"bad\""), 1u);
+  EXPECT_THAT(html, HasSubstr("failed"));
+  // Closed </svg> for each opened one: charts, op bars, layer bars.
+  EXPECT_EQ(Count(html, "<svg"), Count(html, "</svg>"));
+}
+
+TEST(ReportHtml, LineGoesUpWhereTheSeriesGotSlower) {
+  std::string html = RenderReportHtml(SampleReport());
+  // The second polyline is "fused": 3 points at 403.3 µs, then 3 at 2355 µs (higher = smaller y).
+  std::smatch match;
+  std::string rest = html.substr(html.find("id=\"series-1\""));
+  ASSERT_TRUE(std::regex_search(rest, match, std::regex("points=\"([^\"]+)\"")));
+  std::vector<double> ys;
+  std::string points = match[1];
+  std::regex pair("([0-9.]+),([0-9.]+)");
+  for (auto it = std::sregex_iterator(points.begin(), points.end(), pair);
+       it != std::sregex_iterator(); ++it) {
+    ys.push_back(std::stod((*it)[2]));
+  }
+  ASSERT_EQ(ys.size(), 6u);
+  EXPECT_DOUBLE_EQ(ys[0], ys[2]);
+  EXPECT_LT(ys[3], ys[2] - 100);
+}
+
+TEST(ReportHtml, MarksTheFirstBadRunOfEachRegressionWithItsState) {
+  std::string html = RenderReportHtml(SampleReport());
+  EXPECT_THAT(html, HasSubstr("#3 open"));
+  EXPECT_THAT(html, HasSubstr("#1 resolved"));  // history keeps resolved markers
+  EXPECT_EQ(Count(html, "<g class=\"regression\""), 2u);
+}
+
+TEST(ReportHtml, ComparesOperatorsWithTheRegressionsLastGoodRun) {
+  std::string html = RenderReportHtml(SampleReport());
+  std::string fused = html.substr(html.find("id=\"series-1\""));
+  EXPECT_THAT(fused, HasSubstr("last good run of regression 3"));
+  EXPECT_THAT(fused, HasSubstr("<code>fused-2</code>"));
+  // aten::mul is new (+1164.5 µs), aten::rms_norm gone (-403.3 µs, -100 %).
+  EXPECT_THAT(fused, HasSubstr("<td class=\"op\">aten::mul</td>"));
+  EXPECT_THAT(fused, HasSubstr(">+1164.5</td><td class=\"num worse\">new</td>"));
+  EXPECT_THAT(fused, HasSubstr(">-403.3</td><td class=\"num better\">-100.0%</td>"));
+  // The whole run: 403.3 -> 2014.1 µs per step.
+  EXPECT_THAT(fused, HasSubstr(">403.3</td><td class=\"num\">2014.1</td>"));
+  EXPECT_THAT(fused, HasSubstr("+399.4%"));
+}
+
+TEST(ReportHtml, FoldsTheOperatorTailIntoOther) {
+  ModelReport report = SampleReport();
+  auto& latest = *report.series[0].latest;
+  for (int i = 0; i < 20; ++i) {
+    auto* op = latest.add_ops();
+    op->set_name("op" + std::to_string(i));
+    op->set_calls(1);
+    op->set_self_device_us(2.0 * (i + 1));
+  }
+  std::string html = RenderReportHtml(report);
+  EXPECT_THAT(html, HasSubstr("other (6 operators)"));
+  EXPECT_THAT(html, Not(HasSubstr(">op0<")));  // the smallest is folded
+  EXPECT_THAT(html, HasSubstr(">op19<"));
+}
+
+TEST(ReportHtml, LayersPerStepOfLatestAndBaseline) {
+  std::string html = RenderReportHtml(SampleReport());
+  std::string fused = html.substr(html.find("id=\"series-1\""));
+  EXPECT_THAT(fused, HasSubstr("<svg class=\"layers\""));
+  // device execution 403.3 -> 2014.1 µs per step; dispatch 19 -> 70.
+  EXPECT_THAT(fused, HasSubstr("device execution</td><td class=\"num\">403.3</td>"
+                               "<td class=\"num\">2014.1</td>"));
+  EXPECT_THAT(fused, HasSubstr("framework dispatch</td><td class=\"num\">19.0</td>"));
+}
+
+TEST(ReportHtml, TableListsOnlyLiveRegressions) {
+  std::string html = RenderReportHtml(SampleReport());
+  std::string table = html.substr(html.find("<table class=\"regressions\""));
+  table = table.substr(0, table.find("</table>"));
+  EXPECT_THAT(table, HasSubstr(">3</td>"));
+  EXPECT_THAT(table, HasSubstr(">open</span>"));
+  EXPECT_THAT(table, HasSubstr("+484.0%"));
+  EXPECT_THAT(table, HasSubstr("aten::mul +1164.5 µs"));
+  EXPECT_THAT(table, HasSubstr("<code>neuronx-cc</code> 2.21 → 2.22"));
+  EXPECT_THAT(table, HasSubstr("fused-3"));
+  EXPECT_THAT(table, Not(HasSubstr("fused-1<")));  // resolved: not in the table
+}
+
+TEST(ReportHtml, SaysWhyRegressionsAreMissing) {
+  ModelReport report = SampleReport();
+  report.regressions.clear();
+  report.regressions_note = "This collector does not serve regressions";
+  std::string html = RenderReportHtml(report);
+  EXPECT_THAT(html, HasSubstr("<p class=\"note\">This collector does not serve regressions"));
+  EXPECT_THAT(html, HasSubstr("No suspected, open or acknowledged regressions."));
+}
+
+TEST(ReportHtml, SeriesWithOneRunAndNoBaseline) {
+  ModelReport report;
+  report.model = "tiny";
+  SeriesReport s = Series("only", "");
+  s.runs.push_back(Info("only-1", "only", kNight, 12.5));
+  s.latest = Summary("only-1", kNight, {{"aten::add", 12.5}}, 1, 12.5);
+  report.series.push_back(s);
+  std::string html = RenderReportHtml(report);
+  EXPECT_THAT(html, HasSubstr("baseline: none"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"num\">12.5</td>"));
+  EXPECT_THAT(html, Not(HasSubstr("nan")));
+  EXPECT_THAT(html, Not(HasSubstr("inf")));
+}
+
+TEST(ReportText, SummarizesSeriesAndLiveRegressions) {
+  std::string text = RenderReportText(SampleReport());
+  EXPECT_THAT(text, HasSubstr("model rmsnorm: 12 runs in 2 series, 1 live regression"));
+  EXPECT_THAT(text, HasSubstr("naive"));
+  EXPECT_THAT(text, HasSubstr("+399.4%"));
+  EXPECT_THAT(text, HasSubstr("last good run of regression 3"));
+  EXPECT_THAT(text, HasSubstr("fused-3 2026-12-02"));
+  EXPECT_THAT(text, Not(HasSubstr("fused-1 ")));
+}
+
+}  // namespace
+}  // namespace devtime::ctl

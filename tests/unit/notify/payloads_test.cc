@@ -1,0 +1,237 @@
+#include "services/collector/notify/payloads.h"
+
+#include <gtest/gtest.h>
+
+#include "proto/wire/json.h"
+#include "tests/unit/notify/sample_regression.h"
+
+namespace devtime::collector::notify {
+namespace {
+
+const absl::Time kNow = absl::FromUnixSeconds(1795917600);  // 2026-11-29T02:00:00Z
+const absl::Duration kFiringFor = absl::Minutes(4);
+
+TEST(AlertmanagerAlert, FiringRegressionCarriesIdentityLabelsAndExpiresAfterFourPasses) {
+  auto alert = AlertmanagerAlert(SampleRegression(7, kNow - absl::Hours(1)), kNow, kFiringFor,
+                                 "http://collector:9464");
+  ASSERT_TRUE(alert.has_value());
+  EXPECT_EQ(alert->at("labels"), nlohmann::json({{"alertname", "DevtimeRegression"},
+                                                 {"model", "rmsnorm"},
+                                                 {"workload", "fused"},
+                                                 {"instance_type", "trn1.2xlarge"},
+                                                 {"severity", "critical"},
+                                                 {"regression_id", "7"}}));
+  EXPECT_EQ(alert->at("startsAt"), "2026-11-29T01:00:00Z");
+  EXPECT_EQ(alert->at("endsAt"), "2026-11-29T02:04:00Z");
+  EXPECT_EQ(alert->at("generatorURL"), "http://collector:9464/regressions/7");
+}
+
+TEST(AlertmanagerAlert, AnnotationsSayWhatMovedWhatChangedAndWhichRuns) {
+  auto alert = AlertmanagerAlert(SampleRegression(7, kNow), kNow, kFiringFor, "");
+  ASSERT_TRUE(alert.has_value());
+  const auto& annotations = alert->at("annotations");
+  EXPECT_EQ(annotations.at("summary"),
+            "rmsnorm/fused on trn1.2xlarge: device time per step +483.9% (403.3 -> 2355.0 us)");
+  EXPECT_EQ(annotations.at("top_operators"),
+            "aten::mul +1164.5 us/step (new), aten::pow +402.0 us/step (new), "
+            "aten::rms_norm -400.0 us/step (gone), aten::add +280.2 us/step (+2 calls), "
+            "aten::mean +101.0 us/step (new)");
+  EXPECT_EQ(annotations.at("environment_changes"), "neuronx-cc 2.21 -> 2.22");
+  EXPECT_EQ(annotations.at("runs"),
+            "last good run-good, first bad run-bad, confirmation run-confirm");
+  EXPECT_EQ(annotations.at("state"), "open");
+  EXPECT_FALSE(annotations.contains("resolution"));
+  EXPECT_FALSE(alert->contains("generatorURL"));
+}
+
+TEST(AlertmanagerAlert, AcknowledgedStillFires) {
+  auto regression = SampleRegression(7, kNow - absl::Hours(1));
+  regression.set_state(v1::REGRESSION_STATE_ACKNOWLEDGED);
+  auto alert = AlertmanagerAlert(regression, kNow, kFiringFor, "");
+  ASSERT_TRUE(alert.has_value());
+  EXPECT_EQ(alert->at("endsAt"), "2026-11-29T02:04:00Z");
+  EXPECT_EQ(alert->at("annotations").at("state"), "acknowledged");
+}
+
+TEST(AlertmanagerAlert, EndedRegressionEndsAtItsEndedAt) {
+  auto regression = Resolved(SampleRegression(7, kNow - absl::Hours(2)), kNow - absl::Minutes(10));
+  auto alert = AlertmanagerAlert(regression, kNow, kFiringFor, "");
+  ASSERT_TRUE(alert.has_value());
+  EXPECT_EQ(alert->at("startsAt"), "2026-11-29T00:00:00Z");
+  EXPECT_EQ(alert->at("endsAt"), "2026-11-29T01:50:00Z");
+  EXPECT_EQ(alert->at("annotations").at("state"), "resolved");
+  EXPECT_EQ(alert->at("annotations").at("resolution"), "fixed");
+  // Same labels as while firing: that is how Alertmanager knows this alert ended.
+  EXPECT_EQ(alert->at("labels"),
+            AlertmanagerAlert(SampleRegression(7, kNow), kNow, kFiringFor, "")->at("labels"));
+}
+
+TEST(AlertmanagerAlert, InvalidatedAfterFiringEnds) {
+  auto regression = SampleRegression(7, kNow - absl::Hours(2));
+  regression.set_state(v1::REGRESSION_STATE_INVALID);
+  *regression.mutable_ended_at() = ProtoTime(kNow - absl::Minutes(1));
+  auto alert = AlertmanagerAlert(regression, kNow, kFiringFor, "");
+  ASSERT_TRUE(alert.has_value());
+  EXPECT_EQ(alert->at("endsAt"), "2026-11-29T01:59:00Z");
+}
+
+TEST(AlertmanagerAlert, NeverFiredIsNotAnAlert) {
+  auto suspected = SampleRegression(7, kNow);
+  suspected.set_state(v1::REGRESSION_STATE_SUSPECTED);
+  suspected.clear_fired_at();
+  EXPECT_FALSE(AlertmanagerAlert(suspected, kNow, kFiringFor, "").has_value());
+  auto refuted = suspected;
+  refuted.set_state(v1::REGRESSION_STATE_INVALID);
+  *refuted.mutable_ended_at() = ProtoTime(kNow);
+  EXPECT_FALSE(AlertmanagerAlert(refuted, kNow, kFiringFor, "").has_value());
+}
+
+TEST(AlertmanagerAlert, OpenWithoutFiredAtStartsAtCreation) {
+  auto regression = SampleRegression(7, kNow);
+  regression.clear_fired_at();  // a store bug should not swallow the alert
+  auto alert = AlertmanagerAlert(regression, kNow, kFiringFor, "");
+  ASSERT_TRUE(alert.has_value());
+  EXPECT_EQ(alert->at("startsAt"), "2026-11-29T01:30:00Z");
+}
+
+TEST(AlertmanagerAlert, NeverEndsBeforeItStarts) {
+  // Alertmanager refuses endsAt < startsAt; a fired_at ahead of our clock must not cause that.
+  auto alert = AlertmanagerAlert(SampleRegression(7, kNow + absl::Hours(1)), kNow, kFiringFor, "");
+  ASSERT_TRUE(alert.has_value());
+  EXPECT_EQ(alert->at("startsAt"), alert->at("endsAt"));
+}
+
+TEST(AlertmanagerAlert, LeavesOutEmptyLabelsAndAnnotations) {
+  auto regression = SampleRegression(7, kNow);
+  regression.clear_instance_type();
+  regression.clear_severity();
+  regression.clear_attribution();
+  regression.clear_confirmation_run_id();
+  auto alert = AlertmanagerAlert(regression, kNow, kFiringFor, "http://collector:9464/");
+  ASSERT_TRUE(alert.has_value());
+  EXPECT_FALSE(alert->at("labels").contains("instance_type"));
+  EXPECT_FALSE(alert->at("labels").contains("severity"));
+  EXPECT_FALSE(alert->at("annotations").contains("top_operators"));
+  EXPECT_FALSE(alert->at("annotations").contains("environment_changes"));
+  EXPECT_EQ(alert->at("annotations").at("runs"), "last good run-good, first bad run-bad");
+  EXPECT_EQ(alert->at("generatorURL"), "http://collector:9464/regressions/7");
+}
+
+TEST(AlertmanagerAlert, WritesASummaryWhenTheStoreHasNone) {
+  auto regression = SampleRegression(7, kNow);
+  regression.clear_summary();
+  auto alert = AlertmanagerAlert(regression, kNow, kFiringFor, "");
+  ASSERT_TRUE(alert.has_value());
+  EXPECT_EQ(alert->at("annotations").at("summary"),
+            "rmsnorm/fused on trn1.2xlarge: device_us_per_step +483.9%");
+}
+
+TEST(AlertmanagerAlerts, KeepsOrderAndSkipsWhatIsNotAnAlert) {
+  auto suspected = SampleRegression(2, kNow);
+  suspected.set_state(v1::REGRESSION_STATE_SUSPECTED);
+  suspected.clear_fired_at();
+  auto alerts = AlertmanagerAlerts(
+      {SampleRegression(3, kNow), suspected, SampleRegression(1, kNow)}, kNow, kFiringFor, "");
+  ASSERT_EQ(alerts.size(), 2u);
+  EXPECT_EQ(alerts[0]["labels"]["regression_id"], "3");
+  EXPECT_EQ(alerts[1]["labels"]["regression_id"], "1");
+  EXPECT_TRUE(AlertmanagerAlerts({}, kNow, kFiringFor, "").empty());
+}
+
+TEST(TopOperators, TakesTheFirstOperatorsOfTheAttribution) {
+  auto regression = SampleRegression(7, kNow);
+  EXPECT_EQ(TopOperators(regression.attribution(), 2),
+            "aten::mul +1164.5 us/step (new), aten::pow +402.0 us/step (new)");
+  EXPECT_EQ(TopOperators(v1::Attribution(), 5), "");
+}
+
+TEST(TopOperators, ShowsFractionalCallChangesAndNoneWhenUnchanged) {
+  v1::Attribution attribution;
+  auto* op = attribution.add_ops();
+  op->set_op("aten::copy_");
+  op->set_before_us(10);
+  op->set_after_us(5);
+  op->set_delta_us(-5);
+  op->set_before_calls(2);
+  op->set_after_calls(1.5);
+  auto* same = attribution.add_ops();
+  same->set_op("aten::mm");
+  same->set_before_us(100);
+  same->set_after_us(101);
+  same->set_delta_us(1);
+  same->set_before_calls(4);
+  same->set_after_calls(4);
+  EXPECT_EQ(TopOperators(attribution),
+            "aten::copy_ -5.0 us/step (-0.5 calls), aten::mm +1.0 us/step");
+}
+
+TEST(EnvironmentChanges, NamesAbsentValuesAndCountsWhatItLeavesOut) {
+  v1::Attribution attribution;
+  for (int i = 0; i < 4; ++i) {
+    auto* change = attribution.add_environment();
+    change->set_key("key" + std::to_string(i));
+    change->set_before(i == 1 ? "" : "a,b");
+    change->set_after(i == 2 ? "" : "c");
+  }
+  EXPECT_EQ(EnvironmentChanges(attribution, 3),
+            "key0 a,b -> c; key1 (absent) -> c; key2 a,b -> (absent); ... (+1 more)");
+  EXPECT_EQ(EnvironmentChanges(attribution, 4),
+            "key0 a,b -> c; key1 (absent) -> c; key2 a,b -> (absent); key3 a,b -> c");
+}
+
+TEST(EnvironmentChanges, KeepsAnnotationsPrintable) {
+  v1::Attribution attribution;
+  auto* change = attribution.add_environment();
+  change->set_key("FLAGS");
+  change->set_before("--a\n--b");
+  change->set_after(std::string(500, 'x'));
+  std::string text = EnvironmentChanges(attribution);
+  EXPECT_EQ(text, "FLAGS --a --b -> " + std::string(200, 'x'));
+}
+
+TEST(RunsAnnotation, LeavesOutUnsetRuns) {
+  v1::Regression regression;
+  EXPECT_EQ(RunsAnnotation(regression), "");
+  regression.set_first_bad_run_id("b");
+  EXPECT_EQ(RunsAnnotation(regression), "first bad b");
+}
+
+TEST(WebhookBody, CarriesTheEventAndTheRegressionInDevtimesJsonForm) {
+  auto regression = SampleRegression(7, kNow);
+  auto body = WebhookBody(12, "opened", regression, kNow + absl::Milliseconds(250));
+  ASSERT_TRUE(body.ok()) << body.status();
+  EXPECT_EQ(body->find('\n'), std::string::npos) << "compact, one line";
+  auto json = nlohmann::json::parse(*body);
+  EXPECT_EQ(json.at("event"), "opened");
+  EXPECT_EQ(json.at("event_id"), 12);
+  EXPECT_EQ(json.at("sent_at"), "2026-11-29T02:00:00.25Z");
+  const auto& r = json.at("regression");
+  EXPECT_EQ(r.at("id"), "7");  // int64 is a string in protobuf's JSON mapping
+  EXPECT_EQ(r.at("state"), "REGRESSION_STATE_OPEN");
+  EXPECT_EQ(r.at("first_bad_run_id"), "run-bad");
+  EXPECT_EQ(r.at("fired_at"), "2026-11-29T02:00:00Z");
+  v1::Regression parsed;
+  ASSERT_TRUE(wire::ParseJson(r.dump(), "body", &parsed).ok());
+  EXPECT_EQ(parsed.SerializeAsString(), regression.SerializeAsString());
+}
+
+TEST(FormatRfc3339, WritesUtcWithZAndFractionOnlyWhenThereIsOne) {
+  EXPECT_EQ(FormatRfc3339(kNow), "2026-11-29T02:00:00Z");
+  EXPECT_EQ(FormatRfc3339(kNow + absl::Microseconds(1500)), "2026-11-29T02:00:00.0015Z");
+}
+
+TEST(FromProto, KeepsNanoseconds) {
+  google::protobuf::Timestamp t;
+  t.set_seconds(1795917600);
+  t.set_nanos(5);
+  EXPECT_EQ(FromProto(t), kNow + absl::Nanoseconds(5));
+}
+
+TEST(StateName, NamesEveryState) {
+  EXPECT_EQ(StateName(v1::REGRESSION_STATE_SUSPECTED), "suspected");
+  EXPECT_EQ(StateName(v1::REGRESSION_STATE_INVALID), "invalid");
+  EXPECT_EQ(StateName(v1::REGRESSION_STATE_UNSPECIFIED), "unspecified");
+}
+
+}  // namespace
+}  // namespace devtime::collector::notify
