@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/strings/str_format.h"
+#include "services/collector/notify/payloads.h"
 
 namespace devtime::collector {
 namespace {
@@ -82,8 +83,6 @@ void AttributeEnvironment(const RunFigures& good, const RunFigures& bad, v1::Att
   }
 }
 
-std::string OrNone(const std::string& value) { return value.empty() ? "(none)" : value; }
-
 }  // namespace
 
 v1::Attribution Attribute(const RunFigures& good, const RunFigures& bad) {
@@ -100,28 +99,6 @@ std::string SeverityFor(double relative_change) {
   return "info";
 }
 
-std::string TopOperatorsText(const v1::Attribution& attribution, int limit) {
-  std::string text;
-  int listed = 0;
-  for (const auto& op : attribution.ops()) {
-    if (listed == limit || op.delta_us() <= 0.0) continue;
-    double calls = op.after_calls() - op.before_calls();
-    absl::StrAppendFormat(&text, "%s%s %+.1f us/step", listed ? ", " : "", op.op(), op.delta_us());
-    if (calls != 0.0) absl::StrAppendFormat(&text, " (%+g calls)", calls);
-    ++listed;
-  }
-  return text;
-}
-
-std::string EnvironmentChangesText(const v1::Attribution& attribution) {
-  std::string text;
-  for (const auto& change : attribution.environment()) {
-    absl::StrAppendFormat(&text, "%s%s %s -> %s", text.empty() ? "" : ", ", change.key(),
-                          OrNone(change.before()), OrNone(change.after()));
-  }
-  return text;
-}
-
 std::string Summarize(const v1::Regression& regression) {
   std::string what = regression.metric() == "cpu_us_per_step" ? "CPU" : "device";
   std::string text = absl::StrFormat(
@@ -129,9 +106,9 @@ std::string Summarize(const v1::Regression& regression) {
       regression.workload(),
       regression.instance_type().empty() ? "" : " on " + regression.instance_type(), what,
       100.0 * regression.relative_change(), regression.before(), regression.after());
-  std::string top = TopOperatorsText(regression.attribution(), 3);
+  std::string top = notify::TopOperators(regression.attribution(), 3);
   if (!top.empty()) text += "; top: " + top;
-  std::string env = EnvironmentChangesText(regression.attribution());
+  std::string env = notify::EnvironmentChanges(regression.attribution());
   if (!env.empty()) text += "; changed: " + env;
   return text;
 }

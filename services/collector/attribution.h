@@ -35,13 +35,8 @@ std::string SeverityFor(double relative_change);
 
 // One line for people and alert annotations, e.g.
 // "rmsnorm/fused on trn1.2xlarge: device time per step +484.0 % (403.3 -> 2355.0 us);
-//  top: aten::mul +1164.5 us (+2 calls); neuronx-cc 2.21 -> 2.22".
+//  top: aten::mul +1164.5 us/step (new), ...; changed: neuronx-cc 2.21 -> 2.22" (the
+//  operator and environment texts are notify/payloads.h's, as in the alerts).
 std::string Summarize(const v1::Regression& regression);
-
-// "aten::mul +1164.5 us/step (+2 calls), aten::add +434.6 us/step (+1 calls)" — the first
-// `limit` operators that grew.
-std::string TopOperatorsText(const v1::Attribution& attribution, int limit);
-// "neuronx-cc 2.21 -> 2.22, torch (none) -> 2.5"
-std::string EnvironmentChangesText(const v1::Attribution& attribution);
 
 }  // namespace devtime::collector

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <optional>
 #include <utility>
@@ -71,8 +72,14 @@ double SideMedian(std::span<const double> x, size_t i, size_t k, bool left,
   return MedianInPlace(scratch);
 }
 
-// Replaces isolated outliers (see header); the last run is never replaced: it may be the
-// first run of a new level.
+// Replaces isolated outliers (see header). The first and the last run have neighbours on one
+// side only; either is replaced when it stands out from the median of its j = min(k,
+// 2 x min_segment - 3) nearest runs. That cannot remove a reportable level: a run that shares
+// a segment of min_segment runs with its neighbours has min_segment - 1 of them, a majority of
+// those j, within the limit, and then so is their median. Without this, one spike among the
+// first or last min_segment runs makes a short edge segment whose mean the spike carries
+// (a 30 % spike moves a 3-run mean by 10 %), and the pooled t-test, whose variance comes
+// from the long side, reports it.
 std::vector<double> ReplaceOutliers(std::span<const double> x, double sigma,
                                     const DetectorOptions& options, std::vector<double>& scratch) {
   std::vector<double> clean(x.begin(), x.end());
@@ -81,10 +88,21 @@ std::vector<double> ReplaceOutliers(std::span<const double> x, double sigma,
   }
   const double limit = options.outlier_threshold * sigma;
   const size_t k = options.outlier_neighbours;
-  for (size_t i = 0; i + 1 < x.size(); ++i) {
+  // min_segment 1: a single edge run may be a level of its own; never replaced.
+  const size_t edge_neighbours =
+      options.min_segment >= 2 ? std::min(k, 2 * options.min_segment - 3) : 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const bool first = i == 0, last = i + 1 == x.size();
+    if (first || last) {
+      if (edge_neighbours == 0 || x.size() <= edge_neighbours) continue;
+      const double side = SideMedian(x, i, edge_neighbours, last, scratch);
+      if (std::fabs(x[i] - side) <= limit) continue;
+      clean[i] = side;
+      continue;
+    }
     const double right = SideMedian(x, i, k, false, scratch);
     const double dr = x[i] - right;
-    if (i == 0 || std::fabs(dr) <= limit) continue;
+    if (std::fabs(dr) <= limit) continue;
     const double left = SideMedian(x, i, k, true, scratch);
     const double dl = x[i] - left;
     if (std::fabs(dl) <= limit || (dl > 0) != (dr > 0)) continue;
@@ -95,6 +113,36 @@ std::vector<double> ReplaceOutliers(std::span<const double> x, double sigma,
     clean[i] = MedianInPlace(scratch);
   }
   return clean;
+}
+
+// shift >= ratio x median of the known (finite, > 0) noise values; true when none is known.
+// The same decision as comparing with MedianInPlace of those values, bit for bit, in one
+// counting pass and without copying: with f(x) = ratio * x (monotone also when rounded) and
+// h = known / 2, the median is the h-th smallest value (odd count; 0-based) or the mean of
+// the (h-1)-th and h-th (even count), and
+//   #{f(x) <= shift} >= h + 1  ->  f(h-th) <= shift, and then f(median) <= shift too;
+//   #{f(x) <= shift} <= h - 1  ->  f((h-1)-th) > shift, so f(median) > shift;
+//   #{f(x) <= shift} == h (even count only decides here) -> (h-1)-th = the largest value with
+//   f(x) <= shift, h-th = the smallest with f(x) > shift: the median is computed from them.
+bool AtLeastRatioTimesMedian(std::span<const double> noise, double ratio, double shift) {
+  size_t known = 0, below = 0;
+  double largest_below = 0.0;
+  double smallest_above = std::numeric_limits<double>::infinity();
+  for (double x : noise) {
+    if (!(std::isfinite(x) && x > 0.0)) continue;
+    ++known;
+    if (ratio * x <= shift) {
+      ++below;
+      largest_below = std::max(largest_below, x);
+    } else {
+      smallest_above = std::min(smallest_above, x);
+    }
+  }
+  if (known == 0) return true;
+  const size_t half = known / 2;
+  if (below >= half + 1) return true;
+  if (known % 2 == 1 || below + 1 <= half) return false;
+  return shift >= ratio * (0.5 * (largest_below + smallest_above));
 }
 
 // The default detector on the valid runs of one region.
@@ -261,7 +309,27 @@ class Analysis {
     // that two short, accidentally quiet sides cannot make a tiny shift "significant".
     const double pooled = std::max(0.5, std::sqrt((ss1 + ss2) / df));
     test.t = (m2 - m1) / (pooled * std::sqrt(1.0 / n1 + 1.0 / n2));
-    const double p_single = StudentTwoSidedP(test.t, df);
+    double p_single = StudentTwoSidedP(test.t, df);
+    // The pooled test borrows the long side's variance for the short side, valid only when
+    // both scatter alike. Spikes that escape ReplaceOutliers come in clusters (two or more
+    // within one run's 2k + 1 window, or at the series' ends), and E-Divisive then cuts a short
+    // segment around them (2 spikes of a 3-run tail, 3 of 4 runs): its mean is carried by the
+    // spikes and its variance is far above the long side's. There the F-test rejects equal
+    // variances and Welch's test, which uses each side's own variance, is the valid one; it is
+    // taken when more conservative. Only sides of at most 2k + 1 runs qualify: a longer side's
+    // mean is not carried by such a cluster, and there a larger variance more often means a
+    // further change inside that side, which the hierarchical search finds next (Welch would
+    // only lose power on it). Homoscedastic short sides switch at rate kUnequalVarianceAlpha,
+    // and a switch can only make a split fail, never pass. Evaluated only where the pooled
+    // test alone would pass (it can only raise p).
+    constexpr double kUnequalVarianceAlpha = 0.001;
+    const double short_side = static_cast<double>(2 * options_.outlier_neighbours + 1);
+    if (p_single <= options_.max_pvalue && n1 >= 2 && n2 >= 2 && std::min(n1, n2) <= short_side) {
+      const double v1 = std::max(0.25, ss1 / (n1 - 1)), v2 = std::max(0.25, ss2 / (n2 - 1));
+      if (VarianceRatioTwoSidedP(v1, n1 - 1, v2, n2 - 1) <= kUnequalVarianceAlpha) {
+        p_single = std::max(p_single, WelchTTest(m1, v1, n1, m2, v2, n2).p);
+      }
+    }
     const double length = n1 + n2;
     const double m = static_cast<double>(std::max<size_t>(1, options_.min_segment));
     const double splits = std::max(1.0, length - 2.0 * m + 1.0);
@@ -274,17 +342,11 @@ class Analysis {
     test.p_value = std::clamp(std::max(p, p_single), 0.0, 1.0);
     const double shift = std::fabs(test.after_mean - test.before_mean);
     test.effect_ok = std::fabs(test.relative_change) >= options_.min_relative_change;
-    // The within-run noise median costs O(b - a): only for otherwise passing splits.
+    // The within-run noise check costs O(b - a): only for otherwise passing splits.
     if (test.effect_ok && test.p_value <= options_.max_pvalue &&
         options_.min_within_noise_ratio > 0.0) {
-      scratch_.clear();
-      for (size_t i = a; i < b; ++i) {
-        const double noise = valid_.noise[i];
-        if (std::isfinite(noise) && noise > 0.0) scratch_.push_back(noise);
-      }
-      if (!scratch_.empty()) {
-        test.effect_ok = shift >= options_.min_within_noise_ratio * MedianInPlace(scratch_);
-      }
+      test.effect_ok = AtLeastRatioTimesMedian(std::span(valid_.noise).subspan(a, b - a),
+                                               options_.min_within_noise_ratio, shift);
     }
     return test;
   }

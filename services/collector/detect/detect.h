@@ -11,11 +11,17 @@
 //  2. single outlier runs are replaced by their neighbours' median when they stand out from
 //     both the runs before and the runs after by more than `outlier_threshold` robust sigmas
 //     (a spike is not a change point; a new level, which the following runs share, is kept);
+//     the first and the last run, with neighbours on one side only, when they stand out from
+//     the min(outlier_neighbours, 2 x min_segment - 3) runs next to them (such a run cannot
+//     share a segment of min_segment runs);
 //  3. E-Divisive means over the whole history, hierarchically: each interval's best split
 //     (energy statistic, alpha = 1, kappa = interval end, O(L log L)) is kept when
 //     - a pooled t-test of the two sides, corrected for having chosen the best of all splits
 //       (Siegmund's approximation for the maximum of a standardised two-sample statistic,
-//       capped by Bonferroni), gives p <= max_pvalue,
+//       capped by Bonferroni), gives p <= max_pvalue; when one side has at most
+//       2 x outlier_neighbours + 1 runs and an F-test says the sides' variances differ
+//       (p <= 0.001), Welch's t-test is used instead if it is more conservative (a short
+//       segment carried by a cluster of spikes is not a level),
 //     - |after/before - 1| >= min_relative_change, and
 //     - |after - before| >= min_within_noise_ratio x median within-run stddev (Point::noise)
 //       of the runs on both sides: a shift far below the run's own step-to-step jitter is
@@ -93,7 +99,8 @@ struct ChangePoint {
   size_t after_count = 0;
   double relative_change = 0.0;  // after_mean / before_mean - 1 (0 if before_mean == 0)
   double t_statistic = 0.0;      // pooled t, after minus before
-  double p_value = 1.0;          // default: selection-corrected; Otava: its t-test p
+  double p_value = 1.0;          // default: selection-corrected (pooled or Welch, see above);
+                                 // Otava: its t-test p
   double confidence = 0.0;       // 1 - p_value
   double q_hat = 0.0;            // E-Divisive statistic of the split (Otava: at discovery)
 };

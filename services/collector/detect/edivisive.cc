@@ -92,49 +92,60 @@ std::optional<SplitCandidate> BestSplitKappaFixed(std::span<const double> z, siz
   const size_t length = end - begin;
   const double* v = z.data() + begin;
 
+  // The scratch vectors only grow (an analysis calls this for ever shorter intervals), and
+  // every element used below is written before it is read, so nothing is cleared but the tree.
+  auto grow = [length](auto& vector) {
+    if (vector.size() < length + 1) vector.resize(length + 1);
+  };
+  grow(scratch.rank);
+  grow(scratch.tree);
+  grow(scratch.within_left);
+  grow(scratch.within_right);
+  grow(scratch.sorted_prefix);
+  grow(scratch.row);
+
   // Ranks of the interval's values (ties in any order: equal values are at distance 0).
-  scratch.rank.resize(length);
   for (size_t r = 0; r < length; ++r) scratch.rank[sorted[r] - begin] = static_cast<uint32_t>(r);
 
   // Fenwick tree over ranks; count and sum side by side for locality.
   auto& tree = scratch.tree;
-  // Distance sum of value x (rank r) against everything inserted so far.
-  auto distance_to_inserted = [&](double x, uint32_t r, double total_count, double total_sum) {
-    double c = 0.0, s = 0.0;
+  std::fill(tree.begin(), tree.begin() + static_cast<std::ptrdiff_t>(length + 1),
+            EnergyScratch::Node{});
+  // within_left[t] = W(begin, begin + t), t in [0, length]: one forward pass, each value's
+  // distance sum to the values before it (col) from the tree of those already inserted.
+  // within_right[t] = W(begin + t, end) follows without a second tree: the distance sum of a
+  // value to the whole interval comes in O(1) from prefix sums over the value order, and
+  // minus col it is the sum to the values after it (row); W(t, end) = W(t + 1, end) + row.
+  scratch.within_left[0] = 0.0;
+  scratch.within_right[length] = 0.0;
+  auto& sorted_prefix = scratch.sorted_prefix;  // sums of the r smallest values
+  sorted_prefix[0] = 0.0;
+  for (size_t r = 0; r < length; ++r) sorted_prefix[r + 1] = sorted_prefix[r] + z[sorted[r]];
+  const double total = sorted_prefix[length];
+  std::vector<double>& row = scratch.row;
+  double inserted_sum = 0.0;
+  for (size_t t = 0; t < length; ++t) {
+    const double x = v[t];
+    const uint32_t r = scratch.rank[t];
+    double c = 0.0, s = 0.0;  // count and sum of the inserted values with rank <= r
     for (size_t i = r + 1; i > 0; i -= i & (~i + 1)) {
       c += tree[i].count;
       s += tree[i].sum;
     }
-    return (c * x - s) + ((total_sum - s) - (total_count - c) * x);
-  };
-  auto insert = [&](double x, uint32_t r) {
+    const double col = (c * x - s) + ((inserted_sum - s) - (static_cast<double>(t) - c) * x);
+    const double rd = static_cast<double>(r);
+    const double below = rd * x - sorted_prefix[r];
+    const double above =
+        (total - sorted_prefix[r + 1]) - (static_cast<double>(length) - rd - 1.0) * x;
+    row[t] = below + above - col;
+    scratch.within_left[t + 1] = scratch.within_left[t] + col;
     for (size_t i = r + 1; i <= length; i += i & (~i + 1)) {
       tree[i].count += 1.0;
       tree[i].sum += x;
     }
-  };
-
-  // Forward: within_left[t] = W(begin, begin + t), t in [0, length].
-  tree.assign(length + 1, EnergyScratch::Node{});
-  scratch.within_left.assign(length + 1, 0.0);
-  double total_sum = 0.0;
-  for (size_t t = 0; t < length; ++t) {
-    const double d = distance_to_inserted(v[t], scratch.rank[t], static_cast<double>(t), total_sum);
-    scratch.within_left[t + 1] = scratch.within_left[t] + d;
-    insert(v[t], scratch.rank[t]);
-    total_sum += v[t];
+    inserted_sum += x;
   }
-  // Backward: within_right[t] = W(begin + t, end).
-  tree.assign(length + 1, EnergyScratch::Node{});
-  scratch.within_right.assign(length + 1, 0.0);
-  total_sum = 0.0;
-  for (size_t t = length; t-- > 0;) {
-    const double d =
-        distance_to_inserted(v[t], scratch.rank[t], static_cast<double>(length - 1 - t), total_sum);
-    scratch.within_right[t] = scratch.within_right[t + 1] + d;
-    insert(v[t], scratch.rank[t]);
-    total_sum += v[t];
-  }
+  for (size_t t = length; t-- > 0;) scratch.within_right[t] = scratch.within_right[t + 1] + row[t];
 
   const double all = scratch.within_left[length];
   SplitCandidate best;

@@ -6,8 +6,9 @@
 //  - BestSplitKappaFree: argmax over the (tau, kappa) triangle as Otava 0.8 does, in O(L^2)
 //    time and O(L) memory (no L x L matrix); ties -> smallest tau, then smallest kappa.
 //  - BestSplitKappaFixed: kappa = end (SPA 1.3 / Hunter 0.6 variant), every tau in
-//    O(L log L) time and O(L) memory with rank-indexed Fenwick trees; used by the default
-//    detector so that a whole 10,000-point history is analysed in a few milliseconds.
+//    O(L log L) time and O(L) memory with one rank-indexed Fenwick tree (plus prefix sums in
+//    value order); used by the default detector so that a whole 10,000-point history is
+//    analysed in a few milliseconds.
 // Thread-compatible: a scratch object must not be shared between threads.
 #pragma once
 
@@ -32,7 +33,8 @@ double QHatDirect(std::span<const double> x, std::span<const double> y);
 std::optional<SplitCandidate> BestSplitKappaFree(std::span<const double> z, size_t begin,
                                                  size_t end);
 
-// Reusable working storage for BestSplitKappaFixed.
+// Reusable working storage for BestSplitKappaFixed (sized to the longest interval seen; only
+// the first length + 1 elements of each vector mean anything after a call).
 struct EnergyScratch {
   struct Node {
     double count = 0.0;
@@ -40,8 +42,10 @@ struct EnergyScratch {
   };
   std::vector<uint32_t> rank;
   std::vector<Node> tree;
-  std::vector<double> within_left;   // W(begin, t)
-  std::vector<double> within_right;  // W(t, end)
+  std::vector<double> within_left;    // W(begin, t)
+  std::vector<double> within_right;   // W(t, end)
+  std::vector<double> row;            // distance sum of each value to the values after it
+  std::vector<double> sorted_prefix;  // sums of the r smallest values
 };
 
 // Best tau with begin + min_segment <= tau <= end - min_segment and kappa = end; nullopt

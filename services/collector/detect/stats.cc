@@ -65,17 +65,36 @@ double StudentTwoSidedP(double t, double df) {
 
 double NormalPdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2.0 * std::numbers::pi); }
 
+namespace {
+
+// log P(|Z| >= z) for z >= 0; the asymptotic form where erfc underflows (p below ~1e-308).
+double LogTwoSidedTail(double z) {
+  const double x = z / std::numbers::sqrt2;
+  const double tail = std::erfc(x);
+  if (tail > 0.0) return std::log(tail);
+  return -x * x - std::log(x * std::sqrt(std::numbers::pi));
+}
+
+}  // namespace
+
 double NormalTwoSidedQuantile(double p) {
   if (!(p > 0.0)) return std::numeric_limits<double>::infinity();
   if (p >= 1.0) return 0.0;
-  // Newton on f(z) = erfc(z / sqrt 2) - p, started from a tail approximation.
-  double z = std::sqrt(std::max(0.0, -2.0 * std::log(p / 2.0)));
-  for (int i = 0; i < 60; ++i) {
-    const double f = std::erfc(z / std::numbers::sqrt2) - p;
-    const double derivative = -2.0 * NormalPdf(z);
-    const double step = f / derivative;
-    z -= step;
-    if (z < 0.0) z = 0.0;
+  // Start: Abramowitz & Stegun 26.2.23 (|error| < 4.5e-4). Then Newton on the log of the
+  // tail, g(z) = log P(|Z| >= z) - log p, which is close to linear in z where the tail itself
+  // is exponentially flat: two or three steps reach 1e-12 (Newton on the tail took dozens).
+  const double t = std::sqrt(-2.0 * std::log(0.5 * p));
+  double z = t - (2.515517 + t * (0.802853 + t * 0.010328)) /
+                     (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308)));
+  z = std::max(z, 0.0);
+  const double log_p = std::log(p);
+  const double log_two_pdf_front = std::log(2.0) - 0.5 * std::log(2.0 * std::numbers::pi);
+  for (int i = 0; i < 50; ++i) {
+    const double log_tail = LogTwoSidedTail(z);
+    // g'(z) = -2 pdf(z) / P(|Z| >= z), in logs so that neither underflows.
+    const double slope = -std::exp(log_two_pdf_front - 0.5 * z * z - log_tail);
+    const double step = (log_tail - log_p) / slope;
+    z = std::max(0.0, z - step);
     if (std::fabs(step) < 1e-12 * std::max(1.0, z)) break;
   }
   return z;
@@ -91,6 +110,22 @@ TTestResult PooledTTest(double mean1, double std1, double n1, double mean2, doub
   result.t = (mean1 - mean2) / denominator;  // +-inf or NaN when the denominator is 0
   result.p = StudentTwoSidedP(result.t, result.df);
   return result;
+}
+
+TTestResult WelchTTest(double mean1, double var1, double n1, double mean2, double var2, double n2) {
+  TTestResult result;
+  const double a = var1 / n1, b = var2 / n2;
+  result.df = (a + b) * (a + b) / (a * a / (n1 - 1.0) + b * b / (n2 - 1.0));
+  result.t = (mean1 - mean2) / std::sqrt(a + b);
+  result.p = StudentTwoSidedP(result.t, result.df);
+  return result;
+}
+
+double VarianceRatioTwoSidedP(double var1, double df1, double var2, double df2) {
+  // P(F >= f) = I_{df2 / (df2 + df1 f)}(df2 / 2, df1 / 2); the smaller tail, doubled.
+  const double f = var1 / var2;
+  const double upper = IncompleteBeta(0.5 * df2, 0.5 * df1, df2 / (df2 + df1 * f));
+  return std::min(1.0, 2.0 * std::min(upper, 1.0 - upper));
 }
 
 Moments MeanStd(std::span<const double> values, int ddof) {

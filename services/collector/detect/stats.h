@@ -1,5 +1,6 @@
 // Small, dependency-free statistics used by the detectors: Student t and normal tails, the
-// pooled two-sample t-test in the form scipy's ttest_ind_from_stats computes it, medians.
+// pooled two-sample t-test in the form scipy's ttest_ind_from_stats computes it, Welch's t-test,
+// the F-test for equal variances, medians.
 // All functions are pure and thread-safe.
 #pragma once
 
@@ -28,6 +29,14 @@ struct TTestResult {
   double df = 0.0;
 };
 TTestResult PooledTTest(double mean1, double std1, double n1, double mean2, double std2, double n2);
+
+// Welch's unequal-variance two-sample t-test from means, variances (ddof = 1) and sizes
+// (Welch-Satterthwaite degrees of freedom); sizes >= 2, variances > 0.
+TTestResult WelchTTest(double mean1, double var1, double n1, double mean2, double var2, double n2);
+
+// Two-sided p-value of the F-test for equal variances: var1 and var2 with df1 and df2 degrees
+// of freedom (n - 1), F = var1 / var2. Variances > 0, dfs > 0.
+double VarianceRatioTwoSidedP(double var1, double df1, double var2, double df2);
 
 // Mean and standard deviation with `ddof` (0 = population, 1 = sample); empty input gives 0s.
 struct Moments {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "proto/wire/json.h"
+#include "proto/wire/names.h"
 #include "services/collector/notify/http_client.h"
 
 namespace devtime::collector::notify {
@@ -81,23 +82,6 @@ std::string FormatRfc3339(absl::Time t) {
   return absl::FormatTime("%Y-%m-%d%ET%H:%M:%E*SZ", t, absl::UTCTimeZone());
 }
 
-std::string StateName(v1::RegressionState state) {
-  switch (state) {
-    case v1::REGRESSION_STATE_SUSPECTED:
-      return "suspected";
-    case v1::REGRESSION_STATE_OPEN:
-      return "open";
-    case v1::REGRESSION_STATE_ACKNOWLEDGED:
-      return "acknowledged";
-    case v1::REGRESSION_STATE_RESOLVED:
-      return "resolved";
-    case v1::REGRESSION_STATE_INVALID:
-      return "invalid";
-    default:
-      return "unspecified";
-  }
-}
-
 std::string TopOperators(const v1::Attribution& attribution, std::size_t limit) {
   std::vector<std::string> pieces;
   for (const auto& op : attribution.ops()) {
@@ -168,7 +152,7 @@ std::optional<nlohmann::json> AlertmanagerAlert(const v1::Regression& regression
   SetIfNotEmpty(annotations, "top_operators", TopOperators(regression.attribution()));
   SetIfNotEmpty(annotations, "environment_changes", EnvironmentChanges(regression.attribution()));
   SetIfNotEmpty(annotations, "runs", RunsAnnotation(regression));
-  SetIfNotEmpty(annotations, "state", StateName(regression.state()));
+  SetIfNotEmpty(annotations, "state", wire::RegressionStateName(regression.state()));
   if (regression.state() == v1::REGRESSION_STATE_RESOLVED) {
     SetIfNotEmpty(annotations, "resolution", ResolutionName(regression.resolution()));
   }

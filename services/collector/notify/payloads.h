@@ -59,9 +59,6 @@ std::string EnvironmentChanges(const v1::Attribution& attribution, std::size_t l
 // "last good <id>, first bad <id>, confirmation <id>", without the parts that are unset.
 std::string RunsAnnotation(const v1::Regression& regression);
 
-// "open", "acknowledged", "resolved", "invalid", "suspected" ("unspecified" for 0).
-std::string StateName(v1::RegressionState state);
-
 // The webhook body described above (compact JSON).
 absl::StatusOr<std::string> WebhookBody(int64_t event_id, const std::string& kind,
                                         const v1::Regression& regression, absl::Time sent_at);

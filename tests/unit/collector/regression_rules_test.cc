@@ -68,8 +68,6 @@ TEST(Attribution, ListsChangedAddedAndRemovedEnvironmentKeysSorted) {
   EXPECT_EQ(a.environment(1).after(), "2.22.4");
   EXPECT_EQ(a.environment(2).key(), "new-key");
   EXPECT_EQ(a.environment(2).before(), "");
-  EXPECT_EQ(EnvironmentChangesText(a),
-            "flags -O2 -> (none), neuronx-cc 2.21.18 -> 2.22.4, new-key (none) -> x");
 }
 
 TEST(Attribution, KeepsAtMostTenOperatorsAndSkipsUnchangedOnes) {
@@ -106,9 +104,9 @@ TEST(Summary, SaysWhatHowMuchWhichOpsAndWhatChanged) {
   *r.mutable_attribution() = Attribute(Fused(), Naive());
   EXPECT_THAT(Summarize(r), HasSubstr("rmsnorm/fused on trn1.2xlarge: device time per step "
                                       "+483.9 % (403.3 -> 2354.9 us)"));
-  EXPECT_THAT(Summarize(r), HasSubstr("top: aten::mul +1164.5 us/step (+2 calls)"));
-  EXPECT_THAT(Summarize(r), HasSubstr("neuronx-cc 2.21.18 -> 2.22.4"));
-  EXPECT_EQ(TopOperatorsText(r.attribution(), 1), "aten::mul +1164.5 us/step (+2 calls)");
+  EXPECT_THAT(Summarize(r), HasSubstr("top: aten::mul +1164.5 us/step (new), aten::add"));
+  EXPECT_THAT(Summarize(r), HasSubstr("changed: flags -O2 -> (absent); neuronx-cc 2.21.18 -> "
+                                      "2.22.4; new-key (absent) -> x"));
 }
 
 TEST(Lifecycle, AllowsTheDocumentedTransitionsOnly) {

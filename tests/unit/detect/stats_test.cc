@@ -36,6 +36,26 @@ TEST(DetectStats, PooledTTestLikeScipy) {
   EXPECT_EQ(PooledTTest(1, 0, 3, 2, 0, 3).p, 0.0);
 }
 
+TEST(DetectStats, WelchTTestByHand) {
+  // se^2 = 1/10 + 4/20 = 0.3; df = 0.09 / (0.01/9 + 0.04/19) (Welch-Satterthwaite).
+  const TTestResult r = WelchTTest(1, 1, 10, 2, 4, 20);
+  EXPECT_NEAR(r.t, -1.0 / std::sqrt(0.3), 1e-12);
+  EXPECT_NEAR(r.df, 0.09 / (0.01 / 9 + 0.04 / 19), 1e-9);
+  EXPECT_NEAR(r.p, StudentTwoSidedP(r.t, r.df), 1e-15);
+  // Equal sizes and variances: the same t as the pooled test.
+  EXPECT_NEAR(WelchTTest(1, 1, 10, 2, 1, 10).t, PooledTTest(1, 1, 10, 2, 1, 10).t, 1e-12);
+}
+
+TEST(DetectStats, VarianceRatioTest) {
+  // df1 = 2: P(F >= f) = (1 + 2 f / df2)^(-df2 / 2) in closed form.
+  EXPECT_NEAR(VarianceRatioTwoSidedP(10, 2, 1, 30), 2 * std::pow(1 + 20.0 / 30, -15), 1e-12);
+  // Symmetric in the order of the sides; F = 1 with equal dfs is the median.
+  EXPECT_NEAR(VarianceRatioTwoSidedP(1, 30, 10, 2), VarianceRatioTwoSidedP(10, 2, 1, 30), 1e-12);
+  EXPECT_NEAR(VarianceRatioTwoSidedP(3, 7, 3, 7), 1.0, 1e-12);
+  // Tables: the 5 % upper critical value of F(5, 10) is 3.3258.
+  EXPECT_NEAR(VarianceRatioTwoSidedP(3.3258345, 5, 1, 10), 0.10, 1e-6);
+}
+
 TEST(DetectStats, MedianAndMoments) {
   const std::vector<double> v = {5, 1, 3, 2, 4, 100};
   EXPECT_EQ(Median(v), 3.5);

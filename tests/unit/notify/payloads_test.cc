@@ -1,3 +1,4 @@
+#include "proto/wire/names.h"
 #include "services/collector/notify/payloads.h"
 
 #include <gtest/gtest.h>
@@ -228,9 +229,9 @@ TEST(FromProto, KeepsNanoseconds) {
 }
 
 TEST(StateName, NamesEveryState) {
-  EXPECT_EQ(StateName(v1::REGRESSION_STATE_SUSPECTED), "suspected");
-  EXPECT_EQ(StateName(v1::REGRESSION_STATE_INVALID), "invalid");
-  EXPECT_EQ(StateName(v1::REGRESSION_STATE_UNSPECIFIED), "unspecified");
+  EXPECT_EQ(wire::RegressionStateName(v1::REGRESSION_STATE_SUSPECTED), "suspected");
+  EXPECT_EQ(wire::RegressionStateName(v1::REGRESSION_STATE_INVALID), "invalid");
+  EXPECT_EQ(wire::RegressionStateName(v1::REGRESSION_STATE_UNSPECIFIED), "unspecified");
 }
 
 }  // namespace
