@@ -11,6 +11,9 @@ namespace {
 
 using wire::RegressionStateName;
 
+// pg_try_advisory_xact_lock key of the notification pass ("devtime-notify").
+constexpr long long kNotifierLockKey = 0x6e6f74696679;
+
 const std::string kColumns =
     "regression_id, state, resolution, severity, model, workload, instance_type, job, host,"
     " metric, last_good_run_id::text, first_bad_run_id::text,"
@@ -295,6 +298,21 @@ absl::StatusOr<v1::Regression> RegressionStore::Transition(
   if (!status.ok()) return status;
   if (!outcome.ok()) return outcome;
   return Get(request.id());
+}
+
+absl::StatusOr<bool> RegressionStore::AsOnlyNotifier(const std::function<absl::Status()>& pass) {
+  bool ran = false;
+  absl::Status outcome = absl::OkStatus();
+  absl::Status status = store_.Run("notification pass", [&](pqxx::connection_base& c) {
+    pqxx::work tx{c};
+    ran = tx.exec_params1("SELECT pg_try_advisory_xact_lock($1)", kNotifierLockKey)[0].as<bool>();
+    if (ran) outcome = pass();
+    tx.commit();  // releases the lock
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (!outcome.ok()) return outcome;
+  return ran;
 }
 
 absl::StatusOr<std::vector<v1::Regression>> RegressionStore::AlertsToPush(absl::Time ended_since) {

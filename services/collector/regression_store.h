@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +71,12 @@ class RegressionStore : public notify::AlertSource {
   absl::StatusOr<v1::Regression> Get(int64_t id);
   // A person's triage (devtimectl): acknowledged, resolved or invalid.
   absl::StatusOr<v1::Regression> Transition(const v1::TransitionRegressionRequest& request);
+
+  // Runs `pass` (one notification pass) unless another collector on this database is running
+  // one: passes are serialised by a transaction-level advisory lock held while `pass` runs,
+  // so two collectors never deliver the same webhook events at once. Returns whether `pass`
+  // ran, or its error.
+  absl::StatusOr<bool> AsOnlyNotifier(const std::function<absl::Status()>& pass);
 
   // notify::AlertSource
   absl::StatusOr<std::vector<v1::Regression>> AlertsToPush(absl::Time ended_since) override;

@@ -84,8 +84,10 @@ bool CollectorServer::Sleep(std::chrono::milliseconds period) {
 void CollectorServer::Notify(const ServerOptions& options) {
   auto period = std::chrono::duration_cast<std::chrono::milliseconds>(options.notify.resend_every);
   do {
-    if (absl::Status status = notifier_->PushOnce(absl::Now()); !status.ok()) {
-      std::cerr << "devtime-collector: notifications: " << status.message() << std::endl;
+    auto ran =
+        service_->regressions().AsOnlyNotifier([&] { return notifier_->PushOnce(absl::Now()); });
+    if (!ran.ok()) {
+      std::cerr << "devtime-collector: notifications: " << ran.status().message() << std::endl;
     }
   } while (Sleep(period));
 }

@@ -4,7 +4,8 @@
 //    unreachable), missed job slots, runs left unanalysed by a collector that died, and the
 //    fleet gauges;
 //  - notifications: pushes regressions to Alertmanager and the webhook (notify/notifier.h),
-//    in its own thread so that a slow receiver never delays the health check.
+//    in its own thread so that a slow receiver never delays the health check; with several
+//    collectors on one database, one pass runs at a time (RegressionStore::AsOnlyNotifier).
 //
 // Thread-safety: Start, Wait and Shutdown may be called from different threads; Shutdown
 // may be called more than once.

@@ -10,6 +10,7 @@
 
 #include "google/protobuf/util/message_differencer.h"
 #include "services/collector/migrations.h"
+#include "services/collector/regression_store.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
 
@@ -254,6 +255,24 @@ TEST(StoreOpen, UnreachableDatabaseIsUnavailableWithTheReason) {
   auto store = Store::Open(options, std::chrono::seconds(0));
   EXPECT_EQ(store.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(store.status().message()), ::testing::HasSubstr("port 1"));
+}
+
+TEST_F(StoreTest, OneNotificationPassAtATimeAcrossCollectors) {
+  // Two collectors' stores on one database: while one runs a pass, the other's is skipped.
+  RegressionStore first(*store_);
+  RegressionStore second(*store_);
+  absl::StatusOr<bool> inner = false;
+  auto outer = first.AsOnlyNotifier([&] {
+    inner = second.AsOnlyNotifier([] { return absl::OkStatus(); });
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(outer.ok()) << outer.status();
+  EXPECT_TRUE(*outer);
+  ASSERT_TRUE(inner.ok()) << inner.status();
+  EXPECT_FALSE(*inner) << "a second pass ran while the first held the lock";
+  // Released with the first pass: the next one runs, and its error comes back.
+  auto next = second.AsOnlyNotifier([] { return absl::UnavailableError("webhook down"); });
+  EXPECT_EQ(next.status().code(), absl::StatusCode::kUnavailable);
 }
 
 }  // namespace
