@@ -388,5 +388,22 @@ TEST_F(RegressionsTest, AcceptedAsTheNewBaselineTheNewLevelOpensNothingMore) {
   EXPECT_THAT(reopen.err, HasSubstr("the regression is resolved: it cannot become acknowledged"));
 }
 
+TEST_F(RegressionsTest, OperatorSeriesThatMovedWithTheRunAreItsChildren) {
+  std::mt19937 rng(4);
+  UploadFusedHistory(10, rng);
+  // The fused kernel itself got 50 % slower: one alert, the whole run and aten::rms_norm's
+  // own series as its children.
+  Upload(NightlyRun(11, Night(11), kFused, "2.22.4", rng, 0.005, 1.5));
+  auto regressions = Regressions();
+  ASSERT_EQ(regressions.size(), 1u);
+  const auto& series = regressions[0]["series"];
+  ASSERT_EQ(series.size(), 2u) << series.dump(2);
+  EXPECT_EQ(series[0]["op"], "");
+  EXPECT_EQ(series[1]["op"], "aten::rms_norm");
+  EXPECT_NEAR(series[1]["relative_change"].get<double>(), 0.5, 0.02);
+  EXPECT_EQ(series[1]["baseline_runs"], 10);
+  EXPECT_EQ(regressions[0]["severity"], "critical");
+}
+
 }  // namespace
 }  // namespace devtime
