@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
                  "order, at least once (default: off)")
       ->group(notify_group);
   app.add_option("--external-url", options.notify.external_url,
-                 "base URL people reach the collector at, for links in alerts")
+                 "alerts link to {URL}/regressions/ID (generatorURL); point it at what\n"
+                 "serves regression pages for your team (default: no link)")
       ->group(notify_group);
   int notify_seconds = 60;
   app.add_option("--notify-every", notify_seconds,
