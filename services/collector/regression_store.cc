@@ -11,6 +11,10 @@ namespace {
 
 using wire::RegressionStateName;
 
+// Undelivered events older than this are given up: stale news, and a webhook configured long
+// after regressions were recorded should not receive their whole backlog.
+constexpr absl::Duration kEventMaxAge = absl::Hours(24 * 7);
+
 // pg_try_advisory_xact_lock key of the notification pass ("devtime-notify").
 constexpr long long kNotifierLockKey = 0x6e6f74696679;
 
@@ -340,8 +344,10 @@ absl::StatusOr<std::vector<notify::AlertSource::Event>> RegressionStore::Pending
     auto rows = tx.exec_params(
         "SELECT e.event_id, e.kind, r.* FROM regression_events e JOIN (SELECT " + kColumns +
             " FROM regressions) r USING (regression_id)"
-            " WHERE e.delivered_at IS NULL ORDER BY e.event_id LIMIT $1",
-        limit);
+            " WHERE e.delivered_at IS NULL AND e.created_at > now() - $2::float8 * interval '1 "
+            "second'"
+            " ORDER BY e.event_id LIMIT $1",
+        limit, absl::ToDoubleSeconds(kEventMaxAge));
     out.clear();
     for (const auto& row : rows) {
       // FromRow reads the regression's columns, which start after the event's two.

@@ -5,7 +5,8 @@
 // Entering a firing state (open, acknowledged) from a non-firing one stamps fired_at and
 // queues an 'opened' event; leaving it stamps ended_at and queues 'resolved' or
 // 'invalidated'. Events are written in the transition's own transaction, so a notification is
-// never lost to a crash between the two.
+// never lost to a crash between the two; an event the webhook has not taken within 7 days is
+// given up (PendingEvents skips it).
 //
 // Errors: NOT_FOUND (unknown id), FAILED_PRECONDITION (transition not allowed from the
 // current state), INVALID_ARGUMENT (bad request field, named), UNAVAILABLE (database).

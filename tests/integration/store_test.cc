@@ -257,6 +257,61 @@ TEST(StoreOpen, UnreachableDatabaseIsUnavailableWithTheReason) {
   EXPECT_THAT(std::string(store.status().message()), ::testing::HasSubstr("port 1"));
 }
 
+TEST_F(StoreTest, NotificationOutboxKeepsFailedEventsInOrderAndGivesUpAfterAWeek) {
+  ASSERT_TRUE(store_->IngestRun(devtime::testing::NaiveRmsNormRun(TestRunId(1))).ok());
+  ASSERT_TRUE(store_->IngestRun(devtime::testing::NaiveRmsNormRun(TestRunId(2))).ok());
+  RegressionStore regressions(*store_);
+  int64_t id = 0;
+  ASSERT_TRUE(store_
+                  ->Run("create",
+                        [&](pqxx::connection_base& c) {
+                          pqxx::work tx{c};
+                          NewRegression created;
+                          v1::Regression& r = created.regression;
+                          r.set_state(v1::REGRESSION_STATE_SUSPECTED);
+                          r.set_severity("critical");
+                          r.set_model("rmsnorm");
+                          r.set_workload("naive");
+                          r.set_host("trn-a");
+                          r.set_metric("device_us_per_step");
+                          r.set_last_good_run_id(TestRunId(1));
+                          r.set_first_bad_run_id(TestRunId(2));
+                          r.set_summary("s");
+                          id = regression_sql::Insert(tx, created, "test");
+                          auto opened = regression_sql::Transition(
+                              tx, id, v1::REGRESSION_STATE_OPEN, v1::RESOLUTION_UNSPECIFIED,
+                              "detector", "confirmed", TestRunId(2));
+                          if (!opened.ok()) return opened;
+                          tx.commit();
+                          return absl::OkStatus();
+                        })
+                  .ok());
+  auto pending = regressions.PendingEvents(10);
+  ASSERT_TRUE(pending.ok()) << pending.status();
+  ASSERT_EQ(pending->size(), 1u);
+  EXPECT_EQ((*pending)[0].kind, "opened");
+  EXPECT_EQ((*pending)[0].regression.id(), id);
+  EXPECT_EQ((*pending)[0].regression.confirmation_run_id(), TestRunId(2));
+  EXPECT_TRUE((*pending)[0].regression.has_fired_at());
+  // A failed delivery stays pending; a delivered one is gone.
+  ASSERT_TRUE(regressions.MarkFailed((*pending)[0].event_id, "HTTP 500: nope").ok());
+  EXPECT_EQ(regressions.PendingEvents(10)->size(), 1u);
+  ASSERT_TRUE(regressions.MarkDelivered((*pending)[0].event_id).ok());
+  EXPECT_TRUE(regressions.PendingEvents(10)->empty());
+  // Resolving queues the next event; left undelivered for 8 days, it is given up.
+  v1::TransitionRegressionRequest resolve;
+  resolve.set_id(id);
+  resolve.set_to(v1::REGRESSION_STATE_RESOLVED);
+  resolve.set_resolution(v1::RESOLUTION_FIXED);
+  resolve.set_actor("alice");
+  ASSERT_TRUE(regressions.Transition(resolve).ok());
+  ASSERT_EQ(regressions.PendingEvents(10)->size(), 1u);
+  db_.Query(
+      "WITH aged AS (UPDATE regression_events SET created_at = now() - interval '8 days'"
+      " RETURNING 1) SELECT count(*) FROM aged");
+  EXPECT_TRUE(regressions.PendingEvents(10)->empty());
+}
+
 TEST_F(StoreTest, OneNotificationPassAtATimeAcrossCollectors) {
   // Two collectors' stores on one database: while one runs a pass, the other's is skipped.
   RegressionStore first(*store_);
