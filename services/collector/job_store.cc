@@ -3,7 +3,6 @@
 #include <map>
 #include <set>
 
-#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
 #include "proto/wire/job_spec.h"
