@@ -1,9 +1,9 @@
-#include "proto/wire/names.h"
 #include "services/collector/notify/payloads.h"
 
 #include <gtest/gtest.h>
 
 #include "proto/wire/json.h"
+#include "proto/wire/names.h"
 #include "tests/unit/notify/sample_regression.h"
 
 namespace devtime::collector::notify {
