@@ -6,6 +6,7 @@
 
 #include "devtime/v1/collector.grpc.pb.h"
 #include "proto/wire/channel.h"
+#include "tests/support/collector_client.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
@@ -23,13 +24,8 @@ using ::testing::HasSubstr;
 
 grpc::Status Upload(const std::string& address, const std::string& token,
                     const v1::RunSummary& run) {
-  auto stub = v1::Collector::NewStub(
-      *wire::ConnectCollector(address, wire::ClientCredentials::WithToken(token)));
-  v1::UploadRunRequest request;
-  *request.mutable_run() = run;
-  v1::UploadRunResponse response;
-  auto context = wire::MakeContext(std::chrono::seconds(10));
-  return stub->UploadRun(context.get(), request, &response);
+  return devtime::testing::UploadRun(*devtime::testing::CollectorStub(address, token), run,
+                                     std::chrono::seconds(10));
 }
 
 devtime::testing::CommandResult Ctl(const CollectorProcess& collector,

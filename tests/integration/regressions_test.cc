@@ -18,8 +18,8 @@
 #include "devtime/v1/collector.grpc.pb.h"
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
-#include "proto/wire/channel.h"
 #include "tests/support/alerting.h"
+#include "tests/support/collector_client.h"
 #include "tests/support/process.h"
 #include "tests/support/test_database.h"
 
@@ -115,16 +115,11 @@ class RegressionsTest : public ::testing::Test {
         collector_(db_.conninfo(), 0,
                    {"--session-poll-ms", "200", "--alertmanager-url", alertmanager_.url(),
                     "--webhook-url", webhook_.url(), "--notify-every", "1"}),
-        stub_(v1::Collector::NewStub(*wire::ConnectCollector(
-            collector_.address(), wire::ClientCredentials::WithToken(collector_.admin_token())))),
+        stub_(devtime::testing::CollectorStub(collector_.address(), collector_.admin_token())),
         now_(time(nullptr)) {}
 
   void Upload(const v1::RunSummary& run) {
-    v1::UploadRunRequest request;
-    *request.mutable_run() = run;
-    v1::UploadRunResponse response;
-    auto context = wire::MakeContext(std::chrono::seconds(30));
-    auto status = stub_->UploadRun(context.get(), request, &response);
+    auto status = devtime::testing::UploadRun(*stub_, run);
     ASSERT_TRUE(status.ok()) << status.error_message() << collector_.Log();
   }
 

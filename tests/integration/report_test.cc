@@ -10,6 +10,7 @@
 
 #include "devtime/v1/collector.grpc.pb.h"
 #include "proto/wire/channel.h"
+#include "tests/support/collector_client.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
@@ -61,18 +62,11 @@ class ReportTest : public ::testing::Test {
   ReportTest() : collector_(db_.conninfo()), dir_(devtime::testing::MakeTempDir("report")) {}
 
   void SetUp() override {
-    auto channel = wire::ConnectCollector(
-        collector_.address(), wire::ClientCredentials::WithToken(collector_.admin_token()));
-    ASSERT_TRUE(channel.ok()) << channel.status();
-    auto stub = v1::Collector::NewStub(*channel);
+    auto stub = devtime::testing::CollectorStub(collector_.address(), collector_.admin_token());
     int id = 1;
     for (const char* workload : {"naive", "fused"}) {
       for (int night = 0; night < kNights; ++night) {
-        v1::UploadRunRequest request;
-        *request.mutable_run() = NightlyRun(id++, workload, night);
-        v1::UploadRunResponse response;
-        auto context = wire::MakeContext(std::chrono::seconds(30));
-        auto status = stub->UploadRun(context.get(), request, &response);
+        auto status = devtime::testing::UploadRun(*stub, NightlyRun(id++, workload, night));
         ASSERT_TRUE(status.ok()) << wire::Describe(status) << "\ncollector log:\n"
                                  << collector_.Log();
       }
