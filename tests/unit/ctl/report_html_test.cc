@@ -7,6 +7,8 @@
 
 #include <regex>
 
+#include "tests/unit/ctl/report_samples.h"
+
 namespace devtime::ctl {
 namespace {
 
@@ -33,29 +35,7 @@ v1::RunInfo Info(const std::string& run_id, const std::string& workload, long lo
 v1::RunSummary Summary(const std::string& run_id, long long started,
                        const std::vector<std::pair<std::string, double>>& ops, double dispatch_us,
                        double device_us) {
-  v1::RunSummary run;
-  run.mutable_identity()->set_run_id(run_id);
-  run.mutable_identity()->set_device_kind(v1::DEVICE_KIND_NEURON);
-  run.mutable_started_at()->set_seconds(started);
-  double total = 0;
-  for (const auto& [name, us] : ops) {
-    auto* op = run.add_ops();
-    op->set_name(name);
-    op->set_calls(2);
-    op->set_self_device_us(us * 2);
-    total += us;
-  }
-  for (int step = 0; step < 2; ++step) {
-    auto* s = run.add_steps();
-    s->set_step(static_cast<uint32_t>(step));
-    s->set_device_us(total);
-  }
-  auto* dispatch = run.add_layers();
-  dispatch->set_layer(v1::LAYER_FRAMEWORK_DISPATCH);
-  dispatch->set_time_us(dispatch_us * 2);
-  auto* device = run.add_layers();
-  device->set_layer(v1::LAYER_DEVICE_EXECUTION);
-  device->set_time_us(device_us * 2);
+  v1::RunSummary run = StepRun(run_id, started, ops, 2, dispatch_us, device_us);
   (*run.mutable_environment())["neuronx-cc"] = "2.21";
   return run;
 }

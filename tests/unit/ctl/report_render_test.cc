@@ -17,6 +17,7 @@
 
 #include "services/ctl/report_html.h"
 #include "tests/support/process.h"
+#include "tests/unit/ctl/report_samples.h"
 
 namespace devtime::ctl {
 namespace {
@@ -167,26 +168,9 @@ std::string Screenshot(const std::string& html, const std::string& name) {
 
 v1::RunSummary DemoRun(const std::string& run_id, long long started,
                        const std::vector<std::pair<std::string, double>>& ops) {
-  v1::RunSummary run;
-  run.mutable_identity()->set_run_id(run_id);
-  run.mutable_identity()->set_device_kind(v1::DEVICE_KIND_NEURON);
-  run.mutable_started_at()->set_seconds(started);
   double total = 0;
-  for (const auto& [name, us] : ops) {
-    auto* op = run.add_ops();
-    op->set_name(name);
-    op->set_calls(5);
-    op->set_self_device_us(us * 5);
-    total += us;
-  }
-  for (int step = 0; step < 5; ++step) run.add_steps()->set_device_us(total);
-  auto* dispatch = run.add_layers();
-  dispatch->set_layer(v1::LAYER_FRAMEWORK_DISPATCH);
-  dispatch->set_time_us(19.0 * static_cast<double>(ops.size()) * 5);
-  auto* device = run.add_layers();
-  device->set_layer(v1::LAYER_DEVICE_EXECUTION);
-  device->set_time_us(total * 5);
-  return run;
+  for (const auto& op : ops) total += op.second;
+  return StepRun(run_id, started, ops, 5, 19.0 * static_cast<double>(ops.size()), total);
 }
 
 SeriesReport DemoSeries(const std::string& workload, double before_us, double after_us,
