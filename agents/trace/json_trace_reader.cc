@@ -327,6 +327,20 @@ class Parser {
     if (Peek() != c) Malformed();
     ++p_;
   }
+  // After a value in an array or object: true past the closing `close`, false past a ',' and
+  // the whitespace after it.
+  bool CloseOrComma(char close) {
+    Ws();
+    const char n = Peek();
+    if (n == close) {
+      ++p_;
+      return true;
+    }
+    if (n != ',') Malformed();
+    ++p_;
+    Ws();
+    return false;
+  }
 
   // A JSON string at p_ (the opening quote). Returns its unescaped content: a view of the input
   // when it has no escapes, else of `scratch`.
@@ -571,15 +585,7 @@ class Parser {
         SkipNested(1);
         return;
       }
-      Ws();
-      const char n = Peek();
-      if (n == '}') {
-        ++p_;
-        return;
-      }
-      if (n != ',') Malformed();
-      ++p_;
-      Ws();
+      if (CloseOrComma('}')) return;
     }
   }
 
@@ -783,19 +789,7 @@ class Parser {
       Unit([&] { ReadEvent(); });
       in_.Consumed(p_);
       in_event_ = true;
-      Unit([&] {
-        Ws();
-        const char n = Peek();
-        if (n == ']') {
-          ++p_;
-          done = true;
-        } else if (n == ',') {
-          ++p_;
-          Ws();
-        } else {
-          Malformed();
-        }
-      });
+      Unit([&] { done = CloseOrComma(']'); });
       in_event_ = false;
     }
   }
@@ -861,19 +855,7 @@ class Parser {
       } else {
         Unit([&] { SkipValue(1); });
       }
-      Unit([&] {
-        Ws();
-        const char n = Peek();
-        if (n == '}') {
-          ++p_;
-          done = true;
-        } else if (n == ',') {
-          ++p_;
-          Ws();
-        } else {
-          Malformed();
-        }
-      });
+      Unit([&] { done = CloseOrComma('}'); });
     }
     if (!saw_events) throw ParseError{"JSON object has no 'traceEvents' array"};
   }
