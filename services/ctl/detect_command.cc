@@ -47,6 +47,28 @@ void WriteJsonNumber(std::ostream& out, double v) {
   }
 }
 
+// One change point as a JSON object; non-finite statistics are null.
+void WriteChangePoint(std::ostream& json, const detect::ChangePoint& cp) {
+  auto numbers = [&json](std::initializer_list<std::pair<const char*, double>> fields) {
+    for (const auto& [name, value] : fields) {
+      json << ", \"" << name << "\": ";
+      WriteJsonNumber(json, value);
+    }
+  };
+  json << "{\"index\": " << cp.index << ", \"previous_index\": " << cp.previous_index;
+  numbers({{"before_mean", cp.before_mean},
+           {"after_mean", cp.after_mean},
+           {"before_stddev", cp.before_stddev},
+           {"after_stddev", cp.after_stddev}});
+  json << ", \"before_count\": " << cp.before_count << ", \"after_count\": " << cp.after_count;
+  numbers({{"relative_change", cp.relative_change},
+           {"t_statistic", cp.t_statistic},
+           {"p_value", cp.p_value},
+           {"confidence", cp.confidence},
+           {"q_hat", cp.q_hat}});
+  json << "}";
+}
+
 }  // namespace
 
 int RunDetect(const DetectCommandOptions& options, std::istream& in, std::ostream& out,
@@ -107,28 +129,8 @@ int RunDetect(const DetectCommandOptions& options, std::istream& in, std::ostrea
   json << "{\"mode\": \"" << (options.mode == detect::Mode::kOtava ? "otava" : "default")
        << "\", \"points\": " << points.size() << ", \"change_points\": [";
   for (size_t i = 0; i < result->size(); ++i) {
-    const detect::ChangePoint& cp = (*result)[i];
-    json << (i ? ", " : "") << "{\"index\": " << cp.index
-         << ", \"previous_index\": " << cp.previous_index << ", \"before_mean\": ";
-    WriteJsonNumber(json, cp.before_mean);
-    json << ", \"after_mean\": ";
-    WriteJsonNumber(json, cp.after_mean);
-    json << ", \"before_stddev\": ";
-    WriteJsonNumber(json, cp.before_stddev);
-    json << ", \"after_stddev\": ";
-    WriteJsonNumber(json, cp.after_stddev);
-    json << ", \"before_count\": " << cp.before_count << ", \"after_count\": " << cp.after_count
-         << ", \"relative_change\": ";
-    WriteJsonNumber(json, cp.relative_change);
-    json << ", \"t_statistic\": ";
-    WriteJsonNumber(json, cp.t_statistic);
-    json << ", \"p_value\": ";
-    WriteJsonNumber(json, cp.p_value);
-    json << ", \"confidence\": ";
-    WriteJsonNumber(json, cp.confidence);
-    json << ", \"q_hat\": ";
-    WriteJsonNumber(json, cp.q_hat);
-    json << "}";
+    json << (i ? ", " : "");
+    WriteChangePoint(json, (*result)[i]);
   }
   json << "]}\n";
   out << json.str();
