@@ -95,6 +95,10 @@ v1::RegressionState RegressionStateFromName(const std::string& name) {
   return v1::REGRESSION_STATE_UNSPECIFIED;
 }
 
+bool IsFiring(v1::RegressionState state) {
+  return state == v1::REGRESSION_STATE_OPEN || state == v1::REGRESSION_STATE_ACKNOWLEDGED;
+}
+
 std::string ResolutionName(v1::Resolution resolution) {
   switch (resolution) {
     case v1::RESOLUTION_FIXED:

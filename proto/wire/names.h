@@ -21,6 +21,8 @@ v1::SlotOutcome SlotOutcomeFromName(const std::string& name);  // UNSPECIFIED wh
 // "suspected", "open", "acknowledged", "resolved", "invalid", "unspecified"
 std::string RegressionStateName(v1::RegressionState state);
 v1::RegressionState RegressionStateFromName(const std::string& name);  // UNSPECIFIED when unknown
+// Open or acknowledged: the states that are alerted on (regressions.proto).
+bool IsFiring(v1::RegressionState state);
 
 // "fixed", "accepted_baseline", "" (unspecified)
 std::string ResolutionName(v1::Resolution resolution);

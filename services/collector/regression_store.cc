@@ -9,6 +9,7 @@
 namespace devtime::collector {
 namespace {
 
+using wire::IsFiring;
 using wire::RegressionStateName;
 
 // Undelivered events older than this are given up: stale news, and a webhook configured long
@@ -122,10 +123,6 @@ std::optional<std::string> EventFor(v1::RegressionState from, v1::RegressionStat
 }
 
 }  // namespace
-
-bool IsFiring(v1::RegressionState state) {
-  return state == v1::REGRESSION_STATE_OPEN || state == v1::REGRESSION_STATE_ACKNOWLEDGED;
-}
 
 absl::Status CheckTransition(v1::RegressionState from, v1::RegressionState to,
                              v1::Resolution resolution) {

@@ -34,8 +34,6 @@ namespace devtime::collector {
 absl::Status CheckTransition(v1::RegressionState from, v1::RegressionState to,
                              v1::Resolution resolution);
 
-bool IsFiring(v1::RegressionState state);  // open or acknowledged
-
 // What the analyzer knows when it creates a regression (besides the Regression message).
 struct NewRegression {
   v1::Regression regression;  // state, severity, identity, runs, figures, series, attribution

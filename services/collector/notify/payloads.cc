@@ -58,10 +58,6 @@ std::string ResolutionName(v1::Resolution resolution) {
   }
 }
 
-bool IsFiring(v1::RegressionState state) {
-  return state == v1::REGRESSION_STATE_OPEN || state == v1::REGRESSION_STATE_ACKNOWLEDGED;
-}
-
 void SetIfNotEmpty(nlohmann::json& object, const char* key, const std::string& value) {
   if (!value.empty()) object[key] = value;
 }
@@ -124,7 +120,7 @@ std::string RunsAnnotation(const v1::Regression& regression) {
 std::optional<nlohmann::json> AlertmanagerAlert(const v1::Regression& regression, absl::Time now,
                                                 absl::Duration firing_for,
                                                 const std::string& external_url) {
-  bool firing = IsFiring(regression.state()) && !regression.has_ended_at();
+  bool firing = wire::IsFiring(regression.state()) && !regression.has_ended_at();
   bool ended = !firing &&
                (regression.has_ended_at() || regression.state() == v1::REGRESSION_STATE_RESOLVED ||
                 regression.state() == v1::REGRESSION_STATE_INVALID);

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "proto/wire/names.h"
 #include "services/collector/attribution.h"
 #include "services/collector/regression_store.h"
 
@@ -133,8 +134,8 @@ TEST(Lifecycle, AllowsTheDocumentedTransitionsOnly) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(CheckTransition(S::REGRESSION_STATE_OPEN, S::REGRESSION_STATE_INVALID, fixed).code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(IsFiring(S::REGRESSION_STATE_ACKNOWLEDGED));
-  EXPECT_FALSE(IsFiring(S::REGRESSION_STATE_SUSPECTED));
+  EXPECT_TRUE(wire::IsFiring(S::REGRESSION_STATE_ACKNOWLEDGED));
+  EXPECT_FALSE(wire::IsFiring(S::REGRESSION_STATE_SUSPECTED));
 }
 
 }  // namespace
