@@ -1,120 +1,78 @@
 #include "proto/wire/names.h"
 
+#include <cctype>
+
+#include "google/protobuf/generated_enum_reflection.h"
+
 namespace devtime::wire {
+namespace {
 
-std::string DeviceKindName(v1::DeviceKind kind) {
-  switch (kind) {
-    case v1::DEVICE_KIND_CPU:
-      return "cpu";
-    case v1::DEVICE_KIND_CUDA:
-      return "cuda";
-    case v1::DEVICE_KIND_NEURON:
-      return "neuron";
-    default:
-      return "unspecified";
-  }
+// The value's .proto name without `prefix`, lowercased; "unspecified" for 0 and unknown values.
+template <typename Enum>
+std::string ShortName(Enum value, std::string_view prefix) {
+  const auto* descriptor = google::protobuf::GetEnumDescriptor<Enum>();
+  const auto* entry = descriptor->FindValueByNumber(static_cast<int>(value));
+  if (entry == nullptr || entry->number() == 0) return "unspecified";
+  std::string name = entry->name().substr(prefix.size());
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
 }
 
+// The value whose ShortName is `name`; the zero value (UNSPECIFIED) when none is.
+template <typename Enum>
+Enum FromShortName(const std::string& name, std::string_view prefix) {
+  const auto* descriptor = google::protobuf::GetEnumDescriptor<Enum>();
+  for (int i = 0; i < descriptor->value_count(); ++i) {
+    auto value = static_cast<Enum>(descriptor->value(i)->number());
+    if (descriptor->value(i)->number() != 0 && ShortName(value, prefix) == name) return value;
+  }
+  return static_cast<Enum>(0);
+}
+
+constexpr std::string_view kDeviceKind = "DEVICE_KIND_";
+constexpr std::string_view kRunStatus = "RUN_STATUS_";
+constexpr std::string_view kSlotOutcome = "SLOT_OUTCOME_";
+constexpr std::string_view kRegressionState = "REGRESSION_STATE_";
+constexpr std::string_view kResolution = "RESOLUTION_";
+constexpr std::string_view kLayer = "LAYER_";
+
+}  // namespace
+
+std::string DeviceKindName(v1::DeviceKind kind) { return ShortName(kind, kDeviceKind); }
 v1::DeviceKind DeviceKindFromName(const std::string& name) {
-  for (auto kind : {v1::DEVICE_KIND_CPU, v1::DEVICE_KIND_CUDA, v1::DEVICE_KIND_NEURON}) {
-    if (DeviceKindName(kind) == name) return kind;
-  }
-  return v1::DEVICE_KIND_UNSPECIFIED;
+  return FromShortName<v1::DeviceKind>(name, kDeviceKind);
 }
 
-std::string RunStatusName(v1::RunStatus status) {
-  switch (status) {
-    case v1::RUN_STATUS_OK:
-      return "ok";
-    case v1::RUN_STATUS_INVALID:
-      return "invalid";
-    case v1::RUN_STATUS_FAILED:
-      return "failed";
-    default:
-      return "unspecified";
-  }
-}
-
+std::string RunStatusName(v1::RunStatus status) { return ShortName(status, kRunStatus); }
 v1::RunStatus RunStatusFromName(const std::string& name) {
-  for (auto status : {v1::RUN_STATUS_OK, v1::RUN_STATUS_INVALID, v1::RUN_STATUS_FAILED}) {
-    if (RunStatusName(status) == name) return status;
-  }
-  return v1::RUN_STATUS_UNSPECIFIED;
+  return FromShortName<v1::RunStatus>(name, kRunStatus);
 }
 
-std::string SlotOutcomeName(v1::SlotOutcome outcome) {
-  switch (outcome) {
-    case v1::SLOT_OUTCOME_RUNNING:
-      return "running";
-    case v1::SLOT_OUTCOME_SUCCEEDED:
-      return "succeeded";
-    case v1::SLOT_OUTCOME_FAILED:
-      return "failed";
-    case v1::SLOT_OUTCOME_SKIPPED_STILL_RUNNING:
-      return "skipped_still_running";
-    case v1::SLOT_OUTCOME_MISSED_NO_AGENT:
-      return "missed_no_agent";
-    case v1::SLOT_OUTCOME_MISSED_AGENT_DOWN:
-      return "missed_agent_down";
-    default:
-      return "unspecified";
-  }
-}
-
+std::string SlotOutcomeName(v1::SlotOutcome outcome) { return ShortName(outcome, kSlotOutcome); }
 v1::SlotOutcome SlotOutcomeFromName(const std::string& name) {
-  for (int i = v1::SlotOutcome_MIN; i <= v1::SlotOutcome_MAX; ++i) {
-    auto outcome = static_cast<v1::SlotOutcome>(i);
-    if (v1::SlotOutcome_IsValid(i) && SlotOutcomeName(outcome) == name) return outcome;
-  }
-  return v1::SLOT_OUTCOME_UNSPECIFIED;
+  return FromShortName<v1::SlotOutcome>(name, kSlotOutcome);
 }
 
 std::string RegressionStateName(v1::RegressionState state) {
-  switch (state) {
-    case v1::REGRESSION_STATE_SUSPECTED:
-      return "suspected";
-    case v1::REGRESSION_STATE_OPEN:
-      return "open";
-    case v1::REGRESSION_STATE_ACKNOWLEDGED:
-      return "acknowledged";
-    case v1::REGRESSION_STATE_RESOLVED:
-      return "resolved";
-    case v1::REGRESSION_STATE_INVALID:
-      return "invalid";
-    default:
-      return "unspecified";
-  }
+  return ShortName(state, kRegressionState);
 }
-
 v1::RegressionState RegressionStateFromName(const std::string& name) {
-  for (auto state : {v1::REGRESSION_STATE_SUSPECTED, v1::REGRESSION_STATE_OPEN,
-                     v1::REGRESSION_STATE_ACKNOWLEDGED, v1::REGRESSION_STATE_RESOLVED,
-                     v1::REGRESSION_STATE_INVALID}) {
-    if (RegressionStateName(state) == name) return state;
-  }
-  return v1::REGRESSION_STATE_UNSPECIFIED;
+  return FromShortName<v1::RegressionState>(name, kRegressionState);
 }
 
 bool IsFiring(v1::RegressionState state) {
   return state == v1::REGRESSION_STATE_OPEN || state == v1::REGRESSION_STATE_ACKNOWLEDGED;
 }
 
-std::string ResolutionName(v1::Resolution resolution) {
-  switch (resolution) {
-    case v1::RESOLUTION_FIXED:
-      return "fixed";
-    case v1::RESOLUTION_ACCEPTED_BASELINE:
-      return "accepted_baseline";
-    default:
-      return "";
-  }
-}
+std::string LayerName(v1::Layer layer) { return ShortName(layer, kLayer); }
 
+std::string ResolutionName(v1::Resolution resolution) {
+  // Stored as '' when unresolved (the column's default), not "unspecified".
+  if (resolution == v1::RESOLUTION_UNSPECIFIED) return "";
+  return ShortName(resolution, kResolution);
+}
 v1::Resolution ResolutionFromName(const std::string& name) {
-  for (auto resolution : {v1::RESOLUTION_FIXED, v1::RESOLUTION_ACCEPTED_BASELINE}) {
-    if (ResolutionName(resolution) == name) return resolution;
-  }
-  return v1::RESOLUTION_UNSPECIFIED;
+  return FromShortName<v1::Resolution>(name, kResolution);
 }
 
 }  // namespace devtime::wire

@@ -1,4 +1,6 @@
 // Short lowercase names of the wire enums: what PostgreSQL stores and what users read.
+// Each name is the enum value's own .proto name without its type prefix, lowercased
+// (REGRESSION_STATE_OPEN -> "open"), so a value added to a .proto file is named without code.
 #pragma once
 
 #include <string>
@@ -23,6 +25,9 @@ std::string RegressionStateName(v1::RegressionState state);
 v1::RegressionState RegressionStateFromName(const std::string& name);  // UNSPECIFIED when unknown
 // Open or acknowledged: the states that are alerted on (regressions.proto).
 bool IsFiring(v1::RegressionState state);
+
+// "framework_dispatch", "runtime_scheduling", "device_execution", "idle", "unspecified"
+std::string LayerName(v1::Layer layer);
 
 // "fixed", "accepted_baseline", "" (unspecified)
 std::string ResolutionName(v1::Resolution resolution);

@@ -190,4 +190,18 @@ absl::StatusOr<std::string> WebhookBody(int64_t event_id, const std::string& kin
   return CompactJson(body);
 }
 
+std::string Summary(const v1::Regression& regression) {
+  std::string what = regression.metric() == "cpu_us_per_step" ? "CPU" : "device";
+  std::string text = absl::StrFormat(
+      "%s/%s%s: %s time per step %+.1f %% (%.1f -> %.1f us)", regression.model(),
+      regression.workload(),
+      regression.instance_type().empty() ? "" : " on " + regression.instance_type(), what,
+      100.0 * regression.relative_change(), regression.before(), regression.after());
+  std::string top = TopOperators(regression.attribution(), 3);
+  if (!top.empty()) text += "; top: " + top;
+  std::string env = EnvironmentChanges(regression.attribution());
+  if (!env.empty()) text += "; changed: " + env;
+  return text;
+}
+
 }  // namespace devtime::collector::notify

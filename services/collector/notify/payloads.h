@@ -58,6 +58,11 @@ std::string EnvironmentChanges(const v1::Attribution& attribution, std::size_t l
 
 // "last good <id>, first bad <id>, confirmation <id>", without the parts that are unset.
 std::string RunsAnnotation(const v1::Regression& regression);
+// The regression in one line, stored as its summary and shown in lists, e.g.
+// "rmsnorm/fused on trn1.2xlarge: device time per step +484.0 % (403.3 -> 2355.0 us);
+//  top: aten::mul +1164.5 us/step (new), ...; changed: neuronx-cc 2.21 -> 2.22".
+std::string Summary(const v1::Regression& regression);
+
 
 // The webhook body described above (compact JSON).
 absl::StatusOr<std::string> WebhookBody(int64_t event_id, const std::string& kind,

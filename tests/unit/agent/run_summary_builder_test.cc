@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "services/collector/validation.h"
+#include "proto/wire/validation.h"
 
 namespace devtime::agent {
 namespace {
@@ -37,7 +37,7 @@ RunLabels Labels() {
 
 TEST(BuildRunSummary, ProducesARunTheCollectorAccepts) {
   auto run = BuildRunSummary(CpuSummary(), Labels());
-  auto status = collector::ValidateRun(run);
+  auto status = wire::ValidateRun(run);
   EXPECT_TRUE(status.ok()) << status;
   EXPECT_EQ(run.identity().model(), "rmsnorm");
   EXPECT_EQ(run.identity().workload(), "rmsnorm-naive");  // from the environment
@@ -58,7 +58,7 @@ TEST(BuildRunSummary, MarksUntrustworthyCaptureInvalidWithReason) {
   auto run = BuildRunSummary(summary, Labels());
   EXPECT_EQ(run.status(), v1::RUN_STATUS_INVALID);
   EXPECT_EQ(run.status_reason(), "no ProfilerStep window in trace");
-  EXPECT_TRUE(collector::ValidateRun(run).ok());
+  EXPECT_TRUE(wire::ValidateRun(run).ok());
 }
 
 TEST(BuildRunSummary, KeepsGivenRunIdAndFallsBackForWorkload) {
@@ -82,14 +82,14 @@ TEST(BuildRunSummary, ClampsTruncationArtifactsOfLegacyTracesToZero) {
   EXPECT_EQ(run.ops(0).step_self_device_us(0), 0);
   EXPECT_EQ(run.ops(0).step_self_device_us(1), 4);
   EXPECT_EQ(run.steps(0).cpu_us(), 0);
-  EXPECT_TRUE(collector::ValidateRun(run).ok());
+  EXPECT_TRUE(wire::ValidateRun(run).ok());
 }
 
 TEST(NewRunId, IsACanonicalVersion4UuidAndUnique) {
   std::set<std::string> ids;
   for (int i = 0; i < 1000; ++i) {
     auto id = NewRunId();
-    ASSERT_TRUE(collector::IsCanonicalUuid(id)) << id;
+    ASSERT_TRUE(wire::IsCanonicalUuid(id)) << id;
     EXPECT_EQ(id[14], '4') << id;
     EXPECT_NE(std::string("89ab").find(id[19]), std::string::npos) << id;
     ids.insert(id);

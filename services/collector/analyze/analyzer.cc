@@ -1,0 +1,109 @@
+#include "services/collector/analyze/analyzer.h"
+
+#include "absl/strings/str_format.h"
+#include "services/collector/analyze/attribution.h"
+
+namespace devtime::analyze {
+namespace {
+
+// One run's analysis inside its transaction: load, Decide(), apply.
+class RunAnalysis {
+ public:
+  RunAnalysis(const RunToAnalyze& run, AnalysisTransaction& tx, const AnalyzerOptions& options)
+      : run_(run), tx_(tx), options_(options) {}
+
+  absl::StatusOr<Verdict> Run() {
+    auto since = tx_.AcceptedBaselineSince(run_.series);
+    if (!since.ok()) return since.status();
+    since_ = *since;
+    auto series = tx_.LoadSeries(run_.series, "", since_, options_.history_runs);
+    if (!series.ok()) return series.status();
+    std::optional<LiveRegression> live;
+    if (!series->empty() && series->back().run_id == run_.run_id) {  // else Decide skips it
+      auto found = tx_.Live(run_.series);
+      if (!found.ok()) return found.status();
+      live = *found;
+    }
+    auto decision = Decide(run_.run_id, *series, live, options_);
+    if (!decision.ok()) return decision.status();
+    if (decision->transition) {
+      if (absl::Status applied = tx_.Apply(*decision->transition); !applied.ok()) return applied;
+    }
+    if (decision->suspected) {
+      if (absl::Status opened = Open(*series, *decision->suspected); !opened.ok()) return opened;
+    }
+    return decision->verdict;
+  }
+
+ private:
+  absl::Status Open(const std::vector<SeriesPoint>& series, const detect::GateResult& gate) {
+    const SeriesPoint& last_good = series[series.size() - 2];
+    auto good = tx_.Figures(last_good.run_id, last_good.point.value);
+    if (!good.ok()) return good.status();
+    auto bad = tx_.Figures(run_.run_id, gate.value);
+    if (!bad.ok()) return bad.status();
+    NewRegression r{.series = run_.series,
+                    .job = run_.job,
+                    .host = run_.host,
+                    .severity = SeverityFor(gate.relative_change),
+                    .last_good_run_id = last_good.run_id,
+                    .first_bad_run_id = run_.run_id,
+                    .before = gate.baseline,
+                    .after = gate.value,
+                    .relative_change = gate.relative_change,
+                    .z = gate.z,
+                    .confidence = ConfidenceOf(gate.z),
+                    .baseline_sigma = gate.baseline_sigma,
+                    .baseline_count = static_cast<int>(gate.baseline_count),
+                    .attribution = Attribute(*good, *bad)};
+    r.series_changes.push_back(ChangeOf(run_.series.metric, "", gate));
+    if (absl::Status added = AddOperatorChanges(r); !added.ok()) return added;
+    if (options_.confirmation_runs && !run_.job.empty()) {
+      auto request = tx_.RequestConfirmation(run_.job, run_.host);
+      if (!request.ok()) return request.status();
+      r.confirmation_request_id = *request;
+    }
+    r.reason = absl::StrFormat("gate: %+.1f %% against %d baseline runs (z = %.1f)%s",
+                               100.0 * gate.relative_change, gate.baseline_count, gate.z,
+                               r.confirmation_request_id ? "; confirmation run requested" : "");
+    return tx_.Open(r).status();
+  }
+
+  // The attributed operators whose own series moved with the run become children.
+  absl::Status AddOperatorChanges(NewRegression& regression) {
+    for (const OpDelta& op : regression.attribution.ops) {
+      if (op.delta_us <= 0.0 || op.before_us <= 0.0) continue;  // new ops have no series
+      auto series = tx_.LoadSeries(run_.series, op.op, since_, options_.history_runs);
+      if (!series.ok()) return series.status();
+      if (auto change = OperatorChange(run_.run_id, run_.series.metric, op.op, *series, options_)) {
+        regression.series_changes.push_back(std::move(*change));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  const RunToAnalyze& run_;
+  AnalysisTransaction& tx_;
+  const AnalyzerOptions& options_;
+  std::optional<int64_t> since_;
+};
+
+}  // namespace
+
+absl::StatusOr<Verdict> RegressionAnalyzer::Analyze(const std::string& run_id) {
+  return repository_.AnalyzeLocked(
+      run_id, [&](const RunToAnalyze& run, AnalysisTransaction& tx) {
+        return RunAnalysis(run, tx, options_).Run();
+      });
+}
+
+absl::StatusOr<int> RegressionAnalyzer::AnalyzePending(absl::Duration older_than) {
+  auto pending = repository_.Pending(older_than, 1000);
+  if (!pending.ok()) return pending.status();
+  for (const std::string& run_id : *pending) {
+    if (auto verdict = Analyze(run_id); !verdict.ok()) return verdict.status();
+  }
+  return static_cast<int>(pending->size());
+}
+
+}  // namespace devtime::analyze

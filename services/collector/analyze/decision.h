@@ -1,0 +1,69 @@
+// devtime::analyze — the analyzer's decision about one stored run, as a pure function.
+//
+// Input: the run's whole-run series (oldest first, back to the last regression accepted as
+// the new baseline, the run itself last when it is the newest point) and the series' live
+// regression, if any. Output: a Verdict plus what to do:
+//  - a live suspected regression: the run is gated against the regression's baseline (the
+//    points before its first bad run); still slower -> open (confirmed, the run is linked),
+//    back at the baseline -> invalid ("not reproduced");
+//  - a live open / acknowledged regression: when the last `resolve_runs` runs are all back at
+//    the baseline -> resolved (fixed), by the detector;
+//  - no live regression: detect::GateNewest judges the run; a slowdown it suspects opens a
+//    new regression (Decision::suspected carries the gate). Faster runs open nothing;
+//  - a run that is not the newest point of its series (a late upload) is skipped.
+// Nothing here reads a database: analyzer.h loads the inputs and applies the decision.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "services/collector/analyze/regression.h"
+#include "services/collector/analyze/verdict.h"
+#include "services/collector/detect/detect.h"
+
+namespace devtime::analyze {
+
+struct AnalyzerOptions {
+  detect::DetectorOptions detector;  // gate and effect-size thresholds
+  int history_runs = 200;            // newest points loaded per series
+  int resolve_runs = 2;              // consecutive runs back at the baseline that resolve
+  bool confirmation_runs = true;     // false: never request run-now confirmation runs
+};
+
+// One point of a series: the run it came from and when that run started.
+struct SeriesPoint {
+  std::string run_id;
+  int64_t at_us = 0;  // the run's started_at, µs since the epoch
+  detect::Point point;
+};
+
+struct Decision {
+  Verdict verdict = Verdict::kNone;
+  std::optional<Transition> transition;         // move the live regression
+  std::optional<detect::GateResult> suspected;  // open a new regression with this gate
+};
+
+// Decides what `run_id` means for its series. `series` must end with the run's own point
+// when the run is the newest of its series.
+absl::StatusOr<Decision> Decide(const std::string& run_id, std::span<const SeriesPoint> series,
+                                const std::optional<LiveRegression>& live,
+                                const AnalyzerOptions& options);
+
+// The child of a new regression for one operator's series, when that series moved with the
+// run (its newest point, which must be the run's, is suspected slower).
+std::optional<SeriesChange> OperatorChange(const std::string& run_id, const std::string& metric,
+                                           const std::string& op,
+                                           std::span<const SeriesPoint> op_series,
+                                           const AnalyzerOptions& options);
+
+// The series change the gate measured (a regression's whole-run child: op "").
+SeriesChange ChangeOf(const std::string& metric, const std::string& op,
+                      const detect::GateResult& gate);
+
+// 1 - p of a one-sided normal test of z.
+double ConfidenceOf(double z);
+
+}  // namespace devtime::analyze

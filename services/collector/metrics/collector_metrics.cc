@@ -1,0 +1,97 @@
+#include "services/collector/metrics/collector_metrics.h"
+
+namespace devtime::collector {
+namespace {
+
+// From a millisecond to ten seconds: an ingest or a detection pass slower than that is an
+// outage, not a latency.
+prometheus::Histogram::BucketBoundaries LatencyBuckets() {
+  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+}
+
+}  // namespace
+
+#ifndef DEVTIME_VERSION
+#define DEVTIME_VERSION "dev"
+#endif
+
+CollectorMetrics::CollectorMetrics(std::shared_ptr<prometheus::Registry> registry)
+    : registry_(std::move(registry)) {
+  auto& ingest = prometheus::BuildCounter()
+                     .Name("devtime_ingest_runs_total")
+                     .Help("Run uploads handled by the collector, by outcome")
+                     .Register(*registry_);
+  for (auto [outcome, name] : {std::pair{IngestOutcome::kStored, "stored"},
+                                {IngestOutcome::kDuplicate, "duplicate"},
+                                {IngestOutcome::kInvalid, "invalid"},
+                                {IngestOutcome::kConflict, "conflict"},
+                                {IngestOutcome::kUnauthorized, "unauthorized"},
+                                {IngestOutcome::kUnavailable, "unavailable"},
+                                {IngestOutcome::kError, "error"}}) {
+    ingest_by_outcome_[outcome] = &ingest.Add({{"outcome", name}});
+  }
+  ingest_duration_ = &prometheus::BuildHistogram()
+                          .Name("devtime_ingest_duration_seconds")
+                          .Help("Time to validate and commit one uploaded run")
+                          .Register(*registry_)
+                          .Add({}, LatencyBuckets());
+  database_up_ = &prometheus::BuildGauge()
+                      .Name("devtime_database_up")
+                      .Help("1 if the collector's last PostgreSQL check succeeded, else 0")
+                      .Register(*registry_)
+                      .Add({});
+  schema_version_ = &prometheus::BuildGauge()
+                         .Name("devtime_schema_version")
+                         .Help("Database schema migration version in force")
+                         .Register(*registry_)
+                         .Add({});
+  auto& auth = prometheus::BuildCounter()
+                   .Name("devtime_auth_failures_total")
+                   .Help("Calls refused for missing, unknown or insufficient credentials")
+                   .Register(*registry_);
+  for (auto [reason, name] : {std::pair{AuthFailure::kMissing, "missing"},
+                               {AuthFailure::kInvalid, "invalid"},
+                               {AuthFailure::kForbidden, "forbidden"}}) {
+    auth_failures_[reason] = &auth.Add({{"reason", name}});
+  }
+  auto& detection = prometheus::BuildCounter()
+                        .Name("devtime_detection_runs_total")
+                        .Help("Regression detection passes over stored runs, by verdict")
+                        .Register(*registry_);
+  for (analyze::Verdict verdict : analyze::kAllVerdicts) {
+    detection_by_verdict_[verdict] = &detection.Add({{"verdict", analyze::VerdictName(verdict)}});
+  }
+  detection_errors_ = &detection.Add({{"verdict", "error"}});
+  detection_duration_ = &prometheus::BuildHistogram()
+                             .Name("devtime_detection_duration_seconds")
+                             .Help("Time of one regression detection pass over a stored run")
+                             .Register(*registry_)
+                             .Add({}, LatencyBuckets());
+  prometheus::BuildGauge()
+      .Name("devtime_build_info")
+      .Help("Build of the running collector (always 1)")
+      .Register(*registry_)
+      .Add({{"version", DEVTIME_VERSION}, {"component", "collector"}})
+      .Set(1);
+}
+
+void CollectorMetrics::RecordIngest(IngestOutcome outcome, double seconds) {
+  ingest_by_outcome_.at(outcome)->Increment();
+  ingest_duration_->Observe(seconds);
+}
+
+void CollectorMetrics::SetDatabaseUp(bool up) { database_up_->Set(up ? 1 : 0); }
+
+void CollectorMetrics::SetSchemaVersion(int version) { schema_version_->Set(version); }
+
+void CollectorMetrics::RecordAuthFailure(AuthFailure reason) {
+  auth_failures_.at(reason)->Increment();
+}
+
+void CollectorMetrics::RecordDetection(const absl::StatusOr<analyze::Verdict>& verdict,
+                                       double seconds) {
+  (verdict.ok() ? detection_by_verdict_.at(*verdict) : detection_errors_)->Increment();
+  detection_duration_->Observe(seconds);
+}
+
+}  // namespace devtime::collector

@@ -1,0 +1,142 @@
+#include "services/collector/rpc/auth.h"
+
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace devtime::collector {
+namespace {
+
+std::string Hex(const unsigned char* bytes, std::size_t size) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < size; ++i) {
+    out += kDigits[bytes[i] >> 4];
+    out += kDigits[bytes[i] & 0xf];
+  }
+  return out;
+}
+
+std::optional<std::string> BearerToken(const grpc::ServerContext& context) {
+  auto it = context.client_metadata().find("authorization");
+  if (it == context.client_metadata().end()) return std::nullopt;
+  std::string value(it->second.data(), it->second.size());
+  const std::string prefix = "Bearer ";
+  if (value.rfind(prefix, 0) != 0) return std::nullopt;
+  return value.substr(prefix.size());
+}
+
+}  // namespace
+
+std::string Sha256Hex(const std::string& text) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  return Hex(digest, sizeof digest);
+}
+
+std::string NewToken() {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) std::abort();  // no entropy: nothing safe to do
+  return "dt_" + Hex(bytes, sizeof bytes);
+}
+
+absl::StatusOr<std::string> LoadOrCreateAdminToken(const std::string& path, bool* created) {
+  *created = false;
+  if (std::ifstream in(path); in) {
+    std::string token;
+    std::getline(in, token);
+    while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+    if (token.size() < 16) {
+      return absl::InvalidArgumentError("admin token file " + path +
+                                        " holds no token of at least 16 characters");
+    }
+    return token;
+  }
+  std::string token = NewToken();
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return absl::InternalError("cannot create admin token file " + path);
+  std::string line = token + "\n";
+  bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ::fsync(fd);
+  ::close(fd);
+  if (!written) return absl::InternalError("cannot write admin token file " + path);
+  *created = true;
+  return token;
+}
+
+Authorizer::Authorizer(store::Database& store, CollectorMetrics& metrics, const std::string& admin_token)
+    : store_(store),
+      metrics_(metrics),
+      admin_sha256_(admin_token.empty() ? "" : Sha256Hex(admin_token)) {}
+
+absl::StatusOr<Caller> Authorizer::Authenticate(const grpc::ServerContext& context) {
+  if (!enabled()) return Caller{Role::kAdmin, "", ""};
+  auto token = BearerToken(context);
+  if (!token) {
+    metrics_.RecordAuthFailure(AuthFailure::kMissing);
+    return absl::UnauthenticatedError(
+        "no token: pass --token-file (devtimectl, devtime-agent upload) or token_file "
+        "(agent.yaml)");
+  }
+  std::string digest = Sha256Hex(*token);
+  if (digest.size() == admin_sha256_.size() &&
+      CRYPTO_memcmp(digest.data(), admin_sha256_.data(), digest.size()) == 0) {
+    return Caller{Role::kAdmin, "", ""};
+  }
+  std::optional<Caller> agent;
+  auto status = store_.Run("look up agent token", [&](pqxx::connection_base& c) {
+    pqxx::read_transaction tx{c};
+    auto rows =
+        tx.exec_params("SELECT name, host FROM agent_tokens WHERE token_sha256 = $1", digest);
+    if (!rows.empty()) {
+      agent = Caller{Role::kAgent, rows[0][0].as<std::string>(), rows[0][1].as<std::string>()};
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (!agent) {
+    metrics_.RecordAuthFailure(AuthFailure::kInvalid);
+    return absl::UnauthenticatedError("unknown token");
+  }
+  return *agent;
+}
+
+absl::StatusOr<Caller> Authorizer::RequireAdmin(const grpc::ServerContext& context,
+                                                const std::string& action) {
+  auto caller = Authenticate(context);
+  if (!caller.ok()) return caller;
+  if (caller->role != Role::kAdmin) {
+    return Forbidden(action + " needs the admin token (agent " + caller->agent + " called)");
+  }
+  return caller;
+}
+
+absl::Status Authorizer::Forbidden(const std::string& message) {
+  metrics_.RecordAuthFailure(AuthFailure::kForbidden);
+  return absl::PermissionDeniedError(message);
+}
+
+absl::StatusOr<std::string> Authorizer::IssueAgentToken(const std::string& name,
+                                                        const std::string& host) {
+  std::string token = NewToken();
+  auto status = store_.Run("issue token for agent " + name, [&](pqxx::connection_base& c) {
+    pqxx::work tx{c};
+    tx.exec_params(
+        "INSERT INTO agent_tokens (name, host, token_sha256) VALUES ($1, $2, $3)"
+        " ON CONFLICT (name) DO UPDATE SET host = EXCLUDED.host,"
+        " token_sha256 = EXCLUDED.token_sha256, created_at = now()",
+        name, host, Sha256Hex(token));
+    tx.commit();
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return token;
+}
+
+}  // namespace devtime::collector

@@ -1,0 +1,218 @@
+#include "services/collector/rpc/collector_cli.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "services/collector/rpc/auth.h"
+
+namespace devtime::collector {
+namespace {
+
+// The flags in units people type; converted into ServerOptions after parsing.
+struct Flags : CollectorCommand {
+  int wait_seconds = 30;
+  int poll_ms = 1000, slot_check_ms = 30000, grace_seconds = 120;
+  int fleet_refresh_ms = 15000;
+  int notify_seconds = 60;
+  bool no_confirmation = false;
+};
+
+void AddFlags(CLI::App& app, Flags& c) {
+  app.add_option("--database", c.options.store.conninfo,
+                 "libpq connection string or URI (env DEVTIME_DATABASE), e.g.\n"
+                 "'host=127.0.0.1 port=5432 dbname=devtime user=devtime'");
+  app.add_option("--listen", c.options.grpc_listen, "gRPC address host:port (port 0 = any free)")
+      ->capture_default_str();
+  app.add_option("--metrics-listen", c.options.metrics_listen,
+                 "address for Prometheus /metrics (port 0 = any free)")
+      ->capture_default_str();
+  app.add_option("--wait-for-database", c.wait_seconds,
+                 "seconds to keep trying to reach the database at start")
+      ->capture_default_str();
+  app.add_option("--session-poll-ms", c.poll_ms,
+                 "how often agent sessions look for new assignments and run-now requests")
+      ->capture_default_str();
+  app.add_option("--slot-check-ms", c.slot_check_ms,
+                 "how often unreported job slots are recorded as missed")
+      ->capture_default_str();
+  app.add_option(
+         "--missed-slot-grace", c.grace_seconds,
+         "seconds (plus the job's jitter) an agent has to report a slot before it is missed")
+      ->capture_default_str();
+  app.add_option("--admin-token-file", c.admin_token_file,
+                 "file with the admin token; created with a new random token (mode 0600) if "
+                 "missing. Agents get their own tokens: devtimectl agents add NAME --host HOST");
+  app.add_flag("--no-auth", c.no_auth,
+               "accept every call without a token (a trusted single-user machine only)");
+  app.add_option("--tls-cert", c.tls_cert_file, "PEM certificate: serve gRPC over TLS only");
+  app.add_option("--tls-key", c.tls_key_file, "PEM private key of --tls-cert");
+  app.add_option("--tls-client-ca", c.tls_client_ca_file,
+                 "PEM CA: require client certificates it signed (mutual TLS)");
+  app.add_option("--metrics-refresh-ms", c.fleet_refresh_ms,
+                 "how often the per-model, regression, job and agent gauges are re-read")
+      ->capture_default_str();
+  app.add_option("--top-ops", c.options.fleet.top_ops,
+                 "operators per workload exported by name on /metrics (the rest: op=\"other\")")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  std::string notify_group = "Regressions and notifications";
+  app.add_option("--alertmanager-url", c.options.notify.alertmanager_url,
+                 "push open and resolved regressions to this Alertmanager (v2 API), e.g.\n"
+                 "http://127.0.0.1:9093 (default: off)")
+      ->group(notify_group);
+  app.add_option("--webhook-url", c.options.notify.webhook_url,
+                 "POST every regression event (opened, resolved, invalidated) as JSON here, in\n"
+                 "order, at least once (default: off)")
+      ->group(notify_group);
+  app.add_option("--external-url", c.options.notify.external_url,
+                 "alerts link to {URL}/regressions/ID (generatorURL); point it at what\n"
+                 "serves regression pages for your team (default: no link)")
+      ->group(notify_group);
+  app.add_option("--notify-every", c.notify_seconds,
+                 "seconds between notification passes (firing alerts are re-sent each pass)")
+      ->capture_default_str()
+      ->group(notify_group);
+  app.add_flag("--no-confirmation-runs", c.no_confirmation,
+               "never ask an agent to re-run a job to confirm a suspected regression (the next\n"
+               "scheduled run confirms instead)")
+      ->group(notify_group);
+  app.add_option("--resolve-runs", c.options.analysis.resolve_runs,
+                 "consecutive runs back at the baseline that resolve a regression as fixed")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100))
+      ->group(notify_group);
+  app.add_option("--gate-threshold", c.options.analysis.detector.gate_threshold,
+                 "robust z a run must reach against its baseline to be suspected")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber)
+      ->group(notify_group);
+  app.add_option("--min-change", c.options.analysis.detector.min_relative_change,
+                 "smallest relative change reported (0.01 = 1 %)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0))
+      ->group(notify_group);
+  app.add_option("--ready-file", c.ready_file,
+                 "write {grpc_port, metrics_port, schema_version, pid} as JSON here once serving");
+}
+
+// Checks what CLI11 cannot (flags that go together) and converts units.
+std::optional<std::string> Finish(Flags& c) {
+  if (c.options.store.conninfo.empty()) {
+    return "no database: pass --database or set DEVTIME_DATABASE";
+  }
+  if (c.admin_token_file.empty() == !c.no_auth) {
+    return "choose --admin-token-file PATH (tokens required) or --no-auth (no tokens)";
+  }
+  if (c.tls_cert_file.empty() != c.tls_key_file.empty() ||
+      (!c.tls_client_ca_file.empty() && c.tls_cert_file.empty())) {
+    return "--tls-cert and --tls-key go together (and --tls-client-ca needs them)";
+  }
+  ServerOptions& o = c.options;
+  o.wait_for_database = std::chrono::seconds(c.wait_seconds);
+  o.session.poll_interval = std::chrono::milliseconds(c.poll_ms);
+  o.slot_check_interval = std::chrono::milliseconds(c.slot_check_ms);
+  o.missed_slot_grace = std::chrono::seconds(c.grace_seconds);
+  o.analysis.confirmation_runs = !c.no_confirmation;
+  o.fleet_refresh_interval = std::chrono::milliseconds(c.fleet_refresh_ms);
+  o.notify.resend_every = std::chrono::seconds(c.notify_seconds);
+  if (auto valid = notify::ValidateOptions(o.notify); !valid.ok()) {
+    return std::string(valid.message());
+  }
+  return std::nullopt;
+}
+
+// Writes the bound ports once serving, so scripts and tests using port 0 can find them.
+void WriteReadyFile(const std::string& path, const CollectorServer& server) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << "{\"grpc_port\": " << server.grpc_port()
+        << ", \"metrics_port\": " << server.metrics_port()
+        << ", \"schema_version\": " << server.schema_version() << ", \"pid\": " << getpid()
+        << "}\n";
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+}  // namespace
+
+ParsedCommandLine ParseCommandLine(int argc, const char* const* argv, const char* env_database,
+                                   std::ostream& out, std::ostream& err) {
+  Flags flags;
+  flags.options.store.conninfo = env_database ? env_database : "";
+  CLI::App app{
+      "devtime-collector: stores profiling runs in PostgreSQL (schema migrated at start),\n"
+      "serves them over gRPC (with the standard health service) and exports /metrics."};
+  AddFlags(app, flags);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return {.exit_code = app.exit(e, out, err)};
+  }
+  if (auto problem = Finish(flags)) {
+    err << "devtime-collector: " << *problem << "\n";
+    return {.exit_code = 2};
+  }
+  return {.command = static_cast<CollectorCommand>(flags)};
+}
+
+absl::Status LoadCredentials(CollectorCommand& c, std::ostream& err) {
+  if (!c.admin_token_file.empty()) {
+    bool created = false;
+    auto token = LoadOrCreateAdminToken(c.admin_token_file, &created);
+    if (!token.ok()) return token.status();
+    if (created) err << "devtime-collector: wrote a new admin token to " << c.admin_token_file << "\n";
+    c.options.admin_token = *token;
+  } else {
+    err << "devtime-collector: WARNING: --no-auth: anyone who reaches the port may write\n";
+  }
+  for (auto [path, into] : {std::pair{&c.tls_cert_file, &c.options.tls_cert},
+                            std::pair{&c.tls_key_file, &c.options.tls_key},
+                            std::pair{&c.tls_client_ca_file, &c.options.tls_client_ca}}) {
+    if (path->empty()) continue;
+    std::ifstream in(*path);
+    if (!in) return absl::NotFoundError("cannot read " + *path);
+    into->assign(std::istreambuf_iterator<char>(in), {});
+  }
+  return absl::OkStatus();
+}
+
+int ServeUntilSignalled(const CollectorCommand& command) {
+  // Block termination signals in every thread; one thread waits for them and shuts down.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  const ServerOptions& options = command.options;
+  auto server = CollectorServer::Start(options);
+  if (!server.ok()) {
+    std::cerr << "devtime-collector: " << server.status().message() << "\n";
+    return 1;
+  }
+  std::cerr << "devtime-collector: serving gRPC on port " << (*server)->grpc_port()
+            << ", metrics on http://"
+            << options.metrics_listen.substr(0, options.metrics_listen.rfind(':')) << ":"
+            << (*server)->metrics_port() << "/metrics (schema version "
+            << (*server)->schema_version() << ")" << std::endl;
+  if (!command.ready_file.empty()) WriteReadyFile(command.ready_file, **server);
+
+  std::thread stopper([&] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    std::cerr << "devtime-collector: signal " << signal << ", shutting down" << std::endl;
+    (*server)->Shutdown();
+  });
+  (*server)->Wait();
+  stopper.detach();
+  return 0;
+}
+
+}  // namespace devtime::collector

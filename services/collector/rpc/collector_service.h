@@ -1,0 +1,105 @@
+// devtime::collector — the collector's gRPC service: authenticates every call (auth.h),
+// translates between the wire and the stores (store/), and after a run is stored hands it
+// to the analyzer (analyze/analyzer.h). Validation is proto/wire/validation.h's.
+//
+// Handlers by concern: run_handlers.cc (upload and reads), job_handlers.cc (jobs, agents),
+// agent_session.cc (the agents' long-lived stream), regression_handlers.cc (triage).
+//
+// Thread-safety: handlers run concurrently on gRPC's threads; the stores and metrics are
+// safe for that.
+#pragma once
+
+#include "absl/status/status.h"
+#include "devtime/v1/collector.grpc.pb.h"
+#include "services/collector/analyze/analyzer.h"
+#include "services/collector/metrics/collector_metrics.h"
+#include "services/collector/rpc/auth.h"
+#include "services/collector/store/database.h"
+#include "services/collector/store/job_store.h"
+#include "services/collector/store/regression_store.h"
+#include "services/collector/store/run_store.h"
+
+namespace devtime::collector {
+
+struct SessionOptions {
+  // How often an agent session re-reads its assignments and run-now requests.
+  std::chrono::milliseconds poll_interval{1000};
+};
+
+// What the service works with; every part must outlive it (server.cc owns them).
+struct ServiceParts {
+  store::Database& db;
+  store::RunStore& runs;
+  store::JobStore& jobs;
+  store::RegressionStore& regressions;
+  analyze::RegressionAnalyzer& analyzer;
+  CollectorMetrics& metrics;
+};
+
+class CollectorService final : public v1::Collector::Service {
+ public:
+  // `admin_token` empty = authentication disabled (every caller is admin).
+  CollectorService(ServiceParts parts, const std::string& admin_token, SessionOptions session = {})
+      : runs_(parts.runs),
+        jobs_(parts.jobs),
+        regressions_(parts.regressions),
+        analyzer_(parts.analyzer),
+        metrics_(parts.metrics),
+        auth_(parts.db, parts.metrics, admin_token),
+        session_(session) {}
+
+  grpc::Status UploadRun(grpc::ServerContext* context, const v1::UploadRunRequest* request,
+                         v1::UploadRunResponse* response) override;
+  grpc::Status ListRuns(grpc::ServerContext* context, const v1::ListRunsRequest* request,
+                        v1::ListRunsResponse* response) override;
+  grpc::Status GetRun(grpc::ServerContext* context, const v1::GetRunRequest* request,
+                      v1::GetRunResponse* response) override;
+  grpc::Status ListModels(grpc::ServerContext* context, const v1::ListModelsRequest* request,
+                          v1::ListModelsResponse* response) override;
+
+  grpc::Status ApplyJobs(grpc::ServerContext* context, const v1::ApplyJobsRequest* request,
+                         v1::ApplyJobsResponse* response) override;
+  grpc::Status ListJobs(grpc::ServerContext* context, const v1::ListJobsRequest* request,
+                        v1::ListJobsResponse* response) override;
+  grpc::Status GetJob(grpc::ServerContext* context, const v1::GetJobRequest* request,
+                      v1::JobInfo* response) override;
+  grpc::Status DeleteJob(grpc::ServerContext* context, const v1::DeleteJobRequest* request,
+                         v1::DeleteJobResponse* response) override;
+  grpc::Status RunJobNow(grpc::ServerContext* context, const v1::RunJobNowRequest* request,
+                         v1::RunJobNowResponse* response) override;
+  grpc::Status JobHistory(grpc::ServerContext* context, const v1::JobHistoryRequest* request,
+                          v1::JobHistoryResponse* response) override;
+  grpc::Status ListAgents(grpc::ServerContext* context, const v1::ListAgentsRequest* request,
+                          v1::ListAgentsResponse* response) override;
+  grpc::Status AddAgent(grpc::ServerContext* context, const v1::AddAgentRequest* request,
+                        v1::AddAgentResponse* response) override;
+  grpc::Status AgentSession(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::CollectorMessage, v1::AgentMessage>* stream) override;
+
+  grpc::Status ListRegressions(grpc::ServerContext* context,
+                               const v1::ListRegressionsRequest* request,
+                               v1::ListRegressionsResponse* response) override;
+  grpc::Status GetRegression(grpc::ServerContext* context, const v1::GetRegressionRequest* request,
+                             v1::Regression* response) override;
+  grpc::Status TransitionRegression(grpc::ServerContext* context,
+                                    const v1::TransitionRegressionRequest* request,
+                                    v1::Regression* response) override;
+
+ private:
+  // Detection of one stored run, counted in the metrics; failures are logged, never fatal to
+  // the upload (the run is stored; housekeeping analyses it again later).
+  void AnalyzeRun(const std::string& run_id);
+  absl::StatusOr<v1::JobInfo> DescribeJob(const v1::JobSpec& spec,
+                                          const std::vector<store::AgentRecord>& agents);
+
+  store::RunStore& runs_;
+  store::JobStore& jobs_;
+  store::RegressionStore& regressions_;
+  analyze::RegressionAnalyzer& analyzer_;
+  CollectorMetrics& metrics_;
+  Authorizer auth_;
+  SessionOptions session_;
+};
+
+}  // namespace devtime::collector

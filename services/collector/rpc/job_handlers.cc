@@ -1,0 +1,143 @@
+// Jobs, their slots and run-now requests, and agents (tokens, last seen).
+#include <set>
+
+#include "proto/wire/job_spec.h"
+#include "services/collector/metrics/fleet_metrics.h"
+#include "services/collector/rpc/collector_service.h"
+#include "services/collector/rpc/status.h"
+
+namespace devtime::collector {
+namespace {
+
+google::protobuf::Timestamp ToProto(absl::Time t) {
+  google::protobuf::Timestamp ts;
+  ts.set_seconds(absl::ToUnixSeconds(t));
+  return ts;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::JobInfo> CollectorService::DescribeJob(const v1::JobSpec& spec,
+                                                          const std::vector<store::AgentRecord>& agents) {
+  v1::JobInfo info;
+  *info.mutable_spec() = spec;
+  auto history = jobs_.History(spec.name(), 1);
+  if (!history.ok()) return history.status();
+  if (!history->empty()) *info.mutable_last_slot() = history->front();
+  if (auto next = wire::NextSlot(spec, absl::Now())) *info.mutable_next_slot() = ToProto(*next);
+  for (const auto& agent : agents) {
+    if (wire::SelectorMatches(spec.selector(), agent.identity)) {
+      info.add_matching_agents(agent.identity.name());
+    }
+  }
+  return info;
+}
+
+grpc::Status CollectorService::ApplyJobs(grpc::ServerContext* context,
+                                         const v1::ApplyJobsRequest* request,
+                                         v1::ApplyJobsResponse* response) {
+  return Serve(auth_.RequireAdmin(*context, "jobs apply"), [&](const Caller&) -> absl::Status {
+    std::vector<v1::JobSpec> jobs;
+    std::set<std::string> names;
+    for (int i = 0; i < request->jobs_size(); ++i) {
+      std::string path = "jobs[" + std::to_string(i) + "]";
+      if (auto s = wire::ValidateJob(request->jobs(i), path); !s.ok()) return s;
+      if (!names.insert(request->jobs(i).name()).second) {
+        return absl::InvalidArgumentError(path + ".name: '" + request->jobs(i).name() +
+                                          "' appears twice");
+      }
+      jobs.push_back(wire::WithDefaults(request->jobs(i)));
+    }
+    return MoveInto(jobs_.ApplyJobs(jobs), response);
+  });
+}
+
+grpc::Status CollectorService::ListJobs(grpc::ServerContext* context, const v1::ListJobsRequest*,
+                                        v1::ListJobsResponse* response) {
+  return Serve(auth_.Authenticate(*context), [&](const Caller&) -> absl::Status {
+    auto jobs = jobs_.ListJobs();
+    if (!jobs.ok()) return jobs.status();
+    auto agents = jobs_.ListAgents();
+    if (!agents.ok()) return agents.status();
+    for (const auto& job : *jobs) {
+      if (auto s = MoveInto(DescribeJob(job, *agents), response->add_jobs()); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status CollectorService::GetJob(grpc::ServerContext* context,
+                                      const v1::GetJobRequest* request, v1::JobInfo* response) {
+  return Serve(auth_.Authenticate(*context), [&](const Caller&) -> absl::Status {
+    auto job = jobs_.GetJob(request->name());
+    if (!job.ok()) return job.status();
+    auto agents = jobs_.ListAgents();
+    if (!agents.ok()) return agents.status();
+    return MoveInto(DescribeJob(*job, *agents), response);
+  });
+}
+
+grpc::Status CollectorService::DeleteJob(grpc::ServerContext* context,
+                                         const v1::DeleteJobRequest* request,
+                                         v1::DeleteJobResponse*) {
+  return Serve(auth_.RequireAdmin(*context, "jobs delete"),
+               [&](const Caller&) { return jobs_.DeleteJob(request->name()); });
+}
+
+grpc::Status CollectorService::RunJobNow(grpc::ServerContext* context,
+                                         const v1::RunJobNowRequest* request,
+                                         v1::RunJobNowResponse* response) {
+  return Serve(auth_.RequireAdmin(*context, "jobs run-now"), [&](const Caller&) -> absl::Status {
+    if (auto job = jobs_.GetJob(request->name()); !job.ok()) return job.status();
+    auto id = jobs_.RequestRunNow(request->name(), request->host());
+    if (!id.ok()) return id.status();
+    response->set_request_id(*id);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status CollectorService::JobHistory(grpc::ServerContext* context,
+                                          const v1::JobHistoryRequest* request,
+                                          v1::JobHistoryResponse* response) {
+  return Serve(auth_.Authenticate(*context), [&](const Caller&) {
+    return MoveInto(jobs_.History(request->name(), request->limit() == 0 ? 50 : request->limit()),
+                    response->mutable_slots());
+  });
+}
+
+grpc::Status CollectorService::ListAgents(grpc::ServerContext* context,
+                                          const v1::ListAgentsRequest*,
+                                          v1::ListAgentsResponse* response) {
+  return Serve(auth_.Authenticate(*context), [&](const Caller&) -> absl::Status {
+    auto agents = jobs_.ListAgents();
+    if (!agents.ok()) return agents.status();
+    auto connected_since =
+        absl::Now() - absl::FromChrono(session_.poll_interval * kAgentConnectedPolls);
+    for (const auto& agent : *agents) {
+      auto* info = response->add_agents();
+      *info->mutable_identity() = agent.identity;
+      *info->mutable_last_seen() = agent.last_seen;
+      info->set_connected(absl::FromUnixSeconds(agent.last_seen.seconds()) >= connected_since);
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status CollectorService::AddAgent(grpc::ServerContext* context,
+                                        const v1::AddAgentRequest* request,
+                                        v1::AddAgentResponse* response) {
+  return Serve(auth_.RequireAdmin(*context, "agents add"), [&](const Caller&) -> absl::Status {
+    if (request->name().empty() || request->name().size() > 128) {
+      return absl::InvalidArgumentError("name: is required (<= 128 bytes)");
+    }
+    if (request->host().empty() || request->host().size() > 256) {
+      return absl::InvalidArgumentError("host: is required (<= 256 bytes)");
+    }
+    auto token = auth_.IssueAgentToken(request->name(), request->host());
+    if (!token.ok()) return token.status();
+    response->set_token(*token);
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace devtime::collector

@@ -1,0 +1,111 @@
+// Run upload (validate -> store -> analyse) and the run reads.
+#include <chrono>
+#include <iostream>
+
+#include "proto/wire/limits.h"
+#include "proto/wire/validation.h"
+#include "services/collector/rpc/collector_service.h"
+#include "services/collector/rpc/status.h"
+
+namespace devtime::collector {
+namespace {
+
+IngestOutcome OutcomeOf(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kResourceExhausted:
+      return IngestOutcome::kInvalid;
+    case absl::StatusCode::kAlreadyExists:
+      return IngestOutcome::kConflict;
+    case absl::StatusCode::kUnavailable:
+      return IngestOutcome::kUnavailable;
+    default:
+      return IngestOutcome::kError;
+  }
+}
+
+}  // namespace
+
+grpc::Status CollectorService::UploadRun(grpc::ServerContext* context,
+                                         const v1::UploadRunRequest* request,
+                                         v1::UploadRunResponse* response) {
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  auto caller = auth_.Authenticate(*context);
+  if (!caller.ok()) {
+    metrics_.RecordIngest(absl::IsUnavailable(caller.status()) ? IngestOutcome::kUnavailable
+                                                               : IngestOutcome::kUnauthorized,
+                          elapsed());
+    return ToGrpcStatus(caller.status());
+  }
+  if (caller->role == Role::kAgent && request->run().identity().host() != caller->host) {
+    metrics_.RecordIngest(IngestOutcome::kUnauthorized, elapsed());
+    return ToGrpcStatus(auth_.Forbidden("run.identity.host: agent " + caller->agent +
+                                        " may only write runs for host " + caller->host +
+                                        ", not '" + request->run().identity().host() + "'"));
+  }
+  absl::Status valid = request->has_run() ? wire::ValidateRun(request->run())
+                                          : absl::InvalidArgumentError("run: is required");
+  if (!valid.ok()) {
+    metrics_.RecordIngest(IngestOutcome::kInvalid, elapsed());
+    return ToGrpcStatus(valid);
+  }
+  auto outcome = runs_.IngestRun(request->run());
+  if (!outcome.ok()) {
+    metrics_.RecordIngest(OutcomeOf(outcome.status()), elapsed());
+    return ToGrpcStatus(outcome.status());
+  }
+  bool duplicate = outcome->result == store::IngestResult::kDuplicate;
+  metrics_.RecordIngest(duplicate ? IngestOutcome::kDuplicate : IngestOutcome::kStored, elapsed());
+  if (!duplicate) AnalyzeRun(request->run().identity().run_id());
+  response->set_run_id(request->run().identity().run_id());
+  response->set_duplicate(duplicate);
+  *response->mutable_received_at() = outcome->received_at;
+  return grpc::Status::OK;
+}
+
+void CollectorService::AnalyzeRun(const std::string& run_id) {
+  auto start = std::chrono::steady_clock::now();
+  auto verdict = analyzer_.Analyze(run_id);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!verdict.ok()) {
+    std::cerr << "devtime-collector: analysing run " << run_id << ": " << verdict.status().message()
+              << " (retried by housekeeping)" << std::endl;
+  }
+  metrics_.RecordDetection(verdict, seconds);
+}
+
+grpc::Status CollectorService::ListRuns(grpc::ServerContext* context,
+                                        const v1::ListRunsRequest* request,
+                                        v1::ListRunsResponse* response) {
+  return Serve(auth_.Authenticate(*context), [&](const Caller&) -> absl::Status {
+    if (request->limit() > wire::kMaxListLimit) {
+      return absl::InvalidArgumentError("limit: at most " + std::to_string(wire::kMaxListLimit));
+    }
+    store::RunFilter filter;
+    filter.model = request->model();
+    filter.workload = request->workload();
+    if (request->has_since()) filter.since = request->since();
+    filter.limit = request->limit() == 0 ? wire::kDefaultListLimit : request->limit();
+    return MoveInto(runs_.ListRuns(filter), response->mutable_runs());
+  });
+}
+
+grpc::Status CollectorService::GetRun(grpc::ServerContext* context,
+                                      const v1::GetRunRequest* request,
+                                      v1::GetRunResponse* response) {
+  return Serve(auth_.Authenticate(*context),
+               [&](const Caller&) { return MoveInto(runs_.GetRun(request->run_id()), response); });
+}
+
+grpc::Status CollectorService::ListModels(grpc::ServerContext* context,
+                                          const v1::ListModelsRequest*,
+                                          v1::ListModelsResponse* response) {
+  return Serve(auth_.Authenticate(*context), [&](const Caller&) {
+    return MoveInto(runs_.ListModels(), response->mutable_models());
+  });
+}
+
+}  // namespace devtime::collector

@@ -1,0 +1,154 @@
+#include "services/collector/rpc/server.h"
+
+#include <iostream>
+
+#include "grpcpp/health_check_service_interface.h"
+#include "proto/wire/limits.h"
+
+namespace devtime::collector {
+namespace {
+
+constexpr const char* kServiceName = "devtime.v1.Collector";
+
+std::shared_ptr<grpc::ServerCredentials> ServerCredentials(const ServerOptions& options) {
+  if (options.tls_cert.empty()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions tls(
+      options.tls_client_ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                    : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  tls.pem_root_certs = options.tls_client_ca;
+  tls.pem_key_cert_pairs.push_back({options.tls_key, options.tls_cert});
+  return grpc::SslServerCredentials(tls);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
+    const ServerOptions& options) {
+  std::unique_ptr<CollectorServer> server(new CollectorServer());
+  auto db = store::Database::Open(options.store, options.wait_for_database);
+  if (!db.ok()) return db.status();
+  server->db_ = std::move(*db);
+  server->runs_ = std::make_unique<store::RunStore>(*server->db_);
+  server->jobs_ = std::make_unique<store::JobStore>(*server->db_);
+  server->regressions_ = std::make_unique<store::RegressionStore>(*server->db_);
+  server->analysis_repository_ = std::make_unique<store::SqlAnalysisRepository>(*server->db_);
+  server->analyzer_ =
+      std::make_unique<analyze::RegressionAnalyzer>(*server->analysis_repository_, options.analysis);
+
+  server->metrics_ = std::make_unique<CollectorMetrics>(std::make_shared<prometheus::Registry>());
+  server->metrics_->SetSchemaVersion(server->db_->schema_version());
+  server->metrics_->SetDatabaseUp(true);
+  FleetMetricsOptions fleet = options.fleet;
+  fleet.session_poll = options.session.poll_interval;
+  server->fleet_ =
+      std::make_unique<FleetMetrics>(*server->db_, *server->metrics_->registry(), fleet);
+  try {
+    server->exposer_ = std::make_unique<prometheus::Exposer>(options.metrics_listen);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError("cannot serve metrics on " + options.metrics_listen + ": " +
+                                  e.what());
+  }
+  server->exposer_->RegisterCollectable(server->metrics_->registry());
+  server->metrics_port_ = server->exposer_->GetListeningPorts().at(0);
+
+  server->service_ = std::make_unique<CollectorService>(
+      ServiceParts{*server->db_, *server->runs_, *server->jobs_, *server->regressions_,
+                   *server->analyzer_, *server->metrics_},
+      options.admin_token, options.session);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.grpc_listen, ServerCredentials(options), &server->grpc_port_);
+  // Slack above the RunSummary limit for the request wrapper; larger messages are refused
+  // by gRPC itself with RESOURCE_EXHAUSTED before any handler runs.
+  builder.SetMaxReceiveMessageSize(static_cast<int>(wire::kMaxMessageBytes + 1024));
+  builder.RegisterService(server->service_.get());
+  server->server_ = builder.BuildAndStart();
+  if (!server->server_ || server->grpc_port_ == 0) {
+    return absl::UnavailableError("cannot serve gRPC on " + options.grpc_listen +
+                                  " (address in use or invalid)");
+  }
+  server->server_->GetHealthCheckService()->SetServingStatus(kServiceName, true);
+  server->watcher_ = std::thread([s = server.get(), options] { s->Housekeep(options); });
+  if (!options.notify.alertmanager_url.empty() || !options.notify.webhook_url.empty()) {
+    server->notifier_ = std::make_unique<notify::Notifier>(
+        options.notify, *server->regressions_, *server->metrics_->registry());
+    server->notifier_thread_ = std::thread([s = server.get(), options] { s->Notify(options); });
+  }
+  return server;
+}
+
+CollectorServer::~CollectorServer() {
+  Shutdown();
+  if (watcher_.joinable()) watcher_.join();
+  if (notifier_thread_.joinable()) notifier_thread_.join();
+}
+
+bool CollectorServer::Sleep(std::chrono::milliseconds period) {
+  std::unique_lock lock(mu_);
+  return !stop_cv_.wait_for(lock, period, [&] { return stopping_; });
+}
+
+void CollectorServer::Notify(const ServerOptions& options) {
+  auto period = std::chrono::duration_cast<std::chrono::milliseconds>(options.notify.resend_every);
+  do {
+    auto ran =
+        regressions_->AsOnlyNotifier([&] { return notifier_->PushOnce(absl::Now()); });
+    if (!ran.ok()) {
+      std::cerr << "devtime-collector: notifications: " << ran.status().message() << std::endl;
+    }
+  } while (Sleep(period));
+}
+
+void CollectorServer::Housekeep(const ServerOptions& options) {
+  bool was_up = true;
+  auto next_slot_check = std::chrono::steady_clock::now();
+  auto next_pending_analysis = std::chrono::steady_clock::now();
+  auto next_fleet_refresh = std::chrono::steady_clock::now();
+  while (Sleep(options.health_interval)) {
+    bool up = db_->Ping();
+    if (up != was_up) {
+      metrics_->SetDatabaseUp(up);
+      server_->GetHealthCheckService()->SetServingStatus(kServiceName, up);
+      was_up = up;
+    }
+    if (up && std::chrono::steady_clock::now() >= next_slot_check) {
+      // Several collectors may do this at once: recording a missed slot is idempotent.
+      absl::Time now = absl::Now();
+      (void)jobs_->RecordMissedSlots(now - absl::Hours(48), now,
+                                     absl::FromChrono(options.missed_slot_grace));
+      next_slot_check = std::chrono::steady_clock::now() + options.slot_check_interval;
+    }
+    if (up && std::chrono::steady_clock::now() >= next_pending_analysis) {
+      // Runs stored by a collector that died before analysing them; a minute's grace lets
+      // the uploading collector finish its own analysis first.
+      auto analysed = analyzer_->AnalyzePending(absl::Minutes(1));
+      if (!analysed.ok()) {
+        std::cerr << "devtime-collector: pending analyses: " << analysed.status().message()
+                  << std::endl;
+      }
+      next_pending_analysis = std::chrono::steady_clock::now() + options.pending_analysis_interval;
+    }
+    if (up && std::chrono::steady_clock::now() >= next_fleet_refresh) {
+      if (absl::Status status = fleet_->Refresh(absl::Now()); !status.ok()) {
+        std::cerr << "devtime-collector: fleet metrics: " << status.message() << std::endl;
+      }
+      next_fleet_refresh = std::chrono::steady_clock::now() + options.fleet_refresh_interval;
+    }
+  }
+}
+
+void CollectorServer::Wait() {
+  if (server_) server_->Wait();
+}
+
+void CollectorServer::Shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+}
+
+}  // namespace devtime::collector

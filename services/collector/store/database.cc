@@ -1,0 +1,164 @@
+#include "services/collector/store/database.h"
+
+#include <cctype>
+#include <thread>
+
+#include "services/collector/store/migrations.h"
+
+namespace devtime::store {
+
+bool IsConnectionLoss(const pqxx::sql_error& error, const pqxx::connection_base& connection) {
+  const std::string state = error.sqlstate();
+  return state.rfind("08", 0) == 0 || state.rfind("57P", 0) == 0 || !connection.is_open();
+}
+
+// ---- the connection pool -------------------------------------------------------------------
+
+// At most `max` connections, opened lazily. A connection that failed is dropped, and so
+// are the idle ones (after a database restart they are all dead).
+class Database::Pool {
+ public:
+  Pool(std::string conninfo, std::size_t max) : conninfo_(std::move(conninfo)), max_(max) {}
+
+  std::unique_ptr<pqxx::connection> Take() {
+    std::unique_lock lock(mu_);
+    available_.wait(lock, [&] { return in_use_ < max_; });
+    ++in_use_;
+    if (!idle_.empty()) {
+      auto connection = std::move(idle_.back());
+      idle_.pop_back();
+      return connection;
+    }
+    lock.unlock();
+    try {
+      return std::make_unique<pqxx::connection>(conninfo_);
+    } catch (...) {
+      Release(nullptr);
+      throw;
+    }
+  }
+
+  // Returns a healthy connection to the pool (or, with nullptr, frees a failed one's slot).
+  void Release(std::unique_ptr<pqxx::connection> connection) {
+    std::lock_guard lock(mu_);
+    --in_use_;
+    if (connection) {
+      idle_.push_back(std::move(connection));
+    } else {
+      idle_.clear();
+    }
+    available_.notify_one();
+  }
+
+ private:
+  const std::string conninfo_;
+  const std::size_t max_;
+  std::mutex mu_;
+  std::condition_variable available_;
+  std::vector<std::unique_ptr<pqxx::connection>> idle_;  // guarded by mu_
+  std::size_t in_use_ = 0;                               // guarded by mu_
+};
+
+// ---- Database ---------------------------------------------------------------------------------
+
+Database::Database(StoreOptions options) : options_(std::move(options)) {
+  std::string conninfo = options_.conninfo;
+  if (conninfo.find("connect_timeout") == std::string::npos) {
+    conninfo += " connect_timeout=" + std::to_string(options_.connect_timeout.count());
+  }
+  pool_ = std::make_unique<Pool>(conninfo, options_.max_connections);
+}
+
+Database::~Database() = default;
+
+absl::StatusOr<std::unique_ptr<Database>> Database::Open(const StoreOptions& options,
+                                                   std::chrono::seconds wait_for_database) {
+  std::unique_ptr<Database> store(new Database(options));
+  auto deadline = std::chrono::steady_clock::now() + wait_for_database;
+  while (true) {
+    absl::StatusOr<int> version = absl::UnavailableError("not tried");
+    auto status = store->Run("apply schema migrations", [&](pqxx::connection_base& c) {
+      version = ApplyMigrations(c);
+      return absl::OkStatus();
+    });
+    if (status.ok() && !version.ok()) return version.status();
+    if (status.ok()) {
+      store->schema_version_ = *version;
+      return store;
+    }
+    if (!absl::IsUnavailable(status) || std::chrono::steady_clock::now() >= deadline) {
+      return status;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+absl::Status Database::Run(const std::string& what,
+                        const std::function<absl::Status(pqxx::connection_base&)>& work) {
+  auto backoff = options_.first_backoff;
+  std::string last_error;
+  for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
+    if (attempt > 1) {
+      std::this_thread::sleep_for(backoff);
+      backoff *= 2;
+    }
+    std::unique_ptr<pqxx::connection> connection;
+    try {
+      connection = pool_->Take();  // frees its slot itself when connecting fails
+    } catch (const pqxx::broken_connection& e) {
+      last_error = e.what();
+      continue;
+    }
+    try {
+      absl::Status status = work(*connection);
+      pool_->Release(std::move(connection));
+      return status;
+    } catch (const pqxx::broken_connection& e) {
+      last_error = e.what();
+      pool_->Release(nullptr);
+    } catch (const pqxx::in_doubt_error& e) {
+      // The commit's fate is unknown; retrying is safe because every unit is idempotent.
+      last_error = e.what();
+      pool_->Release(nullptr);
+    } catch (const pqxx::transaction_rollback& e) {  // serialization failure, deadlock
+      last_error = e.what();
+      pool_->Release(std::move(connection));
+    } catch (const pqxx::sql_error& e) {
+      if (!IsConnectionLoss(e, *connection)) {
+        pool_->Release(std::move(connection));
+        return absl::InternalError(what + ": " + e.what());
+      }
+      last_error = e.what();  // the server went away mid-statement: a lost connection
+      pool_->Release(nullptr);
+    } catch (const std::exception& e) {
+      pool_->Release(std::move(connection));
+      return absl::InternalError(what + ": " + e.what());
+    }
+  }
+  // libpq's messages span lines ("...refused\n\tIs the server running..."): one line reads better.
+  std::string one_line;
+  for (char c : last_error) {
+    bool space = std::isspace(static_cast<unsigned char>(c));
+    if (!space) {
+      one_line += c;
+    } else if (!one_line.empty() && one_line.back() != ' ') {
+      one_line += ' ';
+    }
+  }
+  while (!one_line.empty() && one_line.back() == ' ') one_line.pop_back();
+  last_error = one_line;
+  return absl::UnavailableError(what + ": database unavailable after " +
+                                std::to_string(options_.attempts) + " attempts: " + last_error);
+}
+
+bool Database::Ping() {
+  return Run("ping",
+             [](pqxx::connection_base& c) {
+               pqxx::nontransaction tx{c};
+               tx.exec("SELECT 1");
+               return absl::OkStatus();
+             })
+      .ok();
+}
+
+}  // namespace devtime::store

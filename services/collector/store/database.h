@@ -1,0 +1,90 @@
+// devtime::store — the collector's PostgreSQL: a small pool of connections, the schema
+// (migrations.h, applied by Open), and Run(), the one place where pqxx exceptions become
+// absl::Status: UNAVAILABLE when the database cannot be reached after retries (nothing was
+// written; the caller may retry), INTERNAL for a statement PostgreSQL refused. The stores
+// built on it (run_store.h, job_store.h, regression_store.h, analysis_repository.h) run
+// their SQL inside Run() and let pqxx exceptions reach it; their own errors are Status values.
+//
+// Losing the database connection is expected (restarts, failovers): each unit of work runs
+// in one transaction and is retried on a fresh connection, which is safe because every unit
+// is idempotent (ingest is idempotent on run_id).
+//
+// Thread-safety: a Database is safe for concurrent use; each call borrows its own connection.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "pqxx/pqxx"
+
+namespace devtime::store {
+
+struct StoreOptions {
+  std::string conninfo;  // libpq connection string, e.g. "host=127.0.0.1 port=5432 dbname=devtime"
+  std::size_t max_connections = 8;
+  int attempts = 5;                              // per unit of work
+  std::chrono::milliseconds first_backoff{100};  // doubles per attempt
+  std::chrono::seconds connect_timeout{5};       // per connection attempt
+};
+
+// True when `error` means the connection was lost rather than that the statement was wrong:
+// PostgreSQL shutting down or terminating the backend reports SQLSTATE 57P01/57P02 in the
+// middle of a statement (even a COPY), connection failures are class 08. Such work is retried.
+bool IsConnectionLoss(const pqxx::sql_error& error, const pqxx::connection_base& connection);
+
+class Database {
+ public:
+  // Connects (retrying for up to `wait_for_database`) and applies pending migrations.
+  static absl::StatusOr<std::unique_ptr<Database>> Open(
+      const StoreOptions& options,
+      std::chrono::seconds wait_for_database = std::chrono::seconds(30));
+
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+  ~Database();
+
+  // A cheap round trip (SELECT 1); false when the database is unreachable.
+  bool Ping();
+
+  int schema_version() const { return schema_version_; }
+
+  // Runs `work` on a pooled connection, retrying on lost connections and on
+  // serialization failures / deadlocks with exponential backoff. `work` must be idempotent
+  // (one transaction); every store shares the pool this way.
+  absl::Status Run(const std::string& what,
+                   const std::function<absl::Status(pqxx::connection_base&)>& work);
+
+  // Run() with one read-write transaction: `body(pqxx::work&)` returns a Status or a
+  // StatusOr; the transaction commits only when it is OK, so a refused request writes
+  // nothing. Returns the body's result, or Run()'s error.
+  template <typename Body>
+  std::invoke_result_t<Body&, pqxx::work&> Transact(const std::string& what, Body&& body) {
+    std::optional<std::invoke_result_t<Body&, pqxx::work&>> result;
+    absl::Status status = Run(what, [&](pqxx::connection_base& c) {
+      pqxx::work tx{c};
+      result.emplace(body(tx));
+      if (result->ok()) tx.commit();
+      return absl::OkStatus();
+    });
+    if (!status.ok()) return status;
+    return std::move(*result);
+  }
+
+ private:
+  class Pool;
+  explicit Database(StoreOptions options);
+
+  StoreOptions options_;
+  std::unique_ptr<Pool> pool_;
+  int schema_version_ = 0;
+};
+
+}  // namespace devtime::store

@@ -1,0 +1,260 @@
+#include "services/collector/store/migrations.h"
+
+namespace devtime::store {
+namespace {
+
+// Arbitrary constant shared by every collector: pg_advisory_xact_lock key for migrations.
+constexpr long long kMigrationLockKey = 0x64657674696d65;  // "devtime"
+
+const char* kInitialSchema = R"sql(
+-- One row per run; the uploaded RunSummary is kept verbatim in `summary` (deterministic
+-- protobuf) so GetRun returns exactly what was acknowledged.
+CREATE TABLE runs (
+  run_id             uuid PRIMARY KEY,
+  job                text NOT NULL DEFAULT '',
+  model              text NOT NULL,
+  workload           text NOT NULL,
+  host               text NOT NULL,
+  instance_type      text NOT NULL DEFAULT '',
+  device_kind        text NOT NULL,
+  status             text NOT NULL CHECK (status IN ('ok', 'invalid', 'failed')),
+  status_reason      text NOT NULL DEFAULT '',
+  started_at         timestamptz NOT NULL,
+  finished_at        timestamptz,
+  received_at        timestamptz NOT NULL DEFAULT now(),
+  environment        jsonb NOT NULL DEFAULT '{}',
+  capture            jsonb NOT NULL DEFAULT '{}',
+  layers             jsonb NOT NULL DEFAULT '{}',
+  artifacts          jsonb NOT NULL DEFAULT '[]',
+  op_count           integer NOT NULL,
+  step_count         integer NOT NULL,
+  device_us_per_step double precision NOT NULL,
+  total_device_us    double precision NOT NULL,
+  summary            bytea NOT NULL,
+  content_sha256     bytea NOT NULL
+);
+CREATE INDEX runs_by_model ON runs (model, workload, started_at DESC);
+CREATE INDEX runs_by_start ON runs (started_at DESC);
+
+CREATE TABLE op_stats (
+  run_id              uuid NOT NULL REFERENCES runs ON DELETE CASCADE,
+  op                  text NOT NULL,
+  calls               bigint NOT NULL,
+  self_cpu_us         double precision NOT NULL,
+  total_cpu_us        double precision NOT NULL,
+  self_device_us      double precision NOT NULL,
+  total_device_us     double precision NOT NULL,
+  step_self_device_us double precision[] NOT NULL,
+  PRIMARY KEY (run_id, op)
+);
+
+CREATE TABLE run_steps (
+  run_id    uuid NOT NULL REFERENCES runs ON DELETE CASCADE,
+  step      integer NOT NULL,
+  device_us double precision NOT NULL,
+  cpu_us    double precision NOT NULL,
+  PRIMARY KEY (run_id, step)
+);
+
+-- A series is what the detector watches: one metric of one (model, workload, instance
+-- type); op = '' is the whole run, otherwise one operator's self time. metric is
+-- 'device_us_per_step' (device profiles) or 'cpu_us_per_step' (CPU-only profiles).
+CREATE TABLE series (
+  series_id     bigserial PRIMARY KEY,
+  model         text NOT NULL,
+  workload      text NOT NULL,
+  instance_type text NOT NULL,
+  metric        text NOT NULL,
+  op            text NOT NULL,
+  UNIQUE (model, workload, instance_type, metric, op)
+);
+
+-- One point per OK run: the per-step mean and the within-run noise (stddev over steps).
+CREATE TABLE series_points (
+  series_id bigint NOT NULL REFERENCES series,
+  run_id    uuid NOT NULL REFERENCES runs ON DELETE CASCADE,
+  at        timestamptz NOT NULL,
+  value     double precision NOT NULL,
+  noise     double precision,
+  PRIMARY KEY (series_id, run_id)
+);
+CREATE INDEX series_points_by_time ON series_points (series_id, at);
+)sql";
+
+// Scheduled jobs, the agents that run them, and what became of every slot.
+const char* kJobsSchema = R"sql(
+CREATE TABLE jobs (
+  name       text PRIMARY KEY,
+  spec       bytea NOT NULL,          -- the JobSpec (deterministic protobuf)
+  spec_json  jsonb NOT NULL,          -- the same, readable by SQL and dashboards
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE agents (
+  name          text PRIMARY KEY,
+  host          text NOT NULL,
+  instance_type text NOT NULL DEFAULT '',
+  labels        jsonb NOT NULL DEFAULT '{}',
+  version       text NOT NULL DEFAULT '',
+  identity      bytea NOT NULL,       -- the AgentIdentity as last announced
+  first_seen    timestamptz NOT NULL DEFAULT now(),
+  last_seen     timestamptz NOT NULL DEFAULT now()
+);
+
+-- One row per (job, scheduled time, host): reported by agents, or recorded as missed by the
+-- collector when nobody reported it. Job deletion keeps the history.
+CREATE TABLE job_slots (
+  job         text NOT NULL,
+  slot_time   timestamptz NOT NULL,
+  host        text NOT NULL,
+  outcome     text NOT NULL,
+  reason      text NOT NULL DEFAULT '',
+  run_id      uuid,
+  run_now     boolean NOT NULL DEFAULT false,
+  started_at  timestamptz,
+  finished_at timestamptz,
+  updated_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (job, slot_time, host)
+);
+CREATE INDEX job_slots_by_time ON job_slots (job, slot_time DESC);
+
+CREATE TABLE run_requests (
+  request_id   bigserial PRIMARY KEY,
+  job          text NOT NULL,
+  host         text NOT NULL DEFAULT '',  -- '' = any matching agent
+  requested_at timestamptz NOT NULL DEFAULT now(),
+  delivered_to text,
+  delivered_at timestamptz
+);
+CREATE INDEX run_requests_pending ON run_requests (requested_at) WHERE delivered_at IS NULL;
+)sql";
+
+// Agent tokens, stored only as their SHA-256.
+const char* kAgentTokensSchema = R"sql(
+CREATE TABLE agent_tokens (
+  name         text PRIMARY KEY,
+  host         text NOT NULL,
+  token_sha256 text NOT NULL UNIQUE,
+  created_at   timestamptz NOT NULL DEFAULT now()
+);
+)sql";
+
+// Regressions (alerts), every transition of their lifecycle, and the webhook outbox.
+const char* kRegressionsSchema = R"sql(
+CREATE TABLE regressions (
+  regression_id       bigserial PRIMARY KEY,
+  state               text NOT NULL
+                      CHECK (state IN ('suspected', 'open', 'acknowledged', 'resolved', 'invalid')),
+  resolution          text NOT NULL DEFAULT ''
+                      CHECK (resolution IN ('', 'fixed', 'accepted_baseline')),
+  severity            text NOT NULL CHECK (severity IN ('critical', 'warning', 'info')),
+  model               text NOT NULL,
+  workload            text NOT NULL,
+  instance_type       text NOT NULL,
+  job                 text NOT NULL DEFAULT '',
+  host                text NOT NULL,
+  metric              text NOT NULL,
+  last_good_run_id    uuid NOT NULL REFERENCES runs,
+  -- One alert per bad run: every series the run moved is a child of it (grouping).
+  first_bad_run_id    uuid NOT NULL UNIQUE REFERENCES runs,
+  first_bad_at        timestamptz NOT NULL,
+  confirmation_run_id uuid REFERENCES runs,
+  confirmation_request_id bigint,            -- run_requests.request_id, when one was asked for
+  before_us           double precision NOT NULL,  -- baseline median, per step
+  baseline_sigma_us   double precision NOT NULL,  -- robust across-run sigma of the baseline
+  baseline_count      integer NOT NULL,
+  after_us            double precision NOT NULL,
+  relative_change     double precision NOT NULL,
+  z                   double precision NOT NULL,
+  confidence          double precision NOT NULL,
+  series              jsonb NOT NULL DEFAULT '[]',  -- RegressionSeries[], whole run first
+  attribution         jsonb NOT NULL DEFAULT '{}',  -- Attribution
+  summary             text NOT NULL,
+  created_at          timestamptz NOT NULL DEFAULT now(),
+  updated_at          timestamptz NOT NULL DEFAULT now(),
+  fired_at            timestamptz,  -- when it became open (Alertmanager startsAt)
+  ended_at            timestamptz   -- when it left open/acknowledged (Alertmanager endsAt)
+);
+CREATE INDEX regressions_live ON regressions (model, workload, instance_type, metric)
+  WHERE state IN ('suspected', 'open', 'acknowledged');
+CREATE INDEX regressions_by_time ON regressions (first_bad_at DESC);
+
+CREATE TABLE regression_transitions (
+  transition_id bigserial PRIMARY KEY,
+  regression_id bigint NOT NULL REFERENCES regressions ON DELETE CASCADE,
+  from_state    text NOT NULL DEFAULT '',  -- '' for the creation
+  to_state      text NOT NULL,
+  actor         text NOT NULL,
+  reason        text NOT NULL DEFAULT '',
+  at            timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX regression_transitions_by_regression ON regression_transitions (regression_id, at);
+
+-- Outbox of notification events (written in the transition's transaction, so none is lost):
+-- 'opened', 'resolved', 'invalidated'. The webhook channel delivers them in order.
+CREATE TABLE regression_events (
+  event_id      bigserial PRIMARY KEY,
+  regression_id bigint NOT NULL REFERENCES regressions ON DELETE CASCADE,
+  kind          text NOT NULL CHECK (kind IN ('opened', 'resolved', 'invalidated')),
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  delivered_at  timestamptz,
+  attempts      integer NOT NULL DEFAULT 0,
+  last_error    text NOT NULL DEFAULT ''
+);
+CREATE INDEX regression_events_pending ON regression_events (event_id) WHERE delivered_at IS NULL;
+
+-- When the detector looked at the run. Analysis follows the ingest commit; a collector that
+-- dies in between leaves the run NULL here and the next housekeeping pass analyses it.
+ALTER TABLE runs ADD COLUMN analyzed_at timestamptz;
+UPDATE runs SET analyzed_at = received_at;
+CREATE INDEX runs_not_analyzed ON runs (received_at) WHERE analyzed_at IS NULL;
+)sql";
+
+}  // namespace
+
+const std::vector<Migration>& AllMigrations() {
+  static const std::vector<Migration> migrations = {
+      {1, "runs, operator stats, steps and series", kInitialSchema},
+      {2, "jobs, agents, job slots and run requests", kJobsSchema},
+      {3, "agent tokens", kAgentTokensSchema},
+      {4, "regressions, their transitions and the notification outbox", kRegressionsSchema},
+  };
+  return migrations;
+}
+
+absl::StatusOr<int> ApplyMigrations(pqxx::connection_base& connection) {
+  {
+    pqxx::work tx{connection};
+    tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
+    tx.exec(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version integer PRIMARY KEY, name text NOT NULL,"
+        " applied_at timestamptz NOT NULL DEFAULT now())");
+    tx.commit();
+  }
+  int current = 0;
+  for (const Migration& migration : AllMigrations()) {
+    pqxx::work tx{connection};
+    tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
+    auto applied =
+        tx.exec_params("SELECT 1 FROM schema_migrations WHERE version = $1", migration.version);
+    if (applied.empty()) {
+      tx.exec(migration.sql);
+      tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+                     migration.version, migration.name);
+    }
+    tx.commit();
+    current = migration.version;
+  }
+  pqxx::nontransaction read{connection};
+  int newest = read.exec("SELECT coalesce(max(version), 0) FROM schema_migrations")[0][0].as<int>();
+  if (newest > current) {
+    return absl::FailedPreconditionError("database schema is at version " + std::to_string(newest) +
+                                         " but this collector knows " + std::to_string(current) +
+                                         ": upgrade the collector");
+  }
+  return current;
+}
+
+}  // namespace devtime::store

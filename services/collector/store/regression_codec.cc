@@ -1,0 +1,72 @@
+#include "services/collector/store/regression_codec.h"
+
+#include "services/collector/notify/payloads.h"
+
+namespace devtime::store {
+
+v1::Attribution ToProto(const analyze::Attribution& attribution) {
+  v1::Attribution out;
+  for (const auto& op : attribution.ops) {
+    v1::OpDelta* d = out.add_ops();
+    d->set_op(op.op);
+    d->set_before_us(op.before_us);
+    d->set_after_us(op.after_us);
+    d->set_delta_us(op.delta_us);
+    d->set_before_calls(op.before_calls);
+    d->set_after_calls(op.after_calls);
+    d->set_share(op.share);
+  }
+  for (const auto& layer : attribution.layers) {
+    v1::LayerDelta* d = out.add_layers();
+    d->set_layer(layer.layer);
+    d->set_before_us(layer.before_us);
+    d->set_after_us(layer.after_us);
+    d->set_delta_us(layer.delta_us);
+  }
+  out.set_dominant_layer(attribution.dominant_layer);
+  for (const auto& change : attribution.environment) {
+    v1::EnvironmentChange* e = out.add_environment();
+    e->set_key(change.key);
+    e->set_before(change.before);
+    e->set_after(change.after);
+  }
+  return out;
+}
+
+v1::RegressionSeries ToProto(const analyze::SeriesChange& change) {
+  v1::RegressionSeries out;
+  out.set_metric(change.metric);
+  out.set_op(change.op);
+  out.set_before(change.before);
+  out.set_after(change.after);
+  out.set_relative_change(change.relative_change);
+  out.set_z(change.z);
+  out.set_baseline_runs(static_cast<uint32_t>(change.baseline_runs));
+  return out;
+}
+
+v1::Regression ToProto(const analyze::NewRegression& regression) {
+  v1::Regression r;
+  r.set_state(v1::REGRESSION_STATE_SUSPECTED);
+  r.set_severity(regression.severity);
+  r.set_model(regression.series.model);
+  r.set_workload(regression.series.workload);
+  r.set_instance_type(regression.series.instance_type);
+  r.set_job(regression.job);
+  r.set_host(regression.host);
+  r.set_metric(regression.series.metric);
+  r.set_last_good_run_id(regression.last_good_run_id);
+  r.set_first_bad_run_id(regression.first_bad_run_id);
+  r.set_before(regression.before);
+  r.set_after(regression.after);
+  r.set_relative_change(regression.relative_change);
+  r.set_z(regression.z);
+  r.set_confidence(regression.confidence);
+  for (const auto& change : regression.series_changes) *r.add_series() = ToProto(change);
+  *r.mutable_attribution() = ToProto(regression.attribution);
+  r.set_confirmation_requested(regression.confirmation_request_id.has_value());
+  r.set_summary(collector::notify::Summary(r));
+  return r;
+}
+
+}  // namespace devtime::store

@@ -1,0 +1,326 @@
+#include "services/collector/store/regression_store.h"
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "proto/wire/json.h"
+#include "proto/wire/names.h"
+#include "services/collector/analyze/lifecycle.h"
+#include "services/collector/store/regression_codec.h"
+#include "services/collector/store/sql_util.h"
+
+namespace devtime::store {
+namespace {
+
+using wire::IsFiring;
+using wire::RegressionStateName;
+
+// Undelivered events older than this are given up: stale news, and a webhook configured long
+// after regressions were recorded should not receive their whole backlog.
+constexpr absl::Duration kEventMaxAge = absl::Hours(24 * 7);
+
+// pg_try_advisory_xact_lock key of the notification pass ("devtime-notify").
+constexpr long long kNotifierLockKey = 0x6e6f74696679;
+
+const std::string kColumns =
+    "regression_id, state, resolution, severity, model, workload, instance_type, job, host,"
+    " metric, last_good_run_id::text, first_bad_run_id::text,"
+    " coalesce(confirmation_run_id::text, ''), confirmation_request_id IS NOT NULL, before_us,"
+    " after_us, relative_change, z, confidence, series::text, attribution::text, summary, " +
+    EpochMicros("created_at") + ", " + EpochMicros("updated_at") + ", " +
+    EpochMicros("first_bad_at") + ", " + EpochMicros("fired_at") + ", " + EpochMicros("ended_at");
+
+const std::string kSeriesIs =
+    "model = $1 AND workload = $2 AND instance_type = $3 AND metric = $4";
+
+std::string SeriesJson(const v1::Regression& regression) {
+  std::string json = "[";
+  for (int i = 0; i < regression.series_size(); ++i) {
+    absl::StrAppend(&json, i ? "," : "", JsonForSql(regression.series(i)));
+  }
+  return json + "]";
+}
+
+// The row's jsonb columns were written by this file from the same messages, so a parse
+// failure means a hand-edited row: DATA_LOSS naming it rather than a silent drop.
+absl::Status ParseSeries(const std::string& json, int64_t id, v1::Regression& out) {
+  const auto parsed = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_array()) {
+    return absl::DataLossError(absl::StrCat("regression ", id, " series: not a JSON array"));
+  }
+  for (const auto& element : parsed) {
+    absl::Status status = wire::ParseJson(
+        element.dump(), "regression " + std::to_string(id) + " series", out.add_series());
+    if (!status.ok()) return absl::DataLossError(status.message());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Regression> FromRow(const pqxx::row& row) {
+  v1::Regression r;
+  r.set_id(row[0].as<int64_t>());
+  r.set_state(wire::RegressionStateFromName(row[1].as<std::string>()));
+  r.set_resolution(wire::ResolutionFromName(row[2].as<std::string>()));
+  r.set_severity(row[3].as<std::string>());
+  r.set_model(row[4].as<std::string>());
+  r.set_workload(row[5].as<std::string>());
+  r.set_instance_type(row[6].as<std::string>());
+  r.set_job(row[7].as<std::string>());
+  r.set_host(row[8].as<std::string>());
+  r.set_metric(row[9].as<std::string>());
+  r.set_last_good_run_id(row[10].as<std::string>());
+  r.set_first_bad_run_id(row[11].as<std::string>());
+  r.set_confirmation_run_id(row[12].as<std::string>());
+  r.set_confirmation_requested(row[13].as<bool>());
+  r.set_before(row[14].as<double>());
+  r.set_after(row[15].as<double>());
+  r.set_relative_change(row[16].as<double>());
+  r.set_z(row[17].as<double>());
+  r.set_confidence(row[18].as<double>());
+  if (absl::Status s = ParseSeries(row[19].as<std::string>(), r.id(), r); !s.ok()) return s;
+  absl::Status status = wire::ParseJson(row[20].as<std::string>(),
+                                        "regression " + std::to_string(r.id()) + " attribution",
+                                        r.mutable_attribution());
+  if (!status.ok()) return absl::DataLossError(status.message());
+  r.set_summary(row[21].as<std::string>());
+  *r.mutable_created_at() = FromMicros(row[22].as<long long>());
+  *r.mutable_updated_at() = FromMicros(row[23].as<long long>());
+  *r.mutable_first_bad_at() = FromMicros(row[24].as<long long>());
+  if (!row[25].is_null()) *r.mutable_fired_at() = FromMicros(row[25].as<long long>());
+  if (!row[26].is_null()) *r.mutable_ended_at() = FromMicros(row[26].as<long long>());
+  return r;
+}
+
+absl::StatusOr<std::vector<v1::Regression>> FromResult(const pqxx::result& rows) {
+  std::vector<v1::Regression> out;
+  out.reserve(rows.size());
+  for (const auto& row : rows) {
+    auto regression = FromRow(row);
+    if (!regression.ok()) return regression.status();
+    out.push_back(std::move(*regression));
+  }
+  return out;
+}
+
+// '{suspected,open}' for `= ANY($n::text[])`; state names are fixed words.
+std::string StateArray(const std::vector<v1::RegressionState>& states) {
+  std::string array = "{";
+  for (size_t i = 0; i < states.size(); ++i) {
+    absl::StrAppend(&array, i ? "," : "", RegressionStateName(states[i]));
+  }
+  return array + "}";
+}
+
+const std::vector<v1::RegressionState> kLiveStates = {
+    v1::REGRESSION_STATE_SUSPECTED, v1::REGRESSION_STATE_OPEN, v1::REGRESSION_STATE_ACKNOWLEDGED};
+
+void AddTransitions(pqxx::work& tx, v1::Regression& regression) {
+  auto rows = tx.exec_params(
+      "SELECT from_state, to_state, actor, reason, " + EpochMicros("at") +
+          " FROM regression_transitions WHERE regression_id = $1 ORDER BY at, transition_id",
+      regression.id());
+  for (const auto& row : rows) {
+    auto* t = regression.add_transitions();
+    t->set_from(wire::RegressionStateFromName(row[0].as<std::string>()));
+    t->set_to(wire::RegressionStateFromName(row[1].as<std::string>()));
+    t->set_actor(row[2].as<std::string>());
+    t->set_reason(row[3].as<std::string>());
+    *t->mutable_at() = FromMicros(row[4].as<long long>());
+  }
+}
+
+}  // namespace
+
+namespace regression_sql {
+
+int64_t Insert(pqxx::work& tx, const analyze::NewRegression& created) {
+  const v1::Regression r = ToProto(created);
+  int64_t id =
+      tx.exec_params1(
+            "INSERT INTO regressions (state, severity, model, workload, instance_type, job, host,"
+            " metric, last_good_run_id, first_bad_run_id, first_bad_at, confirmation_run_id,"
+            " confirmation_request_id, before_us, baseline_sigma_us, baseline_count, after_us,"
+            " relative_change, z, confidence, series, attribution, summary)"
+            " SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, started_at, NULL, $11, $12, $13,"
+            " $14, $15, $16, $17, $18, $19::jsonb, $20::jsonb, $21 FROM runs WHERE run_id = $10"
+            " RETURNING regression_id",
+            RegressionStateName(r.state()), r.severity(), r.model(), r.workload(),
+            r.instance_type(), r.job(), r.host(), r.metric(), r.last_good_run_id(),
+            r.first_bad_run_id(), created.confirmation_request_id, r.before(),
+            created.baseline_sigma, created.baseline_count, r.after(), r.relative_change(),
+            r.z(), r.confidence(), SeriesJson(r), JsonForSql(r.attribution()), r.summary())[0]
+          .as<int64_t>();
+  tx.exec_params(
+      "INSERT INTO regression_transitions (regression_id, to_state, actor, reason)"
+      " VALUES ($1, $2, 'detector', $3)",
+      id, RegressionStateName(r.state()), created.reason);
+  return id;
+}
+
+absl::Status Transition(pqxx::work& tx, const analyze::Transition& t) {
+  const int64_t id = t.regression_id;
+  auto rows =
+      tx.exec_params("SELECT state FROM regressions WHERE regression_id = $1 FOR UPDATE", id);
+  if (rows.empty()) return absl::NotFoundError(absl::StrCat("no regression ", id));
+  v1::RegressionState from = wire::RegressionStateFromName(rows[0][0].as<std::string>());
+  if (absl::Status status = analyze::CheckTransition(from, t.to, t.resolution); !status.ok()) {
+    return status;
+  }
+  std::optional<std::string> confirmation;
+  if (!t.confirmation_run_id.empty()) confirmation = t.confirmation_run_id;
+  tx.exec_params(
+      "UPDATE regressions SET state = $2, resolution = $3, updated_at = now(),"
+      " confirmation_run_id = coalesce($4::uuid, confirmation_run_id),"
+      " fired_at = CASE WHEN $5 THEN now() ELSE fired_at END,"
+      " ended_at = CASE WHEN $6 THEN now() ELSE ended_at END"
+      " WHERE regression_id = $1",
+      id, RegressionStateName(t.to), wire::ResolutionName(t.resolution), confirmation,
+      !IsFiring(from) && IsFiring(t.to), IsFiring(from) && !IsFiring(t.to));
+  tx.exec_params(
+      "INSERT INTO regression_transitions (regression_id, from_state, to_state, actor, reason)"
+      " VALUES ($1, $2, $3, $4, $5)",
+      id, RegressionStateName(from), RegressionStateName(t.to), t.actor, t.reason);
+  if (auto event = analyze::EventFor(from, t.to)) {
+    tx.exec_params("INSERT INTO regression_events (regression_id, kind) VALUES ($1, $2)", id,
+                   analyze::EventName(*event));
+  }
+  return absl::OkStatus();
+}
+
+std::optional<analyze::LiveRegression> OldestLive(pqxx::work& tx,
+                                                  const analyze::SeriesKey& series) {
+  auto rows = tx.exec_params(
+      "SELECT regression_id, state, " + EpochMicros("first_bad_at") +
+          ", confirmation_request_id IS NOT NULL FROM regressions WHERE " + kSeriesIs +
+          " AND state = ANY($5::text[]) ORDER BY first_bad_at LIMIT 1",
+      series.model, series.workload, series.instance_type, series.metric,
+      StateArray(kLiveStates));
+  if (rows.empty()) return std::nullopt;
+  return analyze::LiveRegression{
+      .id = rows[0][0].as<int64_t>(),
+      .state = wire::RegressionStateFromName(rows[0][1].as<std::string>()),
+      .first_bad_at_us = rows[0][2].as<int64_t>(),
+      .confirmation_requested = rows[0][3].as<bool>()};
+}
+
+std::optional<int64_t> AcceptedBaselineSince(pqxx::work& tx, const analyze::SeriesKey& series) {
+  auto rows = tx.exec_params("SELECT " + EpochMicros("first_bad_at") +
+                                 " FROM regressions WHERE " + kSeriesIs +
+                                 " AND resolution = 'accepted_baseline'"
+                                 " ORDER BY first_bad_at DESC LIMIT 1",
+                             series.model, series.workload, series.instance_type, series.metric);
+  if (rows.empty()) return std::nullopt;
+  return rows[0][0].as<int64_t>();
+}
+
+}  // namespace regression_sql
+
+absl::StatusOr<std::vector<v1::Regression>> RegressionStore::List(const RegressionFilter& filter) {
+  const std::vector<v1::RegressionState>& states =
+      filter.states.empty() ? kLiveStates : filter.states;
+  const unsigned limit = filter.limit == 0 ? 100 : std::min(filter.limit, 10'000u);
+  return db_.Transact("list regressions", [&](pqxx::work& tx) {
+    return FromResult(tx.exec_params(
+        "SELECT " + kColumns +
+            " FROM regressions WHERE state = ANY($1::text[]) AND ($2 = '' OR model = $2)"
+            " AND ($3 = '' OR workload = $3) ORDER BY first_bad_at DESC, regression_id DESC"
+            " LIMIT $4",
+        StateArray(states), filter.model, filter.workload, limit));
+  });
+}
+
+absl::StatusOr<v1::Regression> RegressionStore::Get(int64_t id) {
+  return db_.Transact("get regression", [&](pqxx::work& tx) -> absl::StatusOr<v1::Regression> {
+    auto rows =
+        tx.exec_params("SELECT " + kColumns + " FROM regressions WHERE regression_id = $1", id);
+    if (rows.empty()) return absl::NotFoundError(absl::StrCat("no regression ", id));
+    auto found = FromRow(rows[0]);
+    if (found.ok()) AddTransitions(tx, *found);
+    return found;
+  });
+}
+
+absl::StatusOr<v1::Regression> RegressionStore::Transition(const analyze::Transition& transition) {
+  if (transition.actor.empty()) return absl::InvalidArgumentError("actor: required (who)");
+  if (transition.to != v1::REGRESSION_STATE_ACKNOWLEDGED &&
+      transition.to != v1::REGRESSION_STATE_RESOLVED &&
+      transition.to != v1::REGRESSION_STATE_INVALID) {
+    return absl::InvalidArgumentError("to: must be acknowledged, resolved or invalid");
+  }
+  absl::Status moved = db_.Transact("triage regression", [&](pqxx::work& tx) {
+    return regression_sql::Transition(tx, transition);
+  });
+  if (!moved.ok()) return moved;
+  return Get(transition.regression_id);
+}
+
+absl::StatusOr<bool> RegressionStore::AsOnlyNotifier(const std::function<absl::Status()>& pass) {
+  bool ran = false;
+  absl::Status outcome = absl::OkStatus();
+  absl::Status status = db_.Run("notification pass", [&](pqxx::connection_base& c) {
+    pqxx::work tx{c};
+    ran = tx.exec_params1("SELECT pg_try_advisory_xact_lock($1)", kNotifierLockKey)[0].as<bool>();
+    if (ran) outcome = pass();
+    tx.commit();  // releases the lock
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (!outcome.ok()) return outcome;
+  return ran;
+}
+
+absl::StatusOr<std::vector<v1::Regression>> RegressionStore::AlertsToPush(absl::Time ended_since) {
+  return db_.Transact("list alerts to push", [&](pqxx::work& tx) {
+    return FromResult(tx.exec_params(
+        "SELECT " + kColumns +
+            " FROM regressions WHERE state IN ('open', 'acknowledged')"
+            " OR (fired_at IS NOT NULL AND ended_at >= to_timestamp($1::float8 / 1e6))"
+            " ORDER BY regression_id",
+        static_cast<double>(absl::ToUnixMicros(ended_since))));
+  });
+}
+
+absl::StatusOr<std::vector<collector::notify::AlertSource::Event>> RegressionStore::PendingEvents(
+    int limit) {
+  return db_.Transact(
+      "list notification events", [&](pqxx::work& tx) -> absl::StatusOr<std::vector<Event>> {
+        // The regression's columns in a subquery: both tables have created_at.
+        auto rows = tx.exec_params(
+            "SELECT e.event_id, e.kind, r.* FROM regression_events e JOIN (SELECT " + kColumns +
+                " FROM regressions) r USING (regression_id)"
+                " WHERE e.delivered_at IS NULL"
+                " AND e.created_at > now() - $2::float8 * interval '1 second'"
+                " ORDER BY e.event_id LIMIT $1",
+            limit, absl::ToDoubleSeconds(kEventMaxAge));
+        std::vector<Event> out;
+        for (const auto& row : rows) {
+          // FromRow reads the regression's columns, which start after the event's two.
+          auto regression = FromRow(row.slice(2, row.size()));
+          if (!regression.ok()) return regression.status();
+          out.push_back(
+              Event{row[0].as<int64_t>(), row[1].as<std::string>(), std::move(*regression)});
+        }
+        return out;
+      });
+}
+
+absl::Status RegressionStore::MarkDelivered(int64_t event_id) {
+  return db_.Transact("mark event delivered", [&](pqxx::work& tx) {
+    tx.exec_params(
+        "UPDATE regression_events SET delivered_at = now(), attempts = attempts + 1"
+        " WHERE event_id = $1",
+        event_id);
+    return absl::OkStatus();
+  });
+}
+
+absl::Status RegressionStore::MarkFailed(int64_t event_id, const std::string& error) {
+  return db_.Transact("mark event failed", [&](pqxx::work& tx) {
+    tx.exec_params(
+        "UPDATE regression_events SET attempts = attempts + 1, last_error = $2"
+        " WHERE event_id = $1",
+        event_id, error);
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace devtime::store

@@ -1,0 +1,278 @@
+#include "services/collector/store/run_store.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "google/protobuf/util/time_util.h"
+#include "nlohmann/json.hpp"
+#include "proto/wire/json.h"
+#include "proto/wire/names.h"
+#include "proto/wire/validation.h"
+#include "services/collector/store/series.h"
+#include "services/collector/store/sql_util.h"
+
+namespace devtime::store {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+// A PostgreSQL array literal of doubles ("{1.5,2}"): digits only, so no quoting is needed.
+std::string PgArray(const google::protobuf::RepeatedField<double>& values) {
+  std::string out = "{";
+  char buffer[32];
+  for (int i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, values[i]);
+    out.append(buffer, end);
+  }
+  return out + "}";
+}
+
+double TotalSelfDevice(const v1::RunSummary& run) {
+  double total = 0;
+  for (const auto& op : run.ops()) total += op.self_device_us();
+  return total;
+}
+
+std::string EnvironmentJson(const v1::RunSummary& run) {
+  nlohmann::json env = nlohmann::json::object();
+  for (const auto& [key, value] : run.environment()) env[key] = value;
+  return env.dump();
+}
+
+std::string LayersJson(const v1::RunSummary& run) {
+  nlohmann::json layers = nlohmann::json::object();
+  for (const auto& layer : run.layers()) layers[wire::LayerName(layer.layer())] = layer.time_us();
+  return layers.dump();
+}
+
+std::string ArtifactsJson(const v1::RunSummary& run) {
+  nlohmann::json artifacts = nlohmann::json::array();
+  for (const auto& a : run.artifacts()) {
+    artifacts.push_back({{"kind", a.kind()},
+                         {"uri", a.uri()},
+                         {"size_bytes", a.size_bytes()},
+                         {"sha256", a.sha256()},
+                         {"pair_key", a.pair_key()}});
+  }
+  return artifacts.dump();
+}
+
+std::optional<std::string> TimeText(const v1::RunSummary& run, bool finished) {
+  if (finished && !run.has_finished_at()) return std::nullopt;
+  return TimeUtil::ToString(finished ? run.finished_at() : run.started_at());
+}
+
+// ---- statements ---------------------------------------------------------------------------
+
+const std::string kInsertRun =
+    "INSERT INTO runs (run_id, job, model, workload, host, instance_type, device_kind, status,"
+    " status_reason, started_at, finished_at, environment, capture, layers, artifacts, op_count,"
+    " step_count, device_us_per_step, total_device_us, summary, content_sha256)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,"
+    " $19, $20, sha256($20))"
+    " ON CONFLICT (run_id) DO NOTHING RETURNING " +
+    EpochMicros("received_at");
+
+const std::string kCompareExisting = "SELECT content_sha256 = sha256($2), " +
+                                     EpochMicros("received_at") + " FROM runs WHERE run_id = $1";
+
+// Sorted so that concurrent ingests of runs sharing series take row locks in one order.
+const std::string kUpsertSeries =
+    "INSERT INTO series (model, workload, instance_type, metric, op)"
+    " SELECT $1, $2, $3, $4, op FROM"
+    " (SELECT ''::text AS op UNION ALL SELECT op FROM op_stats WHERE run_id = $5) ops"
+    " ORDER BY op ON CONFLICT DO NOTHING";
+
+std::string InsertPointsSql(bool cpu) {
+  std::string self = cpu ? "o.self_cpu_us" : "o.self_device_us";
+  return "INSERT INTO series_points (series_id, run_id, at, value, noise)"
+         " SELECT s.series_id, $5, $6, p.value, p.noise FROM ("
+         "  SELECT o.op,"
+         "   CASE WHEN cardinality(o.step_self_device_us) > 0"
+         "    THEN (SELECT avg(x) FROM unnest(o.step_self_device_us) x)"
+         "    ELSE " +
+         self +
+         " / $7 END AS value,"
+         "   (SELECT stddev_samp(x) FROM unnest(o.step_self_device_us) x) AS noise"
+         "  FROM op_stats o WHERE o.run_id = $5"
+         "  UNION ALL SELECT ''::text, $8::float8, $9::float8) p"
+         " JOIN series s ON s.model = $1 AND s.workload = $2 AND s.instance_type = $3"
+         "  AND s.metric = $4 AND s.op = p.op";
+}
+
+const std::string kRunInfoColumns =
+    "run_id::text, job, model, workload, host, instance_type, device_kind, status,"
+    " status_reason, " +
+    EpochMicros("started_at") + ", " + EpochMicros("received_at") +
+    ", op_count, step_count, device_us_per_step, total_device_us";
+
+v1::RunInfo RunInfoFromRow(const pqxx::row& row) {
+  v1::RunInfo info;
+  auto* id = info.mutable_identity();
+  id->set_run_id(row[0].as<std::string>());
+  id->set_job(row[1].as<std::string>());
+  id->set_model(row[2].as<std::string>());
+  id->set_workload(row[3].as<std::string>());
+  id->set_host(row[4].as<std::string>());
+  id->set_instance_type(row[5].as<std::string>());
+  id->set_device_kind(wire::DeviceKindFromName(row[6].as<std::string>()));
+  info.set_status(wire::RunStatusFromName(row[7].as<std::string>()));
+  info.set_status_reason(row[8].as<std::string>());
+  *info.mutable_started_at() = FromMicros(row[9].as<long long>());
+  *info.mutable_received_at() = FromMicros(row[10].as<long long>());
+  info.set_op_count(row[11].as<unsigned>());
+  info.set_step_count(row[12].as<unsigned>());
+  info.set_device_us_per_step(row[13].as<double>());
+  info.set_total_device_us(row[14].as<double>());
+  return info;
+}
+
+void WriteOpStats(pqxx::work& tx, const v1::RunSummary& run) {
+  pqxx::stream_to out{
+      tx, "op_stats",
+      std::vector<std::string>{"run_id", "op", "calls", "self_cpu_us", "total_cpu_us",
+                               "self_device_us", "total_device_us", "step_self_device_us"}};
+  for (const auto& op : run.ops()) {
+    out << std::make_tuple(run.identity().run_id(), op.name(), static_cast<long long>(op.calls()),
+                           op.self_cpu_us(), op.total_cpu_us(), op.self_device_us(),
+                           op.total_device_us(), PgArray(op.step_self_device_us()));
+  }
+  out.complete();
+}
+
+void WriteSteps(pqxx::work& tx, const v1::RunSummary& run) {
+  if (run.steps_size() == 0) return;
+  pqxx::stream_to out{tx, "run_steps",
+                      std::vector<std::string>{"run_id", "step", "device_us", "cpu_us"}};
+  for (const auto& step : run.steps()) {
+    out << std::make_tuple(run.identity().run_id(), static_cast<long long>(step.step()),
+                           step.device_us(), step.cpu_us());
+  }
+  out.complete();
+}
+
+void WriteSeriesPoints(pqxx::work& tx, const v1::RunSummary& run, const SeriesValue& point) {
+  const auto& id = run.identity();
+  std::string metric = MetricOf(run);
+  tx.exec_params(kUpsertSeries, id.model(), id.workload(), id.instance_type(), metric, id.run_id());
+  // Rows just inserted have no statistics yet, so the planner may pick a nested loop over a
+  // sequential scan: quadratic in the operator count (minutes at 20,000 ops). A hash join is
+  // linear whatever the estimates say.
+  tx.exec("SET LOCAL enable_nestloop = off");
+  tx.exec_params(InsertPointsSql(UsesCpuTime(run)), id.model(), id.workload(), id.instance_type(),
+                 metric, id.run_id(), TimeUtil::ToString(run.started_at()), StepDivisor(run),
+                 point.value, point.noise);
+}
+
+}  // namespace
+
+absl::StatusOr<IngestOutcome> RunStore::IngestRun(const v1::RunSummary& run) {
+  const std::string payload = DeterministicBytes(run);
+  const auto& id = run.identity();
+  const SeriesValue point = RunValue(run);
+  IngestOutcome outcome{};
+  auto status = db_.Run("store run " + id.run_id(), [&](pqxx::connection_base& c) -> absl::Status {
+    pqxx::work tx{c};
+    auto inserted = tx.exec_params(
+        kInsertRun, id.run_id(), id.job(), id.model(), id.workload(), id.host(), id.instance_type(),
+        wire::DeviceKindName(id.device_kind()), wire::RunStatusName(run.status()),
+        run.status_reason(), *TimeText(run, false), TimeText(run, true), EnvironmentJson(run),
+        wire::ToJson(run.capture()), LayersJson(run), ArtifactsJson(run), run.ops_size(),
+        run.steps_size(), point.value, TotalSelfDevice(run), pqxx::binarystring(payload));
+    if (inserted.empty()) {
+      auto existing = tx.exec_params1(kCompareExisting, id.run_id(), pqxx::binarystring(payload));
+      tx.commit();
+      if (!existing[0].as<bool>()) {
+        return absl::AlreadyExistsError("run.identity.run_id: run " + id.run_id() +
+                                        " is already stored with different content");
+      }
+      outcome = {IngestResult::kDuplicate, FromMicros(existing[1].as<long long>())};
+      return absl::OkStatus();
+    }
+    WriteOpStats(tx, run);
+    WriteSteps(tx, run);
+    // Invalid and failed runs are history, never data: zeros must not look like a speed-up.
+    if (run.status() == v1::RUN_STATUS_OK) WriteSeriesPoints(tx, run, point);
+    tx.commit();
+    outcome = {IngestResult::kStored, FromMicros(inserted[0][0].as<long long>())};
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return outcome;
+}
+
+absl::StatusOr<std::vector<v1::RunInfo>> RunStore::ListRuns(const RunFilter& filter) {
+  std::optional<std::string> since;
+  if (filter.since) since = TimeUtil::ToString(*filter.since);
+  std::vector<v1::RunInfo> runs;
+  auto status = db_.Run("list runs", [&](pqxx::connection_base& c) {
+    runs.clear();
+    pqxx::read_transaction tx{c};
+    auto rows =
+        tx.exec_params("SELECT " + kRunInfoColumns +
+                           " FROM runs WHERE ($1 = '' OR model = $1) AND ($2 = '' OR workload = $2)"
+                           " AND ($3::timestamptz IS NULL OR started_at >= $3::timestamptz)"
+                           " ORDER BY started_at DESC, run_id LIMIT $4",
+                       filter.model, filter.workload, since, filter.limit);
+    for (const auto& row : rows) runs.push_back(RunInfoFromRow(row));
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return runs;
+}
+
+absl::StatusOr<v1::GetRunResponse> RunStore::GetRun(const std::string& run_id) {
+  if (!wire::IsCanonicalUuid(run_id)) {
+    return absl::InvalidArgumentError("run_id: '" + run_id.substr(0, 64) +
+                                      "' is not a lowercase UUID");
+  }
+  v1::GetRunResponse response;
+  bool found = false;
+  auto status = db_.Run("get run " + run_id, [&](pqxx::connection_base& c) -> absl::Status {
+    pqxx::read_transaction tx{c};
+    auto rows = tx.exec_params(
+        "SELECT " + kRunInfoColumns + ", summary FROM runs WHERE run_id = $1", run_id);
+    found = !rows.empty();
+    if (!found) return absl::OkStatus();
+    *response.mutable_info() = RunInfoFromRow(rows[0]);
+    pqxx::binarystring summary(rows[0][15]);
+    if (!response.mutable_run()->ParseFromString(summary.str())) {
+      return absl::DataLossError("run " + run_id + ": stored summary does not parse");
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (!found) return absl::NotFoundError("run " + run_id + " is not stored");
+  return response;
+}
+
+absl::StatusOr<std::vector<v1::ModelInfo>> RunStore::ListModels() {
+  std::vector<v1::ModelInfo> models;
+  auto status = db_.Run("list models", [&](pqxx::connection_base& c) {
+    models.clear();
+    pqxx::read_transaction tx{c};
+    // Workload names cannot contain control characters (validation), so '\n' separates them.
+    auto rows = tx.exec(
+        "SELECT model, string_agg(DISTINCT workload, E'\\n' ORDER BY workload), count(*), " +
+        EpochMicros("max(started_at)") + " FROM runs GROUP BY model ORDER BY model");
+    for (const auto& row : rows) {
+      v1::ModelInfo& model = models.emplace_back();
+      model.set_model(row[0].as<std::string>());
+      std::string workloads = row[1].as<std::string>();
+      for (std::size_t start = 0; start <= workloads.size();) {
+        std::size_t end = workloads.find('\n', start);
+        if (end == std::string::npos) end = workloads.size();
+        model.add_workloads(workloads.substr(start, end - start));
+        start = end + 1;
+      }
+      model.set_run_count(row[2].as<unsigned long long>());
+      *model.mutable_last_run_at() = FromMicros(row[3].as<long long>());
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return models;
+}
+
+}  // namespace devtime::store

@@ -1,0 +1,52 @@
+// devtime::store — runs in PostgreSQL: ingest, and the reads people and dashboards make.
+//
+// Speaks protobuf at its edge (it is the storage adapter of the wire's RunSummary) and
+// reports failures as absl::Status: UNAVAILABLE when the database cannot be reached after
+// retries, ALREADY_EXISTS for a run id stored with different content, NOT_FOUND for unknown
+// runs, INVALID_ARGUMENT for a malformed run id.
+//
+// Thread-safety: safe for concurrent use.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "devtime/v1/collector.pb.h"
+#include "services/collector/store/database.h"
+
+namespace devtime::store {
+
+enum class IngestResult { kStored, kDuplicate };
+
+struct IngestOutcome {
+  IngestResult result;
+  google::protobuf::Timestamp received_at;
+};
+
+struct RunFilter {
+  std::string model;     // "" = any
+  std::string workload;  // "" = any
+  std::optional<google::protobuf::Timestamp> since;
+  unsigned limit = 100;
+};
+
+class RunStore {
+ public:
+  explicit RunStore(Database& db) : db_(db) {}
+
+  // Stores a validated run and its operator stats, steps and series points in one
+  // transaction; returns only after COMMIT. The same run id with the same content is
+  // kDuplicate (nothing written); with different content it is ALREADY_EXISTS.
+  absl::StatusOr<IngestOutcome> IngestRun(const v1::RunSummary& run);
+
+  absl::StatusOr<std::vector<v1::RunInfo>> ListRuns(const RunFilter& filter);
+  absl::StatusOr<v1::GetRunResponse> GetRun(const std::string& run_id);
+  absl::StatusOr<std::vector<v1::ModelInfo>> ListModels();
+
+ private:
+  Database& db_;
+};
+
+}  // namespace devtime::store

@@ -1,0 +1,64 @@
+#include "services/collector/store/series.h"
+
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "proto/wire/names.h"
+
+namespace devtime::store {
+
+bool UsesCpuTime(const v1::RunSummary& run) {
+  return run.identity().device_kind() == v1::DEVICE_KIND_CPU;
+}
+
+std::string MetricFor(v1::DeviceKind kind) {
+  return kind == v1::DEVICE_KIND_CPU ? kCpuMetric : kDeviceMetric;
+}
+
+std::string MetricOf(const v1::RunSummary& run) { return MetricFor(run.identity().device_kind()); }
+
+int StepDivisor(const v1::RunSummary& run) {
+  if (run.steps_size() > 0) return run.steps_size();
+  if (run.capture().active_steps() > 0) return static_cast<int>(run.capture().active_steps());
+  return 1;
+}
+
+SeriesValue RunValue(const v1::RunSummary& run) {
+  bool cpu = UsesCpuTime(run);
+  std::vector<double> per_step;
+  for (const auto& step : run.steps()) per_step.push_back(cpu ? step.cpu_us() : step.device_us());
+  if (per_step.empty()) {
+    double total = 0;
+    for (const auto& op : run.ops()) total += cpu ? op.self_cpu_us() : op.self_device_us();
+    return {total / StepDivisor(run), std::nullopt};
+  }
+  double count = static_cast<double>(per_step.size());
+  double mean = std::accumulate(per_step.begin(), per_step.end(), 0.0) / count;
+  if (per_step.size() < 2) return {mean, std::nullopt};
+  double squares = 0;
+  for (double v : per_step) squares += (v - mean) * (v - mean);
+  return {mean, std::sqrt(squares / (count - 1))};
+}
+
+analyze::RunFigures FiguresOf(const v1::RunSummary& run, double total_us) {
+  const bool cpu = UsesCpuTime(run);
+  const double steps = StepDivisor(run);
+  analyze::RunFigures figures;
+  figures.total_us = total_us;
+  for (const auto& op : run.ops()) {
+    const auto& samples = op.step_self_device_us();
+    figures.op_us[op.name()] =
+        samples.empty() ? (cpu ? op.self_cpu_us() : op.self_device_us()) / steps
+                        : std::accumulate(samples.begin(), samples.end(), 0.0) /
+                              static_cast<double>(samples.size());
+    figures.op_calls[op.name()] = static_cast<double>(op.calls()) / steps;
+  }
+  for (const auto& layer : run.layers()) {
+    figures.layer_us[wire::LayerName(layer.layer())] = layer.time_us() / steps;
+  }
+  for (const auto& [key, value] : run.environment()) figures.environment[key] = value;
+  return figures;
+}
+
+}  // namespace devtime::store

@@ -1,0 +1,170 @@
+// The analyzer's decision about one stored run, without a database: what a run means for
+// its series and for the series' live regression.
+#include "services/collector/analyze/decision.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace devtime::analyze {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A nightly series, one run per day, 1 % noise around `level`; run ids "r0", "r1", ...
+class Series {
+ public:
+  Series& Add(double value) {
+    const int i = static_cast<int>(points_.size());
+    points_.push_back({"r" + std::to_string(i), Day(i), {value, 0.0}});
+    return *this;
+  }
+  Series& Level(double level, int runs) {
+    for (int i = 0; i < runs; ++i) Add(level * (1.0 + 0.01 * ((i * 7) % 5 - 2) / 2.0));
+    return *this;
+  }
+  static int64_t Day(int i) { return 1'700'000'000'000'000 + int64_t{86'400'000'000} * i; }
+  const std::vector<SeriesPoint>& points() const { return points_; }
+  std::string last() const { return points_.back().run_id; }
+
+ private:
+  std::vector<SeriesPoint> points_;
+};
+
+LiveRegression Live(State state, int first_bad_index, bool confirmation_requested = false) {
+  return {.id = 7,
+          .state = state,
+          .first_bad_at_us = Series::Day(first_bad_index),
+          .confirmation_requested = confirmation_requested};
+}
+
+absl::StatusOr<Decision> DecideLast(const Series& s, std::optional<LiveRegression> live = {}) {
+  return Decide(s.last(), s.points(), live, AnalyzerOptions{});
+}
+
+TEST(Decision, ALateRunIsSkipped) {
+  Series s;
+  s.Level(100, 10);
+  auto d = Decide("r3", s.points(), std::nullopt, AnalyzerOptions{});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->verdict, Verdict::kSkipped);
+  EXPECT_FALSE(d->transition);
+  EXPECT_FALSE(d->suspected);
+}
+
+TEST(Decision, TooFewRunsBeforeItIsInsufficientHistory) {
+  Series s;
+  s.Level(100, 3).Add(300);
+  auto d = DecideLast(s);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->verdict, Verdict::kInsufficientHistory);
+}
+
+TEST(Decision, ASteadyRunIsNone) {
+  Series s;
+  s.Level(100, 20);
+  auto d = DecideLast(s);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->verdict, Verdict::kNone);
+  EXPECT_FALSE(d->suspected);
+}
+
+TEST(Decision, ALostFusionIsSuspectedWithTheGateMeasure) {
+  Series s;
+  s.Level(403.3, 20).Add(2354.9);
+  auto d = DecideLast(s);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->verdict, Verdict::kSuspected);
+  ASSERT_TRUE(d->suspected);
+  EXPECT_NEAR(d->suspected->relative_change, 2354.9 / 403.3 - 1, 0.02);
+  EXPECT_FALSE(d->transition);
+}
+
+TEST(Decision, AFasterRunOpensNothing) {
+  Series s;
+  s.Level(2354.9, 20).Add(403.3);
+  auto d = DecideLast(s);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->verdict, Verdict::kNone);
+  EXPECT_FALSE(d->suspected);
+}
+
+TEST(Decision, AConfirmationRunStillSlowerOpensTheSuspectedRegression) {
+  Series s;
+  s.Level(403.3, 20).Add(2354.9).Add(2360.0);
+  auto d = DecideLast(s, Live(v1::REGRESSION_STATE_SUSPECTED, 20, true));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->verdict, Verdict::kConfirmed);
+  ASSERT_TRUE(d->transition);
+  EXPECT_EQ(d->transition->regression_id, 7);
+  EXPECT_EQ(d->transition->to, v1::REGRESSION_STATE_OPEN);
+  EXPECT_EQ(d->transition->actor, "detector");
+  EXPECT_EQ(d->transition->confirmation_run_id, "r21");
+  EXPECT_THAT(d->transition->reason, HasSubstr("confirmation run r21 agrees"));
+}
+
+TEST(Decision, ANextRunBackAtTheBaselineRefutesIt) {
+  Series s;
+  s.Level(403.3, 20).Add(2354.9).Add(404.0);
+  auto d = DecideLast(s, Live(v1::REGRESSION_STATE_SUSPECTED, 20));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->verdict, Verdict::kRefuted);
+  ASSERT_TRUE(d->transition);
+  EXPECT_EQ(d->transition->to, v1::REGRESSION_STATE_INVALID);
+  EXPECT_THAT(d->transition->reason, HasSubstr("next run r21 is back at the baseline"));
+  EXPECT_THAT(d->transition->reason, HasSubstr("not reproduced"));
+}
+
+TEST(Decision, AnOpenRegressionResolvesAfterResolveRunsBackAtTheBaseline) {
+  Series s;
+  s.Level(403.3, 20).Add(2354.9).Add(2350.0).Add(404.0);
+  // One run back is not enough (resolve_runs = 2) ...
+  auto d = DecideLast(s, Live(v1::REGRESSION_STATE_OPEN, 20));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->verdict, Verdict::kNone);
+  EXPECT_FALSE(d->transition);
+  // ... two are.
+  s.Add(402.5);
+  d = DecideLast(s, Live(v1::REGRESSION_STATE_ACKNOWLEDGED, 20));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->verdict, Verdict::kResolved);
+  ASSERT_TRUE(d->transition);
+  EXPECT_EQ(d->transition->to, v1::REGRESSION_STATE_RESOLVED);
+  EXPECT_EQ(d->transition->resolution, v1::RESOLUTION_FIXED);
+  EXPECT_THAT(d->transition->reason, HasSubstr("the last 2 runs are back at the baseline"));
+}
+
+TEST(Decision, TheFirstBadRunNeverCountsTowardsResolving) {
+  Series s;
+  s.Level(403.3, 20).Add(404.0);  // a regression whose first bad run is itself at baseline
+  AnalyzerOptions options;
+  options.resolve_runs = 1;
+  auto d = Decide(s.last(), s.points(), Live(v1::REGRESSION_STATE_OPEN, 20), options);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->verdict, Verdict::kNone);
+}
+
+TEST(Decision, AnOperatorSeriesThatMovedWithTheRunIsAChild) {
+  Series op;
+  op.Level(100, 20).Add(150);
+  auto change = OperatorChange(op.last(), "device_us_per_step", "aten::rms_norm", op.points(),
+                               AnalyzerOptions{});
+  ASSERT_TRUE(change);
+  EXPECT_EQ(change->op, "aten::rms_norm");
+  EXPECT_NEAR(change->relative_change, 0.5, 0.02);
+  EXPECT_GE(change->baseline_runs, 5);
+  // Not the run's own point, or not slower: no child.
+  EXPECT_FALSE(OperatorChange("other-run", "device_us_per_step", "aten::rms_norm", op.points(),
+                              AnalyzerOptions{}));
+  Series flat;
+  flat.Level(100, 21);
+  EXPECT_FALSE(OperatorChange(flat.last(), "device_us_per_step", "aten::rms_norm",
+                              flat.points(), AnalyzerOptions{}));
+}
+
+TEST(Decision, ConfidenceIsOneMinusTheOneSidedP) {
+  EXPECT_NEAR(ConfidenceOf(0.0), 0.5, 1e-12);
+  EXPECT_NEAR(ConfidenceOf(1.6449), 0.95, 1e-4);
+}
+
+}  // namespace
+}  // namespace devtime::analyze
