@@ -10,7 +10,6 @@
 namespace devtime::wire {
 namespace {
 
-
 absl::Status Invalid(const std::string& field, const std::string& problem) {
   return absl::InvalidArgumentError(field + ": " + problem);
 }

@@ -91,10 +91,9 @@ class RunAnalysis {
 }  // namespace
 
 absl::StatusOr<Verdict> RegressionAnalyzer::Analyze(const std::string& run_id) {
-  return repository_.AnalyzeLocked(
-      run_id, [&](const RunToAnalyze& run, AnalysisTransaction& tx) {
-        return RunAnalysis(run, tx, options_).Run();
-      });
+  return repository_.AnalyzeLocked(run_id, [&](const RunToAnalyze& run, AnalysisTransaction& tx) {
+    return RunAnalysis(run, tx, options_).Run();
+  });
 }
 
 absl::StatusOr<int> RegressionAnalyzer::AnalyzePending(absl::Duration older_than) {

@@ -59,8 +59,7 @@ std::vector<LayerDelta> AttributeLayers(const RunFigures& good, const RunFigures
   return layers;
 }
 
-std::vector<EnvironmentChange> AttributeEnvironment(const RunFigures& good,
-                                                    const RunFigures& bad) {
+std::vector<EnvironmentChange> AttributeEnvironment(const RunFigures& good, const RunFigures& bad) {
   std::vector<EnvironmentChange> changes;
   for (const std::string& key : KeysOfBoth(good.environment, bad.environment)) {
     auto before = good.environment.find(key);

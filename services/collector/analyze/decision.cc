@@ -48,8 +48,8 @@ Decision Move(Verdict verdict, const LiveRegression& live, State to, Resolution 
 
 absl::StatusOr<Decision> Confirm(const std::string& run_id, std::span<const SeriesPoint> series,
                                  const LiveRegression& live, const AnalyzerOptions& options) {
-  auto gate = GateAgainst(Before(series, live.first_bad_at_us), series.back().point,
-                          options.detector);
+  auto gate =
+      GateAgainst(Before(series, live.first_bad_at_us), series.back().point, options.detector);
   if (!gate.ok()) return gate.status();
   const std::string which = live.confirmation_requested ? "confirmation run " : "next run ";
   if (Slower(*gate)) {
@@ -65,8 +65,7 @@ absl::StatusOr<Decision> Confirm(const std::string& run_id, std::span<const Seri
 }
 
 absl::StatusOr<Decision> MaybeResolve(std::span<const SeriesPoint> series,
-                                      const LiveRegression& live,
-                                      const AnalyzerOptions& options) {
+                                      const LiveRegression& live, const AnalyzerOptions& options) {
   std::span<const SeriesPoint> baseline = Before(series, live.first_bad_at_us);
   const size_t after = series.size() - Before(series, live.first_bad_at_us + 1).size();
   const size_t needed = static_cast<size_t>(std::max(options.resolve_runs, 1));

@@ -24,8 +24,8 @@ absl::Status CheckTransition(State from, State to, Resolution resolution) {
   }
   if (!allowed) {
     return absl::FailedPreconditionError(
-        absl::StrCat("the regression is ", wire::RegressionStateName(from),
-                     ": it cannot become ", wire::RegressionStateName(to)));
+        absl::StrCat("the regression is ", wire::RegressionStateName(from), ": it cannot become ",
+                     wire::RegressionStateName(to)));
   }
   if ((to == v1::REGRESSION_STATE_RESOLVED) != (resolution != v1::RESOLUTION_UNSPECIFIED)) {
     return absl::InvalidArgumentError(
@@ -45,15 +45,9 @@ std::optional<NotificationEvent> EventFor(State from, State to) {
 }
 
 std::string EventName(NotificationEvent event) {
-  switch (event) {
-    case NotificationEvent::kOpened:
-      return "opened";
-    case NotificationEvent::kResolved:
-      return "resolved";
-    case NotificationEvent::kInvalidated:
-      return "invalidated";
-  }
-  return "opened";  // unreachable: every enumerator is handled above
+  // In the order of the enumerators.
+  static constexpr const char* kNames[] = {"opened", "resolved", "invalidated"};
+  return kNames[static_cast<size_t>(event)];
 }
 
 }  // namespace devtime::analyze

@@ -44,9 +44,9 @@ struct EnvironmentChange {
 };
 
 struct Attribution {
-  std::vector<OpDelta> ops;        // largest |delta| first, at most kMaxAttributedOps
-  std::vector<LayerDelta> layers;  // largest delta first
-  std::string dominant_layer;      // the layer that grew most ("" = none grew)
+  std::vector<OpDelta> ops;                    // largest |delta| first, at most kMaxAttributedOps
+  std::vector<LayerDelta> layers;              // largest delta first
+  std::string dominant_layer;                  // the layer that grew most ("" = none grew)
   std::vector<EnvironmentChange> environment;  // sorted by key
 };
 

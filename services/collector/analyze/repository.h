@@ -37,8 +37,7 @@ class AnalysisTransaction {
 
   // started_at (µs) of the first bad run of the newest regression of `series` resolved as
   // accepted_baseline: points before it are no longer the baseline.
-  virtual absl::StatusOr<std::optional<int64_t>> AcceptedBaselineSince(
-      const SeriesKey& series) = 0;
+  virtual absl::StatusOr<std::optional<int64_t>> AcceptedBaselineSince(const SeriesKey& series) = 0;
   // The newest `limit` points of the series of operator `op` ("" = the whole run), oldest
   // first, from `since_us` on.
   virtual absl::StatusOr<std::vector<SeriesPoint>> LoadSeries(const SeriesKey& series,

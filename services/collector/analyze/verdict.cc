@@ -1,25 +1,15 @@
 #include "services/collector/analyze/verdict.h"
 
+#include <iterator>
+
 namespace devtime::analyze {
 
 std::string VerdictName(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::kNone:
-      return "none";
-    case Verdict::kSuspected:
-      return "suspected";
-    case Verdict::kConfirmed:
-      return "confirmed";
-    case Verdict::kRefuted:
-      return "refuted";
-    case Verdict::kResolved:
-      return "resolved";
-    case Verdict::kInsufficientHistory:
-      return "insufficient_history";
-    case Verdict::kSkipped:
-      return "skipped";
-  }
-  return "none";  // unreachable: every enumerator is handled above
+  // In the order of the enumerators.
+  static constexpr const char* kNames[] = {
+      "none", "suspected", "confirmed", "refuted", "resolved", "insufficient_history", "skipped"};
+  static_assert(std::size(kNames) == kAllVerdicts.size());
+  return kNames[static_cast<size_t>(verdict)];
 }
 
 }  // namespace devtime::analyze

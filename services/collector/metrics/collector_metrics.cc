@@ -17,60 +17,53 @@ prometheus::Histogram::BucketBoundaries LatencyBuckets() {
 
 CollectorMetrics::CollectorMetrics(std::shared_ptr<prometheus::Registry> registry)
     : registry_(std::move(registry)) {
-  auto& ingest = prometheus::BuildCounter()
-                     .Name("devtime_ingest_runs_total")
-                     .Help("Run uploads handled by the collector, by outcome")
-                     .Register(*registry_);
+  prometheus::Registry& r = *registry_;
+  auto counters = [&r](const char* name, const char* help) -> auto& {
+    return prometheus::BuildCounter().Name(name).Help(help).Register(r);
+  };
+  auto histogram = [&r](const char* name, const char* help) {
+    return &prometheus::BuildHistogram().Name(name).Help(help).Register(r).Add({},
+                                                                               LatencyBuckets());
+  };
+  auto gauge = [&r](const char* name, const char* help) {
+    return &prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
+  };
+
+  auto& ingest =
+      counters("devtime_ingest_runs_total", "Run uploads handled by the collector, by outcome");
   for (auto [outcome, name] : {std::pair{IngestOutcome::kStored, "stored"},
-                                {IngestOutcome::kDuplicate, "duplicate"},
-                                {IngestOutcome::kInvalid, "invalid"},
-                                {IngestOutcome::kConflict, "conflict"},
-                                {IngestOutcome::kUnauthorized, "unauthorized"},
-                                {IngestOutcome::kUnavailable, "unavailable"},
-                                {IngestOutcome::kError, "error"}}) {
+                               {IngestOutcome::kDuplicate, "duplicate"},
+                               {IngestOutcome::kInvalid, "invalid"},
+                               {IngestOutcome::kConflict, "conflict"},
+                               {IngestOutcome::kUnauthorized, "unauthorized"},
+                               {IngestOutcome::kUnavailable, "unavailable"},
+                               {IngestOutcome::kError, "error"}}) {
     ingest_by_outcome_[outcome] = &ingest.Add({{"outcome", name}});
   }
-  ingest_duration_ = &prometheus::BuildHistogram()
-                          .Name("devtime_ingest_duration_seconds")
-                          .Help("Time to validate and commit one uploaded run")
-                          .Register(*registry_)
-                          .Add({}, LatencyBuckets());
-  database_up_ = &prometheus::BuildGauge()
-                      .Name("devtime_database_up")
-                      .Help("1 if the collector's last PostgreSQL check succeeded, else 0")
-                      .Register(*registry_)
-                      .Add({});
-  schema_version_ = &prometheus::BuildGauge()
-                         .Name("devtime_schema_version")
-                         .Help("Database schema migration version in force")
-                         .Register(*registry_)
-                         .Add({});
-  auto& auth = prometheus::BuildCounter()
-                   .Name("devtime_auth_failures_total")
-                   .Help("Calls refused for missing, unknown or insufficient credentials")
-                   .Register(*registry_);
+  ingest_duration_ =
+      histogram("devtime_ingest_duration_seconds", "Time to validate and commit one uploaded run");
+  database_up_ =
+      gauge("devtime_database_up", "1 if the collector's last PostgreSQL check succeeded, else 0");
+  schema_version_ = gauge("devtime_schema_version", "Database schema migration version in force");
+  auto& auth = counters("devtime_auth_failures_total",
+                        "Calls refused for missing, unknown or insufficient credentials");
   for (auto [reason, name] : {std::pair{AuthFailure::kMissing, "missing"},
-                               {AuthFailure::kInvalid, "invalid"},
-                               {AuthFailure::kForbidden, "forbidden"}}) {
+                              {AuthFailure::kInvalid, "invalid"},
+                              {AuthFailure::kForbidden, "forbidden"}}) {
     auth_failures_[reason] = &auth.Add({{"reason", name}});
   }
-  auto& detection = prometheus::BuildCounter()
-                        .Name("devtime_detection_runs_total")
-                        .Help("Regression detection passes over stored runs, by verdict")
-                        .Register(*registry_);
+  auto& detection = counters("devtime_detection_runs_total",
+                             "Regression detection passes over stored runs, by verdict");
   for (analyze::Verdict verdict : analyze::kAllVerdicts) {
     detection_by_verdict_[verdict] = &detection.Add({{"verdict", analyze::VerdictName(verdict)}});
   }
   detection_errors_ = &detection.Add({{"verdict", "error"}});
-  detection_duration_ = &prometheus::BuildHistogram()
-                             .Name("devtime_detection_duration_seconds")
-                             .Help("Time of one regression detection pass over a stored run")
-                             .Register(*registry_)
-                             .Add({}, LatencyBuckets());
+  detection_duration_ = histogram("devtime_detection_duration_seconds",
+                                  "Time of one regression detection pass over a stored run");
   prometheus::BuildGauge()
       .Name("devtime_build_info")
       .Help("Build of the running collector (always 1)")
-      .Register(*registry_)
+      .Register(r)
       .Add({{"version", DEVTIME_VERSION}, {"component", "collector"}})
       .Set(1);
 }

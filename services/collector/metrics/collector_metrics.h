@@ -32,7 +32,15 @@
 namespace devtime::collector {
 
 // How an upload ended (devtime_ingest_runs_total{outcome}).
-enum class IngestOutcome { kStored, kDuplicate, kInvalid, kConflict, kUnauthorized, kUnavailable, kError };
+enum class IngestOutcome {
+  kStored,
+  kDuplicate,
+  kInvalid,
+  kConflict,
+  kUnauthorized,
+  kUnavailable,
+  kError
+};
 
 // Why a call was refused (devtime_auth_failures_total{reason}): no token, an unknown token,
 // or a role that does not allow the call.
@@ -57,8 +65,9 @@ class CollectorMetrics {
   prometheus::Histogram* ingest_duration_;
   prometheus::Gauge* database_up_;
   prometheus::Gauge* schema_version_;
-  std::map<AuthFailure, prometheus::Counter*> auth_failures_;               // fixed after construction
-  std::map<analyze::Verdict, prometheus::Counter*> detection_by_verdict_;  // fixed after construction
+  std::map<AuthFailure, prometheus::Counter*> auth_failures_;  // fixed after construction
+  std::map<analyze::Verdict, prometheus::Counter*>
+      detection_by_verdict_;  // fixed after construction
   prometheus::Counter* detection_errors_;
   prometheus::Histogram* detection_duration_;
 };

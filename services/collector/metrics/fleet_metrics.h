@@ -85,7 +85,8 @@ class FleetMetrics {
  public:
   // Registers the families (empty until the first Refresh). `store` and `registry` must
   // outlive this object.
-  FleetMetrics(store::Database& store, prometheus::Registry& registry, FleetMetricsOptions options = {});
+  FleetMetrics(store::Database& store, prometheus::Registry& registry,
+               FleetMetricsOptions options = {});
   ~FleetMetrics();
   FleetMetrics(const FleetMetrics&) = delete;
   FleetMetrics& operator=(const FleetMetrics&) = delete;

@@ -63,7 +63,6 @@ std::string RunsAnnotation(const v1::Regression& regression);
 //  top: aten::mul +1164.5 us/step (new), ...; changed: neuronx-cc 2.21 -> 2.22".
 std::string Summary(const v1::Regression& regression);
 
-
 // The webhook body described above (compact JSON).
 absl::StatusOr<std::string> WebhookBody(int64_t event_id, const std::string& kind,
                                         const v1::Regression& regression, absl::Time sent_at);

@@ -70,7 +70,8 @@ absl::StatusOr<std::string> LoadOrCreateAdminToken(const std::string& path, bool
   return token;
 }
 
-Authorizer::Authorizer(store::Database& store, CollectorMetrics& metrics, const std::string& admin_token)
+Authorizer::Authorizer(store::Database& store, CollectorMetrics& metrics,
+                       const std::string& admin_token)
     : store_(store),
       metrics_(metrics),
       admin_sha256_(admin_token.empty() ? "" : Sha256Hex(admin_token)) {}

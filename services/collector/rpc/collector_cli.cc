@@ -167,7 +167,8 @@ absl::Status LoadCredentials(CollectorCommand& c, std::ostream& err) {
     bool created = false;
     auto token = LoadOrCreateAdminToken(c.admin_token_file, &created);
     if (!token.ok()) return token.status();
-    if (created) err << "devtime-collector: wrote a new admin token to " << c.admin_token_file << "\n";
+    if (created)
+      err << "devtime-collector: wrote a new admin token to " << c.admin_token_file << "\n";
     c.options.admin_token = *token;
   } else {
     err << "devtime-collector: WARNING: --no-auth: anyone who reaches the port may write\n";

@@ -17,8 +17,8 @@ google::protobuf::Timestamp ToProto(absl::Time t) {
 
 }  // namespace
 
-absl::StatusOr<v1::JobInfo> CollectorService::DescribeJob(const v1::JobSpec& spec,
-                                                          const std::vector<store::AgentRecord>& agents) {
+absl::StatusOr<v1::JobInfo> CollectorService::DescribeJob(
+    const v1::JobSpec& spec, const std::vector<store::AgentRecord>& agents) {
   v1::JobInfo info;
   *info.mutable_spec() = spec;
   auto history = jobs_.History(spec.name(), 1);

@@ -9,12 +9,9 @@ grpc::Status CollectorService::ListRegressions(grpc::ServerContext* context,
                                                const v1::ListRegressionsRequest* request,
                                                v1::ListRegressionsResponse* response) {
   return Serve(auth_.Authenticate(*context), [&](const Caller&) -> absl::Status {
-    if (request->limit() > wire::kMaxListLimit) {
-      return absl::InvalidArgumentError("limit: at most " + std::to_string(wire::kMaxListLimit));
-    }
-    store::RegressionFilter filter{.model = request->model(),
-                                   .workload = request->workload(),
-                                   .limit = request->limit()};
+    if (absl::Status limit = CheckListLimit(request->limit()); !limit.ok()) return limit;
+    store::RegressionFilter filter{
+        .model = request->model(), .workload = request->workload(), .limit = request->limit()};
     for (int state : request->states()) {
       filter.states.push_back(static_cast<v1::RegressionState>(state));
     }
@@ -25,9 +22,8 @@ grpc::Status CollectorService::ListRegressions(grpc::ServerContext* context,
 grpc::Status CollectorService::GetRegression(grpc::ServerContext* context,
                                              const v1::GetRegressionRequest* request,
                                              v1::Regression* response) {
-  return Serve(auth_.Authenticate(*context), [&](const Caller&) {
-    return MoveInto(regressions_.Get(request->id()), response);
-  });
+  return Serve(auth_.Authenticate(*context),
+               [&](const Caller&) { return MoveInto(regressions_.Get(request->id()), response); });
 }
 
 grpc::Status CollectorService::TransitionRegression(grpc::ServerContext* context,

@@ -81,9 +81,7 @@ grpc::Status CollectorService::ListRuns(grpc::ServerContext* context,
                                         const v1::ListRunsRequest* request,
                                         v1::ListRunsResponse* response) {
   return Serve(auth_.Authenticate(*context), [&](const Caller&) -> absl::Status {
-    if (request->limit() > wire::kMaxListLimit) {
-      return absl::InvalidArgumentError("limit: at most " + std::to_string(wire::kMaxListLimit));
-    }
+    if (absl::Status limit = CheckListLimit(request->limit()); !limit.ok()) return limit;
     store::RunFilter filter;
     filter.model = request->model();
     filter.workload = request->workload();

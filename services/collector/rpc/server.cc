@@ -32,8 +32,8 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   server->jobs_ = std::make_unique<store::JobStore>(*server->db_);
   server->regressions_ = std::make_unique<store::RegressionStore>(*server->db_);
   server->analysis_repository_ = std::make_unique<store::SqlAnalysisRepository>(*server->db_);
-  server->analyzer_ =
-      std::make_unique<analyze::RegressionAnalyzer>(*server->analysis_repository_, options.analysis);
+  server->analyzer_ = std::make_unique<analyze::RegressionAnalyzer>(*server->analysis_repository_,
+                                                                    options.analysis);
 
   server->metrics_ = std::make_unique<CollectorMetrics>(std::make_shared<prometheus::Registry>());
   server->metrics_->SetSchemaVersion(server->db_->schema_version());
@@ -70,8 +70,8 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   server->server_->GetHealthCheckService()->SetServingStatus(kServiceName, true);
   server->watcher_ = std::thread([s = server.get(), options] { s->Housekeep(options); });
   if (!options.notify.alertmanager_url.empty() || !options.notify.webhook_url.empty()) {
-    server->notifier_ = std::make_unique<notify::Notifier>(
-        options.notify, *server->regressions_, *server->metrics_->registry());
+    server->notifier_ = std::make_unique<notify::Notifier>(options.notify, *server->regressions_,
+                                                           *server->metrics_->registry());
     server->notifier_thread_ = std::thread([s = server.get(), options] { s->Notify(options); });
   }
   return server;
@@ -91,8 +91,7 @@ bool CollectorServer::Sleep(std::chrono::milliseconds period) {
 void CollectorServer::Notify(const ServerOptions& options) {
   auto period = std::chrono::duration_cast<std::chrono::milliseconds>(options.notify.resend_every);
   do {
-    auto ran =
-        regressions_->AsOnlyNotifier([&] { return notifier_->PushOnce(absl::Now()); });
+    auto ran = regressions_->AsOnlyNotifier([&] { return notifier_->PushOnce(absl::Now()); });
     if (!ran.ok()) {
       std::cerr << "devtime-collector: notifications: " << ran.status().message() << std::endl;
     }

@@ -39,8 +39,7 @@ class SqlAnalysisTransaction final : public analyze::AnalysisTransaction {
               " AND s.metric = $4 AND s.op = $5 AND sp.at >= coalesce('epoch'::timestamptz +"
               " $6::bigint * interval '1 microsecond', '-infinity')"
               " ORDER BY sp.at DESC, sp.run_id DESC LIMIT $7",
-          series.model, series.workload, series.instance_type, series.metric, op, since_us,
-          limit);
+          series.model, series.workload, series.instance_type, series.metric, op, since_us, limit);
       std::vector<analyze::SeriesPoint> points;
       for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
         points.push_back({(*it)[0].as<std::string>(),
@@ -55,8 +54,7 @@ class SqlAnalysisTransaction final : public analyze::AnalysisTransaction {
     return Guard([&] { return regression_sql::OldestLive(tx_, series); });
   }
 
-  absl::StatusOr<analyze::RunFigures> Figures(const std::string& run_id,
-                                              double total_us) override {
+  absl::StatusOr<analyze::RunFigures> Figures(const std::string& run_id, double total_us) override {
     auto summary = Guard([&] {
       return pqxx::binarystring(
                  tx_.exec_params1("SELECT summary FROM runs WHERE run_id = $1", run_id)[0])
@@ -153,18 +151,18 @@ absl::StatusOr<analyze::Verdict> SqlAnalysisRepository::AnalyzeLocked(const std:
 
 absl::StatusOr<std::vector<std::string>> SqlAnalysisRepository::Pending(absl::Duration older_than,
                                                                         int limit) {
-  return db_.Transact("find runs to analyse",
-                      [&](pqxx::work& tx) -> absl::StatusOr<std::vector<std::string>> {
-                        std::vector<std::string> pending;
-                        for (const auto& row : tx.exec_params(
-                                 "SELECT run_id::text FROM runs WHERE analyzed_at IS NULL"
-                                 " AND received_at < now() - $1::float8 * interval '1 second'"
-                                 " ORDER BY started_at, run_id LIMIT $2",
-                                 absl::ToDoubleSeconds(older_than), limit)) {
-                          pending.push_back(row[0].as<std::string>());
-                        }
-                        return pending;
-                      });
+  return db_.Transact(
+      "find runs to analyse", [&](pqxx::work& tx) -> absl::StatusOr<std::vector<std::string>> {
+        std::vector<std::string> pending;
+        for (const auto& row :
+             tx.exec_params("SELECT run_id::text FROM runs WHERE analyzed_at IS NULL"
+                            " AND received_at < now() - $1::float8 * interval '1 second'"
+                            " ORDER BY started_at, run_id LIMIT $2",
+                            absl::ToDoubleSeconds(older_than), limit)) {
+          pending.push_back(row[0].as<std::string>());
+        }
+        return pending;
+      });
 }
 
 }  // namespace devtime::store

@@ -21,8 +21,7 @@ class SqlAnalysisRepository final : public analyze::AnalysisRepository {
 
   absl::StatusOr<analyze::Verdict> AnalyzeLocked(const std::string& run_id,
                                                  const Work& work) override;
-  absl::StatusOr<std::vector<std::string>> Pending(absl::Duration older_than,
-                                                   int limit) override;
+  absl::StatusOr<std::vector<std::string>> Pending(absl::Duration older_than, int limit) override;
 
  private:
   Database& db_;

@@ -72,7 +72,7 @@ Database::Database(StoreOptions options) : options_(std::move(options)) {
 Database::~Database() = default;
 
 absl::StatusOr<std::unique_ptr<Database>> Database::Open(const StoreOptions& options,
-                                                   std::chrono::seconds wait_for_database) {
+                                                         std::chrono::seconds wait_for_database) {
   std::unique_ptr<Database> store(new Database(options));
   auto deadline = std::chrono::steady_clock::now() + wait_for_database;
   while (true) {
@@ -94,7 +94,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const StoreOptions& opt
 }
 
 absl::Status Database::Run(const std::string& what,
-                        const std::function<absl::Status(pqxx::connection_base&)>& work) {
+                           const std::function<absl::Status(pqxx::connection_base&)>& work) {
   auto backoff = options_.first_backoff;
   std::string last_error;
   for (int attempt = 1; attempt <= options_.attempts; ++attempt) {

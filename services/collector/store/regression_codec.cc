@@ -3,15 +3,24 @@
 #include "services/collector/notify/payloads.h"
 
 namespace devtime::store {
+namespace {
+
+// The before/after/delta triple OpDelta and LayerDelta share.
+template <typename Delta, typename Proto>
+void SetChange(const Delta& in, Proto* out) {
+  out->set_before_us(in.before_us);
+  out->set_after_us(in.after_us);
+  out->set_delta_us(in.delta_us);
+}
+
+}  // namespace
 
 v1::Attribution ToProto(const analyze::Attribution& attribution) {
   v1::Attribution out;
   for (const auto& op : attribution.ops) {
     v1::OpDelta* d = out.add_ops();
     d->set_op(op.op);
-    d->set_before_us(op.before_us);
-    d->set_after_us(op.after_us);
-    d->set_delta_us(op.delta_us);
+    SetChange(op, d);
     d->set_before_calls(op.before_calls);
     d->set_after_calls(op.after_calls);
     d->set_share(op.share);
@@ -19,9 +28,7 @@ v1::Attribution ToProto(const analyze::Attribution& attribution) {
   for (const auto& layer : attribution.layers) {
     v1::LayerDelta* d = out.add_layers();
     d->set_layer(layer.layer);
-    d->set_before_us(layer.before_us);
-    d->set_after_us(layer.after_us);
-    d->set_delta_us(layer.delta_us);
+    SetChange(layer, d);
   }
   out.set_dominant_layer(attribution.dominant_layer);
   for (const auto& change : attribution.environment) {

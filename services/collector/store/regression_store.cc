@@ -29,8 +29,7 @@ const std::string kColumns =
     EpochMicros("created_at") + ", " + EpochMicros("updated_at") + ", " +
     EpochMicros("first_bad_at") + ", " + EpochMicros("fired_at") + ", " + EpochMicros("ended_at");
 
-const std::string kSeriesIs =
-    "model = $1 AND workload = $2 AND instance_type = $3 AND metric = $4";
+const std::string kSeriesIs = "model = $1 AND workload = $2 AND instance_type = $3 AND metric = $4";
 
 std::string SeriesJson(const v1::Regression& regression) {
   std::string json = "[";
@@ -146,8 +145,8 @@ int64_t Insert(pqxx::work& tx, const analyze::NewRegression& created) {
             RegressionStateName(r.state()), r.severity(), r.model(), r.workload(),
             r.instance_type(), r.job(), r.host(), r.metric(), r.last_good_run_id(),
             r.first_bad_run_id(), created.confirmation_request_id, r.before(),
-            created.baseline_sigma, created.baseline_count, r.after(), r.relative_change(),
-            r.z(), r.confidence(), SeriesJson(r), JsonForSql(r.attribution()), r.summary())[0]
+            created.baseline_sigma, created.baseline_count, r.after(), r.relative_change(), r.z(),
+            r.confidence(), SeriesJson(r), JsonForSql(r.attribution()), r.summary())[0]
           .as<int64_t>();
   tx.exec_params(
       "INSERT INTO regression_transitions (regression_id, to_state, actor, reason)"
@@ -192,8 +191,7 @@ std::optional<analyze::LiveRegression> OldestLive(pqxx::work& tx,
       "SELECT regression_id, state, " + EpochMicros("first_bad_at") +
           ", confirmation_request_id IS NOT NULL FROM regressions WHERE " + kSeriesIs +
           " AND state = ANY($5::text[]) ORDER BY first_bad_at LIMIT 1",
-      series.model, series.workload, series.instance_type, series.metric,
-      StateArray(kLiveStates));
+      series.model, series.workload, series.instance_type, series.metric, StateArray(kLiveStates));
   if (rows.empty()) return std::nullopt;
   return analyze::LiveRegression{
       .id = rows[0][0].as<int64_t>(),
@@ -203,8 +201,8 @@ std::optional<analyze::LiveRegression> OldestLive(pqxx::work& tx,
 }
 
 std::optional<int64_t> AcceptedBaselineSince(pqxx::work& tx, const analyze::SeriesKey& series) {
-  auto rows = tx.exec_params("SELECT " + EpochMicros("first_bad_at") +
-                                 " FROM regressions WHERE " + kSeriesIs +
+  auto rows = tx.exec_params("SELECT " + EpochMicros("first_bad_at") + " FROM regressions WHERE " +
+                                 kSeriesIs +
                                  " AND resolution = 'accepted_baseline'"
                                  " ORDER BY first_bad_at DESC LIMIT 1",
                              series.model, series.workload, series.instance_type, series.metric);

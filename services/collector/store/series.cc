@@ -48,10 +48,10 @@ analyze::RunFigures FiguresOf(const v1::RunSummary& run, double total_us) {
   figures.total_us = total_us;
   for (const auto& op : run.ops()) {
     const auto& samples = op.step_self_device_us();
-    figures.op_us[op.name()] =
-        samples.empty() ? (cpu ? op.self_cpu_us() : op.self_device_us()) / steps
-                        : std::accumulate(samples.begin(), samples.end(), 0.0) /
-                              static_cast<double>(samples.size());
+    figures.op_us[op.name()] = samples.empty()
+                                   ? (cpu ? op.self_cpu_us() : op.self_device_us()) / steps
+                                   : std::accumulate(samples.begin(), samples.end(), 0.0) /
+                                         static_cast<double>(samples.size());
     figures.op_calls[op.name()] = static_cast<double>(op.calls()) / steps;
   }
   for (const auto& layer : run.layers()) {

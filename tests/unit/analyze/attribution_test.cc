@@ -1,9 +1,10 @@
 // The pure parts of regressions: attribution between two runs, severity, and the one-line
 // summary.
+#include "services/collector/analyze/attribution.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "services/collector/analyze/attribution.h"
 #include "services/collector/notify/payloads.h"
 #include "services/collector/store/regression_codec.h"
 
@@ -103,11 +104,14 @@ TEST(Summary, SaysWhatHowMuchWhichOpsAndWhatChanged) {
   r.set_after(2354.9);
   r.set_relative_change(2354.9 / 403.3 - 1);
   *r.mutable_attribution() = store::ToProto(Attribute(Fused(), Naive()));
-  EXPECT_THAT(collector::notify::Summary(r), HasSubstr("rmsnorm/fused on trn1.2xlarge: device time per step "
-                                      "+483.9 % (403.3 -> 2354.9 us)"));
-  EXPECT_THAT(collector::notify::Summary(r), HasSubstr("top: aten::mul +1164.5 us/step (new), aten::add"));
-  EXPECT_THAT(collector::notify::Summary(r), HasSubstr("changed: flags -O2 -> (absent); neuronx-cc 2.21.18 -> "
-                                      "2.22.4; new-key (absent) -> x"));
+  EXPECT_THAT(collector::notify::Summary(r),
+              HasSubstr("rmsnorm/fused on trn1.2xlarge: device time per step "
+                        "+483.9 % (403.3 -> 2354.9 us)"));
+  EXPECT_THAT(collector::notify::Summary(r),
+              HasSubstr("top: aten::mul +1164.5 us/step (new), aten::add"));
+  EXPECT_THAT(collector::notify::Summary(r),
+              HasSubstr("changed: flags -O2 -> (absent); neuronx-cc 2.21.18 -> "
+                        "2.22.4; new-key (absent) -> x"));
 }
 
 }  // namespace

@@ -157,8 +157,8 @@ TEST(Decision, AnOperatorSeriesThatMovedWithTheRunIsAChild) {
                               AnalyzerOptions{}));
   Series flat;
   flat.Level(100, 21);
-  EXPECT_FALSE(OperatorChange(flat.last(), "device_us_per_step", "aten::rms_norm",
-                              flat.points(), AnalyzerOptions{}));
+  EXPECT_FALSE(OperatorChange(flat.last(), "device_us_per_step", "aten::rms_norm", flat.points(),
+                              AnalyzerOptions{}));
 }
 
 TEST(Decision, ConfidenceIsOneMinusTheOneSidedP) {

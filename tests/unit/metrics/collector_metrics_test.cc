@@ -1,13 +1,13 @@
 // The collector's metrics without a database: detection counters and histogram as a scrape
 // sees them, and FleetMetrics' documented defaults. (FleetMetrics against PostgreSQL:
 // tests/integration/fleet_metrics_test.cc.)
-#include "services/collector/metrics/fleet_metrics.h"
+#include "services/collector/metrics/collector_metrics.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "prometheus/text_serializer.h"
-#include "services/collector/metrics/collector_metrics.h"
+#include "services/collector/metrics/fleet_metrics.h"
 
 namespace devtime::collector {
 namespace {

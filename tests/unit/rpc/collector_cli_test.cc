@@ -29,8 +29,8 @@ Parsed Parse(std::vector<const char*> args, const char* env_database = nullptr) 
 
 TEST(CollectorCommandLine, FlagsBecomeServerOptions) {
   Parsed p = Parse({"--database", "host=/tmp dbname=x", "--no-auth", "--listen", "127.0.0.1:0",
-                    "--session-poll-ms", "250", "--missed-slot-grace", "30", "--notify-every",
-                    "5", "--no-confirmation-runs", "--resolve-runs", "3", "--ready-file", "r.json"});
+                    "--session-poll-ms", "250", "--missed-slot-grace", "30", "--notify-every", "5",
+                    "--no-confirmation-runs", "--resolve-runs", "3", "--ready-file", "r.json"});
   ASSERT_TRUE(p.result.command) << p.err;
   const ServerOptions& o = p.result.command->options;
   EXPECT_EQ(o.store.conninfo, "host=/tmp dbname=x");
