@@ -4,11 +4,10 @@
 
 #include <csignal>
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "agents/daemon.h"
+#include "agents/files.h"
 #include "agents/trace/trace_summary.h"
 #include "agents/uploader.h"
 #include "proto/wire/channel.h"
@@ -25,11 +24,9 @@ int Fail(const absl::Status& status, int exit_code) {
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(path + ": cannot open (" + std::strerror(errno) + ")");
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
+  auto content = ReadWholeFile(path);
+  if (!content) return absl::NotFoundError(path + ": cannot open (" + std::strerror(errno) + ")");
+  return *std::move(content);
 }
 
 std::chrono::system_clock::time_point ModificationTime(const fs::path& path) {

@@ -3,9 +3,9 @@
 #include <fstream>
 #include <iostream>
 #include <random>
-#include <sstream>
 
 #include "agents/delivery_errors.h"
+#include "agents/files.h"
 #include "agents/job_runner.h"
 #include "agents/run_summary_builder.h"
 #include "agents/uploader.h"
@@ -122,12 +122,10 @@ bool AgentDaemon::SleepUnlessStopping(std::chrono::milliseconds duration) {
 // ---- assignments ----------------------------------------------------------------------------
 
 void AgentDaemon::LoadAssignments() {
-  std::ifstream in(config_.state_dir / "assignments.pb", std::ios::binary);
-  if (!in) return;
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
+  auto bytes = ReadWholeFile(config_.state_dir / "assignments.pb");
+  if (!bytes) return;  // none yet: the first start
   v1::Assignments assignments;
-  if (!assignments.ParseFromString(bytes.str())) {
+  if (!assignments.ParseFromString(*bytes)) {
     Log("ignoring unreadable " + (config_.state_dir / "assignments.pb").string());
     return;
   }
