@@ -4,6 +4,7 @@
 //   0  done (upload: every run acknowledged, i.e. committed)
 //   1  a trace or file could not be read, a run was not stored, the daemon failed to start
 //   2  the setup is wrong: credentials, collector address, agent.yaml
+// (A usage error ends before any of these, with CLI11's exit code: agent_cli.h.)
 #pragma once
 
 #include "agents/agent_cli.h"
