@@ -411,7 +411,7 @@ void AgentDaemon::UploaderLoop() {
       // Only a run the collector will never accept is set aside; a passing or a blocked
       // failure (delivery_errors.h: a token being fixed, a server bug) keeps it spooled.
       if (DeliveryOf(ack.status().code()) != Delivery::kRefusedForGood) {
-        failed = true;  // the collector or its database is away: try again later, in order
+        failed = true;  // try this run and those after it again later, in order
         break;
       }
       SetAside(run_id, ack.status());  // refused for good (the collector says why)
