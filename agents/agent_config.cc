@@ -2,9 +2,11 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <set>
-#include <sstream>
+#include <map>
+#include <type_traits>
+#include <variant>
 
+#include "agents/files.h"
 #include "agents/run_summary_builder.h"
 #include "yaml-cpp/yaml.h"
 
@@ -17,6 +19,26 @@ absl::Status Problem(const std::string& source, const YAML::Node& node, const st
                                     key + ": " + what);
 }
 
+// Every setting but `labels` (a mapping), and the field its single value fills.
+using Field = std::variant<std::string AgentConfig::*, std::filesystem::path AgentConfig::*,
+                           uint64_t AgentConfig::*>;
+const std::map<std::string, Field> kSingleValueSettings = {
+    {"name", &AgentConfig::name},
+    {"host", &AgentConfig::host},
+    {"instance_type", &AgentConfig::instance_type},
+    {"collector", &AgentConfig::collector},
+    {"work_dir", &AgentConfig::work_dir},
+    {"spool_dir", &AgentConfig::spool_dir},
+    {"state_dir", &AgentConfig::state_dir},
+    {"spool_max_bytes", &AgentConfig::spool_max_bytes},
+    {"metrics_listen", &AgentConfig::metrics_listen},
+    {"harness_python", &AgentConfig::harness_python},
+    {"token_file", &AgentConfig::token_file},
+    {"tls_ca", &AgentConfig::tls_ca},
+    {"tls_cert", &AgentConfig::tls_cert},
+    {"tls_key", &AgentConfig::tls_key},
+};
+
 }  // namespace
 
 std::string DetectInstanceType() {
@@ -28,10 +50,6 @@ std::string DetectInstanceType() {
 }
 
 absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& yaml, const std::string& source) {
-  static const std::set<std::string> kKnown = {
-      "name",           "host",       "instance_type", "labels",          "collector",
-      "work_dir",       "spool_dir",  "state_dir",     "spool_max_bytes", "metrics_listen",
-      "harness_python", "token_file", "tls_ca",        "tls_cert",        "tls_key"};
   AgentConfig config;
   try {
     YAML::Node root = YAML::Load(yaml);
@@ -41,7 +59,6 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& yaml, const std:
     for (const auto& entry : root) {
       auto key = entry.first.as<std::string>();
       const YAML::Node& value = entry.second;
-      if (!kKnown.count(key)) return Problem(source, entry.first, key, "unknown setting");
       if (key == "labels") {
         if (!value.IsMap()) return Problem(source, value, key, "must be a mapping");
         for (const auto& label : value) {
@@ -49,25 +66,21 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& yaml, const std:
         }
         continue;
       }
-      if (!value.IsScalar()) return Problem(source, value, key, "must be a single value");
-      if (key == "spool_max_bytes") {
-        config.spool_max_bytes = value.as<uint64_t>();
-        continue;
+      auto setting = kSingleValueSettings.find(key);
+      if (setting == kSingleValueSettings.end()) {
+        return Problem(source, entry.first, key, "unknown setting");
       }
-      std::string text = value.as<std::string>();
-      if (key == "name") config.name = text;
-      if (key == "host") config.host = text;
-      if (key == "instance_type") config.instance_type = text;
-      if (key == "collector") config.collector = text;
-      if (key == "work_dir") config.work_dir = text;
-      if (key == "spool_dir") config.spool_dir = text;
-      if (key == "state_dir") config.state_dir = text;
-      if (key == "metrics_listen") config.metrics_listen = text;
-      if (key == "harness_python") config.harness_python = text;
-      if (key == "token_file") config.token_file = text;
-      if (key == "tls_ca") config.tls_ca = text;
-      if (key == "tls_cert") config.tls_cert = text;
-      if (key == "tls_key") config.tls_key = text;
+      if (!value.IsScalar()) return Problem(source, value, key, "must be a single value");
+      std::visit(
+          [&](auto field) {
+            auto& target = config.*field;
+            if constexpr (std::is_same_v<std::decay_t<decltype(target)>, uint64_t>) {
+              target = value.as<uint64_t>();
+            } else {
+              target = value.as<std::string>();
+            }
+          },
+          setting->second);
     }
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(source + ":" + std::to_string(e.mark.line + 1) + ": " +
@@ -80,11 +93,9 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& yaml, const std:
 }
 
 absl::StatusOr<AgentConfig> ReadAgentConfig(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(path + ": cannot open");
-  std::ostringstream content;
-  content << in.rdbuf();
-  return ParseAgentConfig(content.str(), path);
+  auto yaml = ReadWholeFile(path);
+  if (!yaml) return absl::NotFoundError(path + ": cannot open");
+  return ParseAgentConfig(*yaml, path);
 }
 
 }  // namespace devtime::agent

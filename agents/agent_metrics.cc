@@ -2,45 +2,46 @@
 
 #include <chrono>
 
+#include "prometheus/detail/builder.h"
+
 namespace devtime::agent {
 namespace {
 
-prometheus::Family<prometheus::Gauge>& GaugeFamily(prometheus::Registry& r, const char* name,
-                                                   const char* help) {
-  return prometheus::BuildGauge().Name(name).Help(help).Register(r);
+using prometheus::Counter;
+using prometheus::Gauge;
+using prometheus::Histogram;
+
+template <typename Metric>
+prometheus::Family<Metric>& Family(prometheus::Registry& registry, const char* name,
+                                   const char* help) {
+  return prometheus::detail::Builder<Metric>().Name(name).Help(help).Register(registry);
 }
 
-prometheus::Family<prometheus::Counter>& CounterFamily(prometheus::Registry& r, const char* name,
-                                                       const char* help) {
-  return prometheus::BuildCounter().Name(name).Help(help).Register(r);
+// The one series of a family without labels.
+template <typename Metric>
+Metric& Unlabelled(prometheus::Registry& registry, const char* name, const char* help) {
+  return Family<Metric>(registry, name, help).Add({});
 }
 
 }  // namespace
 
 AgentMetrics::AgentMetrics()
-    : jobs_(CounterFamily(*registry_, "devtime_agent_jobs_total",
-                          "Job slots handled by this agent, by job and outcome")),
-      durations_(prometheus::BuildHistogram()
-                     .Name("devtime_agent_job_duration_seconds")
-                     .Help("Wall time of job runs")
-                     .Register(*registry_)),
-      last_success_(GaugeFamily(*registry_, "devtime_agent_last_success_timestamp_seconds",
-                                "Unix time of the last successful run of each job")),
-      spool_runs_(GaugeFamily(*registry_, "devtime_agent_spool_runs",
-                              "Runs in the spool waiting for upload")
-                      .Add({})),
-      spool_bytes_(GaugeFamily(*registry_, "devtime_agent_spool_bytes",
-                               "Bytes in the spool waiting for upload")
-                       .Add({})),
-      spool_full_(CounterFamily(*registry_, "devtime_agent_spool_full_total",
-                                "Runs refused because the spool was full")
-                      .Add({})),
-      upload_retries_(CounterFamily(*registry_, "devtime_agent_upload_retries_total",
-                                    "Upload attempts that failed and will be retried")
-                          .Add({})),
-      connected_(GaugeFamily(*registry_, "devtime_agent_collector_connected",
-                             "1 while the session with the collector is up")
-                     .Add({})) {}
+    : jobs_(Family<Counter>(*registry_, "devtime_agent_jobs_total",
+                            "Job slots handled by this agent, by job and outcome")),
+      durations_(Family<Histogram>(*registry_, "devtime_agent_job_duration_seconds",
+                                   "Wall time of job runs")),
+      last_success_(Family<Gauge>(*registry_, "devtime_agent_last_success_timestamp_seconds",
+                                  "Unix time of the last successful run of each job")),
+      spool_runs_(Unlabelled<Gauge>(*registry_, "devtime_agent_spool_runs",
+                                    "Runs in the spool waiting for upload")),
+      spool_bytes_(Unlabelled<Gauge>(*registry_, "devtime_agent_spool_bytes",
+                                     "Bytes in the spool waiting for upload")),
+      spool_full_(Unlabelled<Counter>(*registry_, "devtime_agent_spool_full_total",
+                                      "Runs refused because the spool was full")),
+      upload_retries_(Unlabelled<Counter>(*registry_, "devtime_agent_upload_retries_total",
+                                          "Upload attempts that failed and will be retried")),
+      connected_(Unlabelled<Gauge>(*registry_, "devtime_agent_collector_connected",
+                                   "1 while the session with the collector is up")) {}
 
 absl::StatusOr<std::unique_ptr<AgentMetrics>> AgentMetrics::Start(const std::string& listen) {
   std::unique_ptr<AgentMetrics> metrics(new AgentMetrics());

@@ -3,8 +3,9 @@
 #include <fstream>
 #include <iostream>
 #include <random>
-#include <sstream>
 
+#include "agents/delivery_errors.h"
+#include "agents/files.h"
 #include "agents/job_runner.h"
 #include "agents/run_summary_builder.h"
 #include "agents/uploader.h"
@@ -51,13 +52,6 @@ v1::RunSummary FailedRun(const v1::JobSpec& job, const v1::AgentIdentity& agent,
   run.set_status(v1::RUN_STATUS_FAILED);
   run.set_status_reason(reason.substr(0, 4000));
   return run;
-}
-
-// The collector will never accept this run as it is (it says why): set it aside. Anything
-// else (unreachable, overloaded, a server error, a token being fixed) is retried later.
-bool IsRefusedForGood(const absl::Status& status) {
-  return absl::IsInvalidArgument(status) || absl::IsResourceExhausted(status) ||
-         absl::IsAlreadyExists(status) || absl::IsPermissionDenied(status);
 }
 
 }  // namespace
@@ -128,12 +122,10 @@ bool AgentDaemon::SleepUnlessStopping(std::chrono::milliseconds duration) {
 // ---- assignments ----------------------------------------------------------------------------
 
 void AgentDaemon::LoadAssignments() {
-  std::ifstream in(config_.state_dir / "assignments.pb", std::ios::binary);
-  if (!in) return;
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
+  auto bytes = ReadWholeFile(config_.state_dir / "assignments.pb");
+  if (!bytes) return;  // none yet: the first start
   v1::Assignments assignments;
-  if (!assignments.ParseFromString(bytes.str())) {
+  if (!assignments.ParseFromString(*bytes)) {
     Log("ignoring unreadable " + (config_.state_dir / "assignments.pb").string());
     return;
   }
@@ -416,8 +408,10 @@ void AgentDaemon::UploaderLoop() {
         continue;
       }
       if (metrics_) metrics_->UploadRetry();
-      if (!IsRefusedForGood(ack.status())) {
-        failed = true;  // the collector or its database is away: try again later, in order
+      // Only a run the collector will never accept is set aside; a passing or a blocked
+      // failure (delivery_errors.h: a token being fixed, a server bug) keeps it spooled.
+      if (DeliveryOf(ack.status().code()) != Delivery::kRefusedForGood) {
+        failed = true;  // try this run and those after it again later, in order
         break;
       }
       SetAside(run_id, ack.status());  // refused for good (the collector says why)

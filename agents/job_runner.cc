@@ -1,8 +1,6 @@
 #include "agents/job_runner.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,7 +10,9 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
+#include "agents/spawn.h"
+
+extern char** environ;  // Environment() starts from the agent's own
 
 namespace devtime::agent {
 namespace {
@@ -78,33 +78,21 @@ absl::StatusOr<JobOutcome> RunJobProcess(const JobProcessSpec& spec) {
   auto out_log = spec.work_dir / "stdout.log";
   auto err_log = spec.work_dir / "stderr.log";
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_addchdir_np(&actions, spec.work_dir.c_str());
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  // Its own process group, so the timeout reaches everything the command started.
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attributes, 0);
-
-  std::vector<std::string> env = Environment(spec.env);
-  std::vector<char*> envp;
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::string shell = "/bin/sh", flag = "-c", command = spec.command;
-  char* argv[] = {shell.data(), flag.data(), command.data(), nullptr};
+  SpawnSpec child;
+  child.argv = {"/bin/sh", "-c", spec.command};
+  child.stdout_path = out_log;
+  child.stderr_path = err_log;
+  child.truncate_output = true;
+  child.work_dir = spec.work_dir;
+  child.own_process_group = true;  // so the timeout reaches everything the command started
+  child.env = Environment(spec.env);
 
   auto start = std::chrono::steady_clock::now();
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  if (rc != 0) return absl::InternalError("cannot start job: " + std::string(std::strerror(rc)));
+  auto spawned = Spawn(child);
+  if (!spawned.ok()) {
+    return absl::InternalError("cannot start job: " + std::string(spawned.status().message()));
+  }
+  pid_t pid = *spawned;
 
   JobOutcome outcome;
   int status = 0;

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "agents/files.h"
 
 namespace devtime::agent {
 namespace fs = std::filesystem;
@@ -110,12 +110,10 @@ std::vector<std::string> Spool::Pending() const {
 }
 
 absl::StatusOr<v1::RunSummary> Spool::Load(const std::string& run_id) const {
-  std::ifstream in(PathOf(run_id), std::ios::binary);
-  if (!in) return absl::NotFoundError("spool: run " + run_id + " is not spooled");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
+  auto bytes = ReadWholeFile(PathOf(run_id));
+  if (!bytes) return absl::NotFoundError("spool: run " + run_id + " is not spooled");
   v1::RunSummary run;
-  if (!run.ParseFromString(bytes.str())) {
+  if (!run.ParseFromString(*bytes)) {
     return absl::DataLossError("spool: " + PathOf(run_id).string() + " does not parse");
   }
   return run;

@@ -4,21 +4,10 @@
 #include <random>
 #include <thread>
 
+#include "agents/delivery_errors.h"
 #include "proto/wire/channel.h"
 
 namespace devtime::agent {
-
-bool IsTransient(const grpc::Status& status) {
-  switch (status.error_code()) {
-    case grpc::StatusCode::UNAVAILABLE:
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-    case grpc::StatusCode::ABORTED:
-    case grpc::StatusCode::CANCELLED:
-      return true;
-    default:
-      return false;
-  }
-}
 
 absl::StatusOr<v1::UploadRunResponse> Upload(v1::Collector::StubInterface& stub,
                                              const v1::RunSummary& run,
@@ -37,9 +26,12 @@ absl::StatusOr<v1::UploadRunResponse> Upload(v1::Collector::StubInterface& stub,
     // Full jitter: a fleet of agents retrying after one outage must not arrive in lockstep.
     auto wait = std::chrono::milliseconds(
         std::uniform_int_distribution<long long>(backoff.count() / 2, backoff.count())(jitter));
-    if (!IsTransient(status) || std::chrono::steady_clock::now() + wait > give_up_at) {
-      return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                          wire::Describe(status));
+    auto code = static_cast<absl::StatusCode>(status.error_code());
+    // Only a passing failure is retried here: nobody fixes a token or a collector while this
+    // call waits, so a blocked run is reported at once (the daemon keeps it in its spool).
+    if (DeliveryOf(code) != Delivery::kRetry ||
+        std::chrono::steady_clock::now() + wait > give_up_at) {
+      return absl::Status(code, wire::Describe(status));
     }
     if (options.on_retry) options.on_retry(status, wait);
     std::this_thread::sleep_for(wait);

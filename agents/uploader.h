@@ -1,6 +1,7 @@
 // Uploads one RunSummary to the collector and waits for its acknowledgement, which the
-// collector sends only after the run is committed. Transient failures (collector or
-// database unreachable, deadline) are retried with exponential backoff and jitter; the
+// collector sends only after the run is committed. Passing failures (Delivery::kRetry in
+// delivery_errors.h: collector or database unreachable, deadline) are retried with exponential
+// backoff and jitter until retry_for; any other error is returned at once. The
 // collector's ingest is idempotent on run_id, so a retry never stores a run twice.
 #pragma once
 
@@ -21,9 +22,6 @@ struct UploadOptions {
   // Called before each retry with the failed attempt's error and the wait before the next.
   std::function<void(const grpc::Status&, std::chrono::milliseconds)> on_retry;
 };
-
-// True for failures worth retrying (nothing was stored, trying again may succeed).
-bool IsTransient(const grpc::Status& status);
 
 // OK with the collector's answer, or the last error (its message names the gRPC code).
 absl::StatusOr<v1::UploadRunResponse> Upload(v1::Collector::StubInterface& stub,

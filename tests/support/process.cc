@@ -1,10 +1,8 @@
 #include "tests/support/process.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,10 +15,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "agents/spawn.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/test_database.h"
-
-extern char** environ;
 
 namespace devtime::testing {
 namespace {
@@ -34,21 +31,16 @@ std::string ReadWhole(const std::string& path) {
 
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& out_path,
             const std::string& err_path) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                   0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                   0644);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
-  return pid;
+  agent::SpawnSpec spec;
+  spec.argv = argv;
+  spec.stdout_path = out_path;
+  spec.stderr_path = err_path;
+  auto pid = agent::Spawn(spec);
+  if (!pid.ok()) {
+    throw std::runtime_error("cannot start " + (argv.empty() ? "" : argv[0]) + ": " +
+                             std::string(pid.status().message()));
+  }
+  return *pid;
 }
 
 int DecodeStatus(int status) {

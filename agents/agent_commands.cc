@@ -1,0 +1,138 @@
+#include "agents/agent_commands.h"
+
+#include <pthread.h>
+
+#include <csignal>
+#include <cstring>
+#include <iostream>
+
+#include "agents/daemon.h"
+#include "agents/files.h"
+#include "agents/trace/trace_summary.h"
+#include "agents/uploader.h"
+#include "proto/wire/channel.h"
+#include "proto/wire/json.h"
+
+namespace devtime::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+int Fail(const absl::Status& status, int exit_code) {
+  std::cerr << "devtime-agent: " << status.message() << "\n";
+  return exit_code;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  auto content = ReadWholeFile(path);
+  if (!content) return absl::NotFoundError(path + ": cannot open (" + std::strerror(errno) + ")");
+  return *std::move(content);
+}
+
+std::chrono::system_clock::time_point ModificationTime(const fs::path& path) {
+  std::error_code ec;
+  auto t = fs::last_write_time(path, ec);
+  if (ec) return std::chrono::system_clock::now();
+  return std::chrono::time_point_cast<std::chrono::system_clock::duration>(
+      std::chrono::file_clock::to_sys(t));
+}
+
+// `devtime-agent summarize BEFORE --compare AFTER`: the op-by-op diff that explains a lost
+// fusion (more calls of small ops, new ops, time moved between ops).
+int Compare(const std::string& before_path, const std::string& after_path) {
+  auto before = trace::Summarize(before_path);
+  auto after = before.ok() ? trace::Summarize(after_path) : before;
+  if (!after.ok()) return Fail(after.status(), 1);
+  std::cout << trace::RenderComparison(*before, *after);
+  return 0;
+}
+
+// Reads and uploads one file's run; prints what was stored, or why not (then false).
+bool UploadFile(v1::Collector::StubInterface& stub, const std::string& file,
+                UploadOptions options) {
+  options.on_retry = [&](const grpc::Status& status, std::chrono::milliseconds wait) {
+    std::cerr << "devtime-agent: " << file << ": " << wire::Describe(status) << "; retrying in "
+              << wait.count() << " ms\n";
+  };
+  v1::RunSummary run;
+  auto content = ReadFile(file);
+  absl::Status parsed = content.ok() ? wire::ParseJson(*content, file, &run) : content.status();
+  if (!parsed.ok()) {
+    Fail(parsed, 1);
+    return false;
+  }
+  auto ack = Upload(stub, run, options);
+  if (!ack.ok()) {
+    std::cerr << "devtime-agent: " << file << ": upload failed: " << ack.status().message() << "\n";
+    return false;
+  }
+  std::cout << (ack->duplicate() ? "already stored " : "stored ") << ack->run_id() << "  "
+            << run.identity().model() << "/" << run.identity().workload() << "  (" << file << ")\n";
+  return true;
+}
+
+}  // namespace
+
+int RunSummarize(const SummarizeCommand& command) {
+  if (!command.compare_with.empty()) return Compare(command.trace, command.compare_with);
+  auto summary = trace::Summarize(command.trace);
+  if (!summary.ok()) return Fail(summary.status(), 1);
+  if (command.format == SummarizeCommand::Format::kTable) {
+    std::cout << trace::RenderTable(*summary);
+    return 0;
+  }
+  RunLabels labels = command.labels;
+  if (labels.fallback_workload.empty()) {
+    labels.fallback_workload = fs::path(command.trace).stem().string();
+  }
+  auto when = ModificationTime(command.trace);
+  if (labels.started_at == std::chrono::system_clock::time_point{}) labels.started_at = when;
+  labels.finished_at = std::max(when, labels.started_at);
+  std::cout << wire::ToJson(BuildRunSummary(*summary, labels)) << "\n";
+  return 0;
+}
+
+int RunUpload(const UploadCommand& command) {
+  auto creds = wire::LoadClientCredentials(command.token_file, command.tls_ca, command.tls_cert,
+                                           command.tls_key);
+  if (!creds.ok()) return Fail(creds.status(), 2);
+  if (creds->token.empty()) creds->token = wire::TokenFromEnvironment();
+  auto channel = wire::ConnectCollector(command.collector, *creds);
+  if (!channel.ok()) return Fail(channel.status(), 2);
+  auto stub = v1::Collector::NewStub(*channel);
+  UploadOptions options;
+  options.retry_for = std::chrono::seconds(command.retry_seconds);
+  int failures = 0;
+  for (const auto& file : command.files) {
+    if (!UploadFile(*stub, file, options)) ++failures;
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+int RunDaemon(const DaemonCommand& command) {
+  auto config = ReadAgentConfig(command.config_path);
+  if (!config.ok()) return Fail(config.status(), 2);
+  if (!command.collector_override.empty()) config->collector = command.collector_override;
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts
+  auto daemon = AgentDaemon::Start(*config);
+  if (!daemon.ok()) return Fail(daemon.status(), 1);
+  int signal = 0;
+  sigwait(&signals, &signal);
+  std::cerr << "devtime-agent: signal " << signal << ", stopping (running jobs are ended)"
+            << std::endl;
+  (*daemon)->Stop();
+  (*daemon)->Wait();
+  return 0;
+}
+
+int RunAgentCommand(const AgentCommand& command) {
+  if (auto* summarize = std::get_if<SummarizeCommand>(&command)) return RunSummarize(*summarize);
+  if (auto* upload = std::get_if<UploadCommand>(&command)) return RunUpload(*upload);
+  return RunDaemon(std::get<DaemonCommand>(command));
+}
+
+}  // namespace devtime::agent

@@ -1,0 +1,26 @@
+// What an upload's error says about the run it tried to deliver: the one classifier of the
+// collector's answers, shared by `devtime-agent upload` (uploader.h) and the daemon's spool
+// (daemon.h), so that both read the same status code the same way.
+#pragma once
+
+#include "absl/status/status.h"
+
+namespace devtime::agent {
+
+enum class Delivery {
+  kDelivered,  // OK: the collector has committed the run
+  // Nothing was stored and the same request may succeed in a moment (the collector or its
+  // database is unreachable, a deadline passed, a conflict): retry with backoff.
+  kRetry,
+  // The run is fine, but something outside it stops delivery until a person acts (a token
+  // being fixed, a collector to upgrade or migrate, a server bug): retrying at once will not
+  // help, and the run must be kept for when it is fixed.
+  kBlocked,
+  // The collector will never accept this run as it is, and its message says why.
+  kRefusedForGood,
+};
+
+// The class of an upload attempt that ended with `code` (grpc::StatusCode has the same values).
+Delivery DeliveryOf(absl::StatusCode code);
+
+}  // namespace devtime::agent
