@@ -310,6 +310,9 @@ def check_agent(docs):
         families.update(t.split(".")[0] for t in types)
     if not TRAINIUM_FAMILIES <= families:
         problems.append(f"agent: node affinity lacks {sorted(TRAINIUM_FAMILIES - families)}")
+    if spec.get("hostNetwork") and spec.get("dnsPolicy") != "ClusterFirstWithHostNet":
+        problems.append("agent: hostNetwork without dnsPolicy ClusterFirstWithHostNet "
+                        "(the collector's Service name would not resolve)")
     agent = next((c for c in spec["containers"] if c["name"] == "agent"), None)
     if agent is None:
         return problems + ["agent: no container named agent"]

@@ -124,6 +124,8 @@ BREAKAGES = [
      lambda d: instance_types(d).__setitem__(slice(None), ["trn1.32xlarge", "trn2.48xlarge"])),
     ("agent without a Neuron device", k8s.check_agent,
      lambda d: agent(d)["resources"]["limits"].pop(k8s.NEURON_RESOURCE)),
+    ("host network with the host's DNS", k8s.check_agent,
+     lambda d: agent_spec(d).pop("dnsPolicy")),
     ("spool on an emptyDir", k8s.check_agent,
      lambda d: volume(d, "spool").update(emptyDir={}) or volume(d, "spool").pop("hostPath")),
     ("token not from a Secret", k8s.check_agent,
