@@ -52,7 +52,8 @@ def project_version():
 # ---- helpers ---------------------------------------------------------------------------------
 
 def named(docs, kind, name=None):
-    return [d for d in docs if d["kind"] == kind and (name is None or d["metadata"]["name"] == name)]
+    return [d for d in docs
+            if d["kind"] == kind and (name is None or d["metadata"]["name"] == name)]
 
 
 def the(docs, kind, name):
@@ -100,6 +101,17 @@ def secret_data(secret):
     return {**secret.get("data", {}), **secret.get("stringData", {})}
 
 
+def workload_container(docs, kind, name, container):
+    """(workload, its pod spec, its container named `container`), or a problem string."""
+    workload = the(docs, kind, name)
+    if workload is None:
+        return f"no {kind} {name}"
+    found = [c for c in pod_spec(workload)["containers"] if c["name"] == container]
+    if not found:
+        return f"{kind}/{name}: no container named {container}"
+    return workload, pod_spec(workload), found[0]
+
+
 def mounted_from(workload, container, path):
     """The volume that holds `path` in `container` (longest mountPath prefix), with its mount."""
     best = None
@@ -136,16 +148,13 @@ def check_kinds(docs):
 
 
 def check_collector(docs):
-    deployment = the(docs, "Deployment", COLLECTOR)
-    if deployment is None:
-        return [f"no Deployment {COLLECTOR}"]
+    found = workload_container(docs, "Deployment", COLLECTOR, "collector")
+    if isinstance(found, str):
+        return [found]
+    deployment, spec, collector = found
     problems = []
-    spec = pod_spec(deployment)
     if deployment["spec"].get("replicas", 1) < 2:
         problems.append("collector: fewer than 2 replicas")
-    collector = next((c for c in spec["containers"] if c["name"] == "collector"), None)
-    if collector is None:
-        return problems + ["collector: no container named collector"]
     args = collector.get("args", [])
     for flag in ("--listen=0.0.0.0:50051", "--metrics-listen=0.0.0.0:9464"):
         if flag not in args:
@@ -166,7 +175,8 @@ def check_collector(docs):
     ref = env.get("DEVTIME_DATABASE", {}).get("valueFrom", {}).get("secretKeyRef")
     if not ref:
         problems.append("collector: DEVTIME_DATABASE is not read from a Secret")
-    token_file = next((a.split("=", 1)[1] for a in args if a.startswith("--admin-token-file=")), None)
+    token_file = next((a.split("=", 1)[1] for a in args
+                       if a.startswith("--admin-token-file=")), None)
     volume, _ = mounted_from(deployment, collector, token_file or "")
     if not token_file or not volume or "secret" not in volume:
         problems.append("collector: --admin-token-file is not mounted from a Secret")
@@ -221,7 +231,8 @@ def check_selectors(docs):
         for endpoint in monitor["spec"]["endpoints"]:
             for s in services:
                 if endpoint.get("port") not in {p.get("name") for p in s["spec"]["ports"]}:
-                    problems.append(f"{where(monitor)}: {where(s)} has no port {endpoint.get('port')}")
+                    problems.append(f"{where(monitor)}: {where(s)} has no port "
+                                    f"{endpoint.get('port')}")
     for monitor in named(docs, "PodMonitor"):
         chosen = targets(monitor["spec"]["selector"].get("matchLabels"), namespace(monitor))
         if not chosen:
@@ -229,7 +240,8 @@ def check_selectors(docs):
         for endpoint in monitor["spec"]["podMetricsEndpoints"]:
             for w in chosen:
                 if endpoint.get("port") not in container_ports(w):
-                    problems.append(f"{where(monitor)}: {where(w)} has no port {endpoint.get('port')}")
+                    problems.append(f"{where(monitor)}: {where(w)} has no port "
+                                    f"{endpoint.get('port')}")
     return problems
 
 
@@ -237,14 +249,16 @@ def check_scrape_jobs(docs):
     """The monitors give the job names deploy/prometheus/prometheus.yml gives (rules use them)."""
     with open(PROMETHEUS_CONFIG) as f:
         jobs = {c["job_name"]: c for c in yaml.safe_load(f)["scrape_configs"]}
-    problems = []
-    found = {}
+    # The Prometheus Operator's job label: the value of the target's label named by jobLabel;
+    # without one, a Service's name (ServiceMonitor) or "<namespace>/<name>" (PodMonitor).
+    found = {}  # job -> the monitor's endpoints
     for monitor in named(docs, "ServiceMonitor"):
+        label = monitor["spec"].get("jobLabel")
         for s in named(docs, "Service"):
-            if selects(monitor["spec"]["selector"].get("matchLabels"), s["metadata"].get("labels", {})):
-                label = monitor["spec"].get("jobLabel")
-                found[s["metadata"].get("labels", {}).get(label) if label else s["metadata"]["name"]] = \
-                    monitor["spec"]["endpoints"]
+            labels = s["metadata"].get("labels", {})
+            if selects(monitor["spec"]["selector"].get("matchLabels"), labels):
+                job = labels.get(label) if label else s["metadata"]["name"]
+                found[job] = monitor["spec"]["endpoints"]
     for monitor in named(docs, "PodMonitor"):
         label = monitor["spec"].get("jobLabel")
         for w in workloads(docs):
@@ -252,6 +266,7 @@ def check_scrape_jobs(docs):
                 job = pod_labels(w).get(label) if label else \
                     f'{namespace(monitor)}/{monitor["metadata"]["name"]}'
                 found[job] = monitor["spec"]["podMetricsEndpoints"]
+    problems = []
     for job, config in jobs.items():
         if job not in found:
             problems.append(f"no monitor gives job {job} (prometheus.yml has it)")
@@ -291,11 +306,11 @@ def check_images(docs):
 
 
 def check_agent(docs):
-    daemonset = the(docs, "DaemonSet", AGENT)
-    if daemonset is None:
-        return [f"no DaemonSet {AGENT}"]
+    found = workload_container(docs, "DaemonSet", AGENT, "agent")
+    if isinstance(found, str):
+        return [found]
+    daemonset, spec, agent = found
     problems = []
-    spec = pod_spec(daemonset)
     terms = spec.get("affinity", {}).get("nodeAffinity", {}).get(
         "requiredDuringSchedulingIgnoredDuringExecution", {}).get("nodeSelectorTerms", [])
     if not terms:
@@ -313,9 +328,6 @@ def check_agent(docs):
     if spec.get("hostNetwork") and spec.get("dnsPolicy") != "ClusterFirstWithHostNet":
         problems.append("agent: hostNetwork without dnsPolicy ClusterFirstWithHostNet "
                         "(the collector's Service name would not resolve)")
-    agent = next((c for c in spec["containers"] if c["name"] == "agent"), None)
-    if agent is None:
-        return problems + ["agent: no container named agent"]
     for part in ("requests", "limits"):
         if int(agent.get("resources", {}).get(part, {}).get(NEURON_RESOURCE, 0)) < 1:
             problems.append(f"agent: no {NEURON_RESOURCE} in resources.{part}")
@@ -355,7 +367,8 @@ def agent_config(docs, daemonset, agent):
 def check_references(docs):
     """Every ConfigMap, Secret and key a pod uses is in the render (generated names included)."""
     problems = []
-    have = {(d["kind"], d["metadata"]["name"]): d for d in docs if d["kind"] in ("ConfigMap", "Secret")}
+    have = {(d["kind"], d["metadata"]["name"]): d
+            for d in docs if d["kind"] in ("ConfigMap", "Secret")}
 
     def need(w, kind, name, keys=()):
         obj = have.get((kind, name))
@@ -371,10 +384,10 @@ def check_references(docs):
         spec = pod_spec(w)
         volumes = {v["name"]: v for v in spec.get("volumes", [])}
         for v in volumes.values():
-            if "secret" in v:
-                need(w, "Secret", v["secret"]["secretName"], [i["key"] for i in v["secret"].get("items", [])])
-            if "configMap" in v:
-                need(w, "ConfigMap", v["configMap"]["name"], [i["key"] for i in v["configMap"].get("items", [])])
+            for kind, field, name in (("Secret", "secret", "secretName"),
+                                      ("ConfigMap", "configMap", "name")):
+                if field in v:
+                    need(w, kind, v[field][name], [i["key"] for i in v[field].get("items", [])])
         for c in containers(spec):
             for mount in c.get("volumeMounts", []):
                 if mount["name"] not in volumes:

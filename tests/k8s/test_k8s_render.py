@@ -23,10 +23,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import k8s_checks as k8s  # noqa: E402
 
 
+RENDERED = []
+
+
+def setUpModule():
+    # Once for all tests (a base that does not render is one error, not one per check).
+    RENDERED.extend(k8s.render())
+
+
 def rendered():
-    if not hasattr(rendered, "docs"):
-        rendered.docs = k8s.render()
-    return copy.deepcopy(rendered.docs)
+    return copy.deepcopy(RENDERED)
 
 
 class RenderedBase(unittest.TestCase):
