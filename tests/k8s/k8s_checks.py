@@ -343,12 +343,26 @@ def check_agent(docs):
         volume, _ = mounted_from(daemonset, agent, config.get(key, ""))
         if not volume or "secret" not in volume:
             problems.append(f"agent: {key} {config.get(key)} is not mounted from a Secret")
-    service = the(docs, "Service", COLLECTOR)
-    host, _, port = str(config.get("collector", "")).rpartition(":")
-    if service and (host.split(".")[:2] != [COLLECTOR, namespace(service)] or
-                    int(port or 0) not in {p["port"] for p in service["spec"]["ports"]}):
-        problems.append(f"agent: collector {config.get('collector')} is not the Service's address")
+    problems += check_agent_dials_tls(docs, config)
     return problems
+
+
+def check_agent_dials_tls(docs, config):
+    """agent.yaml's collector is the Service, on a port that reaches the TLS proxy (agents
+    send their tokens only inside TLS; the collector's own port is plaintext)."""
+    service = the(docs, "Service", COLLECTOR)
+    found = workload_container(docs, "Deployment", COLLECTOR, "collector")
+    if service is None or isinstance(found, str):
+        return []  # check_kinds and check_collector say so
+    plaintext = {p for port in found[2].get("ports", []) for p in (port["containerPort"],
+                                                                  port.get("name"))}
+    host, _, port = str(config.get("collector", "")).rpartition(":")
+    dialled = [p for p in service["spec"]["ports"] if str(p["port"]) == port]
+    if host.split(".")[:2] != [COLLECTOR, namespace(service)] or not dialled:
+        return [f"agent: collector {config.get('collector')} is not the Service's address"]
+    if dialled[0].get("targetPort", dialled[0]["port"]) in plaintext:
+        return [f"agent: collector {config.get('collector')} is the collector's plaintext port"]
+    return []
 
 
 def agent_config(docs, daemonset, agent):
