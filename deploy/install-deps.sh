@@ -15,6 +15,9 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch
 )
+# kubectl (kubectl kustomize) for tests/k8s. Only when there is none: another package's
+# kubectl (Google Cloud's `kubectl`, say) owns /usr/bin/kubectl and would make the install fail.
+command -v kubectl >/dev/null 2>&1 || PACKAGES+=(kubernetes-client)
 
 missing=()
 for package in "${PACKAGES[@]}"; do
