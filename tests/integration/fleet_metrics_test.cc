@@ -1,7 +1,7 @@
-// FleetMetrics against a real PostgreSQL: runs stored through the Store, regressions, job
+// FleetMetrics against a real PostgreSQL: runs stored through the RunStore, regressions, job
 // slots and agents written as the collector writes them; the registry serialized as a
 // scrape would see it, and that text checked by `promtool check metrics`.
-#include "services/collector/fleet_metrics.h"
+#include "services/collector/metrics/fleet_metrics.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,8 +13,9 @@
 #include <sstream>
 
 #include "prometheus/text_serializer.h"
-#include "services/collector/job_store.h"
-#include "services/collector/metrics.h"
+#include "services/collector/metrics/collector_metrics.h"
+#include "services/collector/store/job_store.h"
+#include "services/collector/store/run_store.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
@@ -82,12 +83,13 @@ std::pair<int, std::string> Promtool(const std::string& exposition) {
 class FleetMetricsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    StoreOptions options;
+    store::StoreOptions options;
     options.conninfo = db_.conninfo();
-    auto store = Store::Open(options);
+    auto store = store::Database::Open(options);
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::move(*store);
-    jobs_ = std::make_unique<JobStore>(*store_);
+    jobs_ = std::make_unique<store::JobStore>(*store_);
+    runs_ = std::make_unique<store::RunStore>(*store_);
     registry_ = std::make_shared<prometheus::Registry>();
     collector_metrics_ = std::make_unique<CollectorMetrics>(registry_);
     FleetMetricsOptions fleet_options;
@@ -96,7 +98,7 @@ class FleetMetricsTest : public ::testing::Test {
   }
 
   void Ingest(const v1::RunSummary& run) {
-    auto outcome = store_->IngestRun(run);
+    auto outcome = runs_->IngestRun(run);
     ASSERT_TRUE(outcome.ok()) << outcome.status();
   }
 
@@ -143,8 +145,9 @@ class FleetMetricsTest : public ::testing::Test {
   }
 
   TestDatabase db_;
-  std::unique_ptr<Store> store_;
-  std::unique_ptr<JobStore> jobs_;
+  std::unique_ptr<store::Database> store_;
+  std::unique_ptr<store::RunStore> runs_;
+  std::unique_ptr<store::JobStore> jobs_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<CollectorMetrics> collector_metrics_;
   std::unique_ptr<FleetMetrics> fleet_;
@@ -309,7 +312,7 @@ TEST_F(FleetMetricsTest, ExpositionPassesPromtool) {
   db_.Query("INSERT INTO jobs (name, spec, spec_json) VALUES ('nightly', '', '{}') RETURNING 1");
   RecordSlot("nightly", kNight, v1::SLOT_OUTCOME_SUCCEEDED, kNight + 60);
   AddAgent("trn-agent", kNight);
-  collector_metrics_->RecordDetection("suspected", 0.02);
+  collector_metrics_->RecordDetection(analyze::Verdict::kSuspected, 0.02);
   ASSERT_TRUE(fleet_->Refresh(absl::FromUnixSeconds(kNight + 3600)).ok());
   std::string text = Scrape();
   for (const char* family :

@@ -1,7 +1,5 @@
-// The Store against a real PostgreSQL: idempotent ingest, series points, queries,
-// migrations. (deploy/test.sh provides the cluster.)
-#include "services/collector/store.h"
-
+// The store (Database, RunStore, RegressionStore) against a real PostgreSQL: idempotent
+// ingest, series points, queries, migrations. (deploy/test.sh provides the cluster.)
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,12 +7,13 @@
 #include <thread>
 
 #include "google/protobuf/util/message_differencer.h"
-#include "services/collector/migrations.h"
-#include "services/collector/regression_store.h"
+#include "services/collector/store/migrations.h"
+#include "services/collector/store/regression_store.h"
+#include "services/collector/store/run_store.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
 
-namespace devtime::collector {
+namespace devtime::store {
 namespace {
 
 using devtime::testing::NaiveRmsNormRun;
@@ -27,22 +26,24 @@ class StoreTest : public ::testing::Test {
   void SetUp() override {
     StoreOptions options;
     options.conninfo = db_.conninfo();
-    auto store = Store::Open(options);
+    auto store = Database::Open(options);
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::move(*store);
+    runs_ = std::make_unique<RunStore>(*store_);
   }
 
   TestDatabase db_;
-  std::unique_ptr<Store> store_;
+  std::unique_ptr<Database> store_;
+  std::unique_ptr<RunStore> runs_;
 };
 
 TEST_F(StoreTest, StoresRunAndReturnsExactlyWhatWasUploaded) {
   auto run = NaiveRmsNormRun(TestRunId(1));
-  auto outcome = store_->IngestRun(run);
+  auto outcome = runs_->IngestRun(run);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(outcome->result, IngestResult::kStored);
 
-  auto back = store_->GetRun(TestRunId(1));
+  auto back = runs_->GetRun(TestRunId(1));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(back->run(), run));
   EXPECT_EQ(back->info().op_count(), 4u);
@@ -55,8 +56,8 @@ TEST_F(StoreTest, StoresRunAndReturnsExactlyWhatWasUploaded) {
 
 TEST_F(StoreTest, SecondUploadOfSameRunIsDuplicateAndStoresNothingNew) {
   auto run = NaiveRmsNormRun(TestRunId(2));
-  auto first = store_->IngestRun(run);
-  auto second = store_->IngestRun(run);
+  auto first = runs_->IngestRun(run);
+  auto second = runs_->IngestRun(run);
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_EQ(first->result, IngestResult::kStored);
   EXPECT_EQ(second->result, IngestResult::kDuplicate);
@@ -72,7 +73,7 @@ TEST_F(StoreTest, ConcurrentUploadsOfOneRunStoreItOnce) {
   std::vector<absl::StatusOr<IngestOutcome>> results(kUploaders, absl::UnknownError("not run"));
   std::vector<std::thread> threads;
   for (int i = 0; i < kUploaders; ++i) {
-    threads.emplace_back([&, i] { results[i] = store_->IngestRun(run); });
+    threads.emplace_back([&, i] { results[i] = runs_->IngestRun(run); });
   }
   for (auto& t : threads) t.join();
   int stored = 0;
@@ -90,7 +91,7 @@ TEST_F(StoreTest, ConcurrentDifferentRunsOfOneSeriesAllStore) {
   std::atomic<int> failures{0};
   for (int i = 0; i < 8; ++i) {
     threads.emplace_back([&, i] {
-      auto r = store_->IngestRun(NaiveRmsNormRun(TestRunId(100 + i), "naive", 1795917600 + i));
+      auto r = runs_->IngestRun(NaiveRmsNormRun(TestRunId(100 + i), "naive", 1795917600 + i));
       if (!r.ok() || r->result != IngestResult::kStored) ++failures;
     });
   }
@@ -103,18 +104,18 @@ TEST_F(StoreTest, ConcurrentDifferentRunsOfOneSeriesAllStore) {
 
 TEST_F(StoreTest, SameRunIdWithDifferentContentIsRejectedAndOriginalKept) {
   auto run = NaiveRmsNormRun(TestRunId(4));
-  ASSERT_TRUE(store_->IngestRun(run).ok());
+  ASSERT_TRUE(runs_->IngestRun(run).ok());
   auto changed = run;
   changed.mutable_ops(0)->set_self_device_us(1.0);
-  auto outcome = store_->IngestRun(changed);
+  auto outcome = runs_->IngestRun(changed);
   EXPECT_EQ(outcome.status().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_THAT(std::string(outcome.status().message()), ::testing::HasSubstr("run.identity.run_id"));
   EXPECT_TRUE(
-      google::protobuf::util::MessageDifferencer::Equals(store_->GetRun(TestRunId(4))->run(), run));
+      google::protobuf::util::MessageDifferencer::Equals(runs_->GetRun(TestRunId(4))->run(), run));
 }
 
 TEST_F(StoreTest, SeriesPointsArePerStepMeansWithWithinRunNoise) {
-  ASSERT_TRUE(store_->IngestRun(NaiveRmsNormRun(TestRunId(5))).ok());
+  ASSERT_TRUE(runs_->IngestRun(NaiveRmsNormRun(TestRunId(5))).ok());
   // aten::mul: step samples 1164.5 * {0.99, 1.00, 1.01}: mean 1164.5, stddev 11.645.
   auto mul = db_.Query(
       "SELECT round(value::numeric, 3) || ' ' || round(noise::numeric, 3) FROM series_points "
@@ -131,10 +132,10 @@ TEST_F(StoreTest, InvalidRunIsHistoryButNeverADataPoint) {
   auto run = NaiveRmsNormRun(TestRunId(6));
   run.set_status(v1::RUN_STATUS_INVALID);
   run.set_status_reason("device time is empty although neuron was profiled");
-  ASSERT_TRUE(store_->IngestRun(run).ok());
+  ASSERT_TRUE(runs_->IngestRun(run).ok());
   EXPECT_EQ(db_.Count("runs"), 1);
   EXPECT_EQ(db_.Count("series_points"), 0);
-  auto listed = store_->ListRuns({});
+  auto listed = runs_->ListRuns({});
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ((*listed)[0].status(), v1::RUN_STATUS_INVALID);
@@ -145,36 +146,36 @@ TEST_F(StoreTest, ListRunsFiltersByModelWorkloadSinceAndLimit) {
   const long long night = 1795917600;
   for (int i = 0; i < 5; ++i) {
     ASSERT_TRUE(
-        store_->IngestRun(NaiveRmsNormRun(TestRunId(10 + i), "naive", night + i * 86400)).ok());
+        runs_->IngestRun(NaiveRmsNormRun(TestRunId(10 + i), "naive", night + i * 86400)).ok());
     ASSERT_TRUE(
-        store_->IngestRun(NaiveRmsNormRun(TestRunId(20 + i), "fused", night + i * 86400)).ok());
+        runs_->IngestRun(NaiveRmsNormRun(TestRunId(20 + i), "fused", night + i * 86400)).ok());
   }
   RunFilter filter;
   filter.workload = "fused";
-  auto fused = store_->ListRuns(filter);
+  auto fused = runs_->ListRuns(filter);
   ASSERT_TRUE(fused.ok()) << fused.status();
   ASSERT_EQ(fused->size(), 5u);
   EXPECT_EQ((*fused)[0].identity().run_id(), TestRunId(24));  // newest first
 
   filter.since = google::protobuf::Timestamp();
   filter.since->set_seconds(night + 3 * 86400);
-  EXPECT_EQ(store_->ListRuns(filter)->size(), 2u);
+  EXPECT_EQ(runs_->ListRuns(filter)->size(), 2u);
 
   RunFilter limited;
   limited.limit = 3;
-  EXPECT_EQ(store_->ListRuns(limited)->size(), 3u);
+  EXPECT_EQ(runs_->ListRuns(limited)->size(), 3u);
   RunFilter other_model;
   other_model.model = "llama";
-  EXPECT_TRUE(store_->ListRuns(other_model)->empty());
+  EXPECT_TRUE(runs_->ListRuns(other_model)->empty());
 }
 
 TEST_F(StoreTest, ListModelsGroupsWorkloads) {
-  ASSERT_TRUE(store_->IngestRun(NaiveRmsNormRun(TestRunId(30), "naive")).ok());
-  ASSERT_TRUE(store_->IngestRun(NaiveRmsNormRun(TestRunId(31), "fused")).ok());
+  ASSERT_TRUE(runs_->IngestRun(NaiveRmsNormRun(TestRunId(30), "naive")).ok());
+  ASSERT_TRUE(runs_->IngestRun(NaiveRmsNormRun(TestRunId(31), "fused")).ok());
   auto run = NaiveRmsNormRun(TestRunId(32), "block");
   run.mutable_identity()->set_model("transformer");
-  ASSERT_TRUE(store_->IngestRun(run).ok());
-  auto models = store_->ListModels();
+  ASSERT_TRUE(runs_->IngestRun(run).ok());
+  auto models = runs_->ListModels();
   ASSERT_TRUE(models.ok()) << models.status();
   ASSERT_EQ(models->size(), 2u);
   EXPECT_EQ((*models)[0].model(), "rmsnorm");
@@ -184,14 +185,14 @@ TEST_F(StoreTest, ListModelsGroupsWorkloads) {
 }
 
 TEST_F(StoreTest, GetRunOfUnknownOrMalformedId) {
-  EXPECT_EQ(store_->GetRun(TestRunId(999)).status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(store_->GetRun("not-a-uuid").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(runs_->GetRun(TestRunId(999)).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(runs_->GetRun("not-a-uuid").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(StoreTest, MigrationsApplyOnceAcrossRestarts) {
   StoreOptions options;
   options.conninfo = db_.conninfo();
-  auto again = Store::Open(options);
+  auto again = Database::Open(options);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ((*again)->schema_version(), static_cast<int>(AllMigrations().size()));
   EXPECT_EQ(db_.Count("schema_migrations"), static_cast<long long>(AllMigrations().size()));
@@ -202,7 +203,7 @@ TEST_F(StoreTest, RefusesDatabaseFromANewerCollector) {
       "INSERT INTO schema_migrations (version, name) VALUES (999, 'from the future') RETURNING 1");
   StoreOptions options;
   options.conninfo = db_.conninfo();
-  auto again = Store::Open(options);
+  auto again = Database::Open(options);
   EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(again.status().message()), ::testing::HasSubstr("999"));
 }
@@ -229,7 +230,7 @@ TEST_F(StoreTest, ConnectionsKilledMidStatementAreRetriedNotReportedAsErrors) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   });
-  auto outcome = store_->IngestRun(run);
+  auto outcome = runs_->IngestRun(run);
   done = true;
   killer.join();
   ASSERT_TRUE(outcome.ok()) << outcome.status();
@@ -252,35 +253,36 @@ TEST(StoreOpen, UnreachableDatabaseIsUnavailableWithTheReason) {
   StoreOptions options;
   options.conninfo = "host=127.0.0.1 port=1 dbname=devtime user=devtime";
   options.attempts = 2;
-  auto store = Store::Open(options, std::chrono::seconds(0));
+  auto store = Database::Open(options, std::chrono::seconds(0));
   EXPECT_EQ(store.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(store.status().message()), ::testing::HasSubstr("port 1"));
 }
 
 TEST_F(StoreTest, NotificationOutboxKeepsFailedEventsInOrderAndGivesUpAfterAWeek) {
-  ASSERT_TRUE(store_->IngestRun(devtime::testing::NaiveRmsNormRun(TestRunId(1))).ok());
-  ASSERT_TRUE(store_->IngestRun(devtime::testing::NaiveRmsNormRun(TestRunId(2))).ok());
+  ASSERT_TRUE(runs_->IngestRun(devtime::testing::NaiveRmsNormRun(TestRunId(1))).ok());
+  ASSERT_TRUE(runs_->IngestRun(devtime::testing::NaiveRmsNormRun(TestRunId(2))).ok());
   RegressionStore regressions(*store_);
   int64_t id = 0;
   ASSERT_TRUE(store_
                   ->Run("create",
                         [&](pqxx::connection_base& c) {
                           pqxx::work tx{c};
-                          NewRegression created;
-                          v1::Regression& r = created.regression;
-                          r.set_state(v1::REGRESSION_STATE_SUSPECTED);
-                          r.set_severity("critical");
-                          r.set_model("rmsnorm");
-                          r.set_workload("naive");
-                          r.set_host("trn-a");
-                          r.set_metric("device_us_per_step");
-                          r.set_last_good_run_id(TestRunId(1));
-                          r.set_first_bad_run_id(TestRunId(2));
-                          r.set_summary("s");
-                          id = regression_sql::Insert(tx, created, "test");
-                          auto opened = regression_sql::Transition(
-                              tx, id, v1::REGRESSION_STATE_OPEN, v1::RESOLUTION_UNSPECIFIED,
-                              "detector", "confirmed", TestRunId(2));
+                          analyze::NewRegression created;
+                          created.series = {.model = "rmsnorm",
+                                            .workload = "naive",
+                                            .metric = "device_us_per_step"};
+                          created.severity = "critical";
+                          created.host = "trn-a";
+                          created.last_good_run_id = TestRunId(1);
+                          created.first_bad_run_id = TestRunId(2);
+                          created.reason = "test";
+                          id = regression_sql::Insert(tx, created);
+                          auto opened =
+                              regression_sql::Transition(tx, {.regression_id = id,
+                                                              .to = v1::REGRESSION_STATE_OPEN,
+                                                              .actor = "detector",
+                                                              .reason = "confirmed",
+                                                              .confirmation_run_id = TestRunId(2)});
                           if (!opened.ok()) return opened;
                           tx.commit();
                           return absl::OkStatus();
@@ -299,12 +301,12 @@ TEST_F(StoreTest, NotificationOutboxKeepsFailedEventsInOrderAndGivesUpAfterAWeek
   ASSERT_TRUE(regressions.MarkDelivered((*pending)[0].event_id).ok());
   EXPECT_TRUE(regressions.PendingEvents(10)->empty());
   // Resolving queues the next event; left undelivered for 8 days, it is given up.
-  v1::TransitionRegressionRequest resolve;
-  resolve.set_id(id);
-  resolve.set_to(v1::REGRESSION_STATE_RESOLVED);
-  resolve.set_resolution(v1::RESOLUTION_FIXED);
-  resolve.set_actor("alice");
-  ASSERT_TRUE(regressions.Transition(resolve).ok());
+  ASSERT_TRUE(regressions
+                  .Transition({.regression_id = id,
+                               .to = v1::REGRESSION_STATE_RESOLVED,
+                               .resolution = v1::RESOLUTION_FIXED,
+                               .actor = "alice"})
+                  .ok());
   ASSERT_EQ(regressions.PendingEvents(10)->size(), 1u);
   db_.Query(
       "WITH aged AS (UPDATE regression_events SET created_at = now() - interval '8 days'"
@@ -331,4 +333,4 @@ TEST_F(StoreTest, OneNotificationPassAtATimeAcrossCollectors) {
 }
 
 }  // namespace
-}  // namespace devtime::collector
+}  // namespace devtime::store
