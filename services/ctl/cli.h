@@ -33,14 +33,15 @@ struct CommandContext {
   Command command;  // the parsed subcommand's; empty until parsing chose one
 };
 
-// When `subcommand` is parsed, `command` becomes context.command.
+// When `subcommand` is parsed, `command` becomes context.command (so `context` must outlive
+// parsing). `command` holds the subcommand's parsed options, usually by shared_ptr.
 void OnParsed(CLI::App* subcommand, CommandContext& context, Command command);
 
 // --format table|json (case-insensitive), default shown in --help.
 void AddFormatOption(CLI::App* subcommand, Format* format);
 
 // Connects to the collector described by `options` and runs `command`: its exit code, or 2
-// when the credentials cannot be loaded or the address is unusable.
+// when the credentials cannot be loaded, the address is unusable or `command` is empty.
 int RunCommand(const GlobalOptions& options, const Command& command);
 
 }  // namespace devtime::ctl

@@ -1,6 +1,6 @@
 // What `devtimectl report` shows, in plain values: the renderer (report_html.h) draws a
-// ReportModel and knows nothing of the wire. ToReportModel (report.h) fills one from the
-// collector's messages; it is the only place where the report reads them.
+// ReportModel and knows nothing of the wire. ToReportModel (report.h, report_model.cc) fills
+// one from the collector's messages: the one step from wire types to what the page shows.
 #pragma once
 
 #include <cstdint>
