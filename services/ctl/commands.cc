@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
+#include <utility>
 
-#include "proto/wire/channel.h"
-#include "proto/wire/json.h"
 #include "proto/wire/names.h"
 #include "proto/wire/time.h"
 #include "services/ctl/run_diff.h"
@@ -98,14 +98,35 @@ void PrintOperators(const Session& session, const v1::RunSummary& run) {
               << run.ops_size() << " operators\n";
 }
 
-}  // namespace
-
-int ReportError(const Session& session, const grpc::Status& status) {
-  session.err << "devtimectl: " << wire::Describe(status) << "\n";
-  bool unreachable = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
-                     status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-  return unreachable ? 3 : 1;
+void PrintRuns(const Session& session, const v1::ListRunsResponse& response) {
+  TextTable table({"run id", "started (UTC)", "model", "workload", "instance", "device", "status",
+                   "ops", "steps", "us/step"},
+                  {Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft,
+                   Align::kLeft, Align::kLeft, Align::kRight, Align::kRight, Align::kRight});
+  for (const auto& run : response.runs()) {
+    const auto& id = run.identity();
+    table.AddRow({id.run_id(), wire::FormatTime(run.started_at()), id.model(), id.workload(),
+                  id.instance_type().empty() ? "-" : id.instance_type(),
+                  wire::DeviceKindName(id.device_kind()), StatusCell(run),
+                  std::to_string(run.op_count()), std::to_string(run.step_count()),
+                  FormatMicros(run.device_us_per_step())});
+  }
+  session.out << (table.empty() ? "no runs match\n" : table.Render());
 }
+
+void PrintModels(const Session& session, const v1::ListModelsResponse& response) {
+  TextTable table({"model", "runs", "last run (UTC)", "workloads"},
+                  {Align::kLeft, Align::kRight, Align::kLeft, Align::kLeft});
+  for (const auto& model : response.models()) {
+    std::string workloads;
+    for (const auto& w : model.workloads()) workloads += (workloads.empty() ? "" : ", ") + w;
+    table.AddRow({model.model(), std::to_string(model.run_count()),
+                  wire::FormatTime(model.last_run_at()), workloads});
+  }
+  session.out << (table.empty() ? "no models yet: upload a run first\n" : table.Render());
+}
+
+}  // namespace
 
 int RunsList(const Session& session, const RunsListOptions& options) {
   v1::ListRunsRequest request;
@@ -120,72 +141,24 @@ int RunsList(const Session& session, const RunsListOptions& options) {
     }
     *request.mutable_since() = wire::ToTimestamp(*since);
   }
-  v1::ListRunsResponse response;
-  auto context = wire::MakeContext(session.timeout);
-  if (auto status = session.stub.ListRuns(context.get(), request, &response); !status.ok()) {
-    return ReportError(session, status);
-  }
-  if (options.format == Format::kJson) {
-    session.out << wire::ToJson(response) << "\n";
-    return 0;
-  }
-  TextTable table({"run id", "started (UTC)", "model", "workload", "instance", "device", "status",
-                   "ops", "steps", "us/step"},
-                  {Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft,
-                   Align::kLeft, Align::kLeft, Align::kRight, Align::kRight, Align::kRight});
-  for (const auto& run : response.runs()) {
-    const auto& id = run.identity();
-    table.AddRow({id.run_id(), wire::FormatTime(run.started_at()), id.model(), id.workload(),
-                  id.instance_type().empty() ? "-" : id.instance_type(),
-                  wire::DeviceKindName(id.device_kind()), StatusCell(run),
-                  std::to_string(run.op_count()), std::to_string(run.step_count()),
-                  FormatMicros(run.device_us_per_step())});
-  }
-  if (table.empty()) {
-    session.out << "no runs match\n";
-  } else {
-    session.out << table.Render();
-  }
-  return 0;
+  return CallAndPrint(session, &Stub::ListRuns, request, options.format,
+                      [&](const v1::ListRunsResponse& response) { PrintRuns(session, response); });
 }
 
 int RunsShow(const Session& session, const std::string& run_id, Format format) {
   v1::GetRunRequest request;
   request.set_run_id(run_id);
-  v1::GetRunResponse response;
-  auto context = wire::MakeContext(session.timeout);
-  if (auto status = session.stub.GetRun(context.get(), request, &response); !status.ok()) {
-    return ReportError(session, status);
-  }
-  if (format == Format::kJson) {
-    session.out << wire::ToJson(response) << "\n";
-    return 0;
-  }
-  PrintRunHeader(session, response);
-  PrintOperators(session, response.run());
-  return 0;
+  return CallAndPrint(session, &Stub::GetRun, request, format,
+                      [&](const v1::GetRunResponse& response) {
+                        PrintRunHeader(session, response);
+                        PrintOperators(session, response.run());
+                      });
 }
 
 int ModelsList(const Session& session, Format format) {
-  v1::ListModelsResponse response;
-  auto context = wire::MakeContext(session.timeout);
-  if (auto status = session.stub.ListModels(context.get(), {}, &response); !status.ok()) {
-    return ReportError(session, status);
-  }
-  if (format == Format::kJson) {
-    session.out << wire::ToJson(response) << "\n";
-    return 0;
-  }
-  TextTable table({"model", "runs", "last run (UTC)", "workloads"},
-                  {Align::kLeft, Align::kRight, Align::kLeft, Align::kLeft});
-  for (const auto& model : response.models()) {
-    std::string workloads;
-    for (const auto& w : model.workloads()) workloads += (workloads.empty() ? "" : ", ") + w;
-    table.AddRow({model.model(), std::to_string(model.run_count()),
-                  wire::FormatTime(model.last_run_at()), workloads});
-  }
-  session.out << (table.empty() ? "no models yet: upload a run first\n" : table.Render());
-  return 0;
+  return CallAndPrint(
+      session, &Stub::ListModels, {}, format,
+      [&](const v1::ListModelsResponse& response) { PrintModels(session, response); });
 }
 
 namespace {
@@ -196,9 +169,8 @@ std::optional<int> FetchRuns(const Session& session, const std::string& a, const
   for (auto [id, into] : {std::pair{&a, run_a}, std::pair{&b, run_b}}) {
     v1::GetRunRequest request;
     request.set_run_id(*id);
-    auto context = wire::MakeContext(session.timeout);
-    if (auto status = session.stub.GetRun(context.get(), request, into); !status.ok()) {
-      return ReportError(session, status);
+    if (auto failed = Call(session, &Stub::GetRun, request, into)) {
+      return failed;
     }
   }
   return std::nullopt;
@@ -230,6 +202,73 @@ int Check(const Session& session, const std::string& run, const std::string& bas
               << Label(base) << "\n"
               << RenderDiff(diff, 10);
   return regression ? 1 : 0;
+}
+
+void AddRunCommands(CLI::App& app, CommandContext& context) {
+  auto* runs = app.add_subcommand("runs", "stored profiling runs");
+  runs->require_subcommand(1);
+  auto list = std::make_shared<RunsListOptions>();
+  auto* runs_list = runs->add_subcommand("list", "list runs, newest first");
+  runs_list->add_option("--model", list->model, "only this model");
+  runs_list->add_option("--workload", list->workload, "only this workload");
+  runs_list->add_option("--since", list->since,
+                        "only runs started since: 2026-11-01, 2026-11-01T02:00:00Z or an age "
+                        "like 7d, 12h");
+  runs_list->add_option("--limit", list->limit, "at most this many runs (default 100, max 10000)");
+  AddFormatOption(runs_list, &list->format);
+  OnParsed(runs_list, context, [list](const Session& s) { return RunsList(s, *list); });
+
+  struct ShowOptions {
+    std::string run_id;
+    Format format = Format::kTable;
+  };
+  auto show = std::make_shared<ShowOptions>();
+  auto* runs_show = runs->add_subcommand("show", "one run with its operator table");
+  runs_show->add_option("RUN_ID", show->run_id, "the run's id (a UUID)")->required();
+  AddFormatOption(runs_show, &show->format);
+  OnParsed(runs_show, context,
+           [show](const Session& s) { return RunsShow(s, show->run_id, show->format); });
+}
+
+void AddModelCommands(CLI::App& app, CommandContext& context) {
+  auto* models = app.add_subcommand("models", "models with stored runs");
+  models->require_subcommand(1);
+  auto format = std::make_shared<Format>(Format::kTable);
+  auto* models_list = models->add_subcommand("list", "list models and their workloads");
+  AddFormatOption(models_list, format.get());
+  OnParsed(models_list, context, [format](const Session& s) { return ModelsList(s, *format); });
+}
+
+void AddCompareCommand(CLI::App& app, CommandContext& context) {
+  auto runs = std::make_shared<std::pair<std::string, std::string>>();
+  auto* compare = app.add_subcommand("compare", "op-by-op difference of two runs (before, after)");
+  compare->add_option("RUN_A", runs->first, "the earlier (baseline) run id")->required();
+  compare->add_option("RUN_B", runs->second, "the later run id")->required();
+  OnParsed(compare, context,
+           [runs](const Session& s) { return Compare(s, runs->first, runs->second); });
+}
+
+void AddCheckCommand(CLI::App& app, CommandContext& context) {
+  struct Options {
+    std::string run, baseline;
+    CheckOptions check;
+  };
+  auto options = std::make_shared<Options>();
+  auto* check = app.add_subcommand(
+      "check", "exit 1 if RUN is significantly slower than BASELINE (a pre-merge gate)");
+  check->add_option("--run", options->run, "the run to judge")->required();
+  check->add_option("--against", options->baseline, "the baseline run")->required();
+  check
+      ->add_option("--min-change", options->check.min_change,
+                   "smallest relative slowdown that fails (0.02 = 2 %)")
+      ->capture_default_str();
+  check
+      ->add_option("--max-p", options->check.max_p,
+                   "significance needed when both runs have per-step samples")
+      ->capture_default_str();
+  OnParsed(check, context, [options](const Session& s) {
+    return Check(s, options->run, options->baseline, options->check);
+  });
 }
 
 }  // namespace devtime::ctl

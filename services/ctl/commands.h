@@ -1,24 +1,14 @@
-// devtimectl's commands: each calls the collector over gRPC and renders the answer as a
-// table or as JSON (the proto's JSON form). Each returns the process exit code:
-// 0 success, 1 the collector answered with an error, 2 bad usage, 3 collector unreachable.
+// devtimectl's run commands (runs list|show, models list, compare, check): each calls the
+// collector over gRPC and renders the answer as a table or as JSON (session.h). Each returns
+// the process exit code as session.h says.
 #pragma once
 
-#include <chrono>
-#include <ostream>
 #include <string>
 
-#include "devtime/v1/collector.grpc.pb.h"
+#include "services/ctl/cli.h"
+#include "services/ctl/session.h"
 
 namespace devtime::ctl {
-
-enum class Format { kTable, kJson };
-
-struct Session {
-  v1::Collector::StubInterface& stub;
-  std::chrono::milliseconds timeout;
-  std::ostream& out;
-  std::ostream& err;
-};
 
 struct RunsListOptions {
   std::string model;
@@ -27,9 +17,6 @@ struct RunsListOptions {
   unsigned limit = 0;
   Format format = Format::kTable;
 };
-
-// Prints the collector's error and returns the exit code for it (1, or 3 if unreachable).
-int ReportError(const Session& session, const grpc::Status& status);
 
 int RunsList(const Session& session, const RunsListOptions& options);
 int RunsShow(const Session& session, const std::string& run_id, Format format);
@@ -42,5 +29,11 @@ int Compare(const Session& session, const std::string& before, const std::string
 struct CheckOptions;
 int Check(const Session& session, const std::string& run, const std::string& baseline,
           const CheckOptions& options);
+
+// Register `runs list|show`, `models list`, `compare` and `check` on `app`.
+void AddRunCommands(CLI::App& app, CommandContext& context);
+void AddModelCommands(CLI::App& app, CommandContext& context);
+void AddCompareCommand(CLI::App& app, CommandContext& context);
+void AddCheckCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace devtime::ctl

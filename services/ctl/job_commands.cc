@@ -1,7 +1,7 @@
 #include "services/ctl/job_commands.h"
 
-#include "proto/wire/channel.h"
-#include "proto/wire/json.h"
+#include <memory>
+
 #include "proto/wire/names.h"
 #include "proto/wire/time.h"
 #include "services/ctl/jobs_file.h"
@@ -37,37 +37,7 @@ void PrintSlots(const Session& session,
   session.out << (table.empty() ? "no slots yet\n" : table.Render());
 }
 
-}  // namespace
-
-int JobsApply(const Session& session, const std::string& file) {
-  auto jobs = ReadJobsFile(file);
-  if (!jobs.ok()) {
-    session.err << "devtimectl: " << jobs.status().message() << "\n";
-    return 2;
-  }
-  v1::ApplyJobsRequest request;
-  for (auto& job : *jobs) *request.add_jobs() = std::move(job);
-  v1::ApplyJobsResponse response;
-  auto context = wire::MakeContext(session.timeout);
-  if (auto status = session.stub.ApplyJobs(context.get(), request, &response); !status.ok()) {
-    return ReportError(session, status);
-  }
-  for (const auto& name : response.created()) session.out << "created   " << name << "\n";
-  for (const auto& name : response.updated()) session.out << "updated   " << name << "\n";
-  for (const auto& name : response.unchanged()) session.out << "unchanged " << name << "\n";
-  return 0;
-}
-
-int JobsList(const Session& session, Format format) {
-  v1::ListJobsResponse response;
-  auto context = wire::MakeContext(session.timeout);
-  if (auto status = session.stub.ListJobs(context.get(), {}, &response); !status.ok()) {
-    return ReportError(session, status);
-  }
-  if (format == Format::kJson) {
-    session.out << wire::ToJson(response) << "\n";
-    return 0;
-  }
+void PrintJobs(const Session& session, const v1::ListJobsResponse& response) {
   TextTable table(
       {"job", "model / workload", "schedule", "next slot (UTC)", "last outcome", "agents"});
   for (const auto& job : response.jobs()) {
@@ -78,21 +48,9 @@ int JobsList(const Session& session, Format format) {
          Join(job.matching_agents())});
   }
   session.out << (table.empty() ? "no jobs: devtimectl jobs apply -f jobs.yaml\n" : table.Render());
-  return 0;
 }
 
-int JobsShow(const Session& session, const std::string& name, Format format) {
-  v1::GetJobRequest request;
-  request.set_name(name);
-  v1::JobInfo info;
-  auto context = wire::MakeContext(session.timeout);
-  if (auto status = session.stub.GetJob(context.get(), request, &info); !status.ok()) {
-    return ReportError(session, status);
-  }
-  if (format == Format::kJson) {
-    session.out << wire::ToJson(info) << "\n";
-    return 0;
-  }
+void PrintJob(const Session& session, const v1::JobInfo& info) {
   const auto& job = info.spec();
   session.out << "job       " << job.name() << "\n"
               << "runs      " << job.model() << " / " << job.workload() << "\n"
@@ -103,63 +61,9 @@ int JobsShow(const Session& session, const std::string& name, Format format) {
               << "timeout   " << job.timeout_seconds() << " s, " << job.capture_steps()
               << " capture steps, " << job.retries() << " retries\n"
               << "agents    " << Join(info.matching_agents()) << "\n\n";
-  return JobsHistory(session, name, 10, Format::kTable);
 }
 
-int JobsDelete(const Session& session, const std::string& name) {
-  v1::DeleteJobRequest request;
-  request.set_name(name);
-  v1::DeleteJobResponse response;
-  auto context = wire::MakeContext(session.timeout);
-  if (auto status = session.stub.DeleteJob(context.get(), request, &response); !status.ok()) {
-    return ReportError(session, status);
-  }
-  session.out << "deleted " << name << " (its history is kept)\n";
-  return 0;
-}
-
-int JobsRunNow(const Session& session, const std::string& name, const std::string& host) {
-  v1::RunJobNowRequest request;
-  request.set_name(name);
-  request.set_host(host);
-  v1::RunJobNowResponse response;
-  auto context = wire::MakeContext(session.timeout);
-  if (auto status = session.stub.RunJobNow(context.get(), request, &response); !status.ok()) {
-    return ReportError(session, status);
-  }
-  session.out << "requested run of " << name << (host.empty() ? "" : " on " + host) << " (request "
-              << response.request_id() << "); follow it with: devtimectl jobs history " << name
-              << "\n";
-  return 0;
-}
-
-int JobsHistory(const Session& session, const std::string& name, unsigned limit, Format format) {
-  v1::JobHistoryRequest request;
-  request.set_name(name);
-  request.set_limit(limit);
-  v1::JobHistoryResponse response;
-  auto context = wire::MakeContext(session.timeout);
-  if (auto status = session.stub.JobHistory(context.get(), request, &response); !status.ok()) {
-    return ReportError(session, status);
-  }
-  if (format == Format::kJson) {
-    session.out << wire::ToJson(response) << "\n";
-    return 0;
-  }
-  PrintSlots(session, response.slots());
-  return 0;
-}
-
-int AgentsList(const Session& session, Format format) {
-  v1::ListAgentsResponse response;
-  auto context = wire::MakeContext(session.timeout);
-  if (auto status = session.stub.ListAgents(context.get(), {}, &response); !status.ok()) {
-    return ReportError(session, status);
-  }
-  if (format == Format::kJson) {
-    session.out << wire::ToJson(response) << "\n";
-    return 0;
-  }
+void PrintAgents(const Session& session, const v1::ListAgentsResponse& response) {
   TextTable table({"agent", "host", "instance", "labels", "connected", "last seen (UTC)"});
   for (const auto& agent : response.agents()) {
     std::string labels;
@@ -171,7 +75,74 @@ int AgentsList(const Session& session, Format format) {
                   wire::FormatTime(agent.last_seen())});
   }
   session.out << (table.empty() ? "no agents have connected yet\n" : table.Render());
+}
+
+}  // namespace
+
+int JobsApply(const Session& session, const std::string& file) {
+  auto jobs = ReadJobsFile(file);
+  if (!jobs.ok()) {
+    session.err << "devtimectl: " << jobs.status().message() << "\n";
+    return 2;
+  }
+  v1::ApplyJobsRequest request;
+  for (auto& job : *jobs) *request.add_jobs() = std::move(job);
+  v1::ApplyJobsResponse response;
+  if (auto failed = Call(session, &Stub::ApplyJobs, request, &response)) return *failed;
+  for (const auto& name : response.created()) session.out << "created   " << name << "\n";
+  for (const auto& name : response.updated()) session.out << "updated   " << name << "\n";
+  for (const auto& name : response.unchanged()) session.out << "unchanged " << name << "\n";
   return 0;
+}
+
+int JobsList(const Session& session, Format format) {
+  return CallAndPrint(session, &Stub::ListJobs, {}, format,
+                      [&](const v1::ListJobsResponse& response) { PrintJobs(session, response); });
+}
+
+int JobsShow(const Session& session, const std::string& name, Format format) {
+  v1::GetJobRequest request;
+  request.set_name(name);
+  return CallAndPrint(session, &Stub::GetJob, request, format, [&](const v1::JobInfo& info) {
+    PrintJob(session, info);
+    return JobsHistory(session, name, 10, Format::kTable);
+  });
+}
+
+int JobsDelete(const Session& session, const std::string& name) {
+  v1::DeleteJobRequest request;
+  request.set_name(name);
+  v1::DeleteJobResponse response;
+  if (auto failed = Call(session, &Stub::DeleteJob, request, &response)) return *failed;
+  session.out << "deleted " << name << " (its history is kept)\n";
+  return 0;
+}
+
+int JobsRunNow(const Session& session, const std::string& name, const std::string& host) {
+  v1::RunJobNowRequest request;
+  request.set_name(name);
+  request.set_host(host);
+  v1::RunJobNowResponse response;
+  if (auto failed = Call(session, &Stub::RunJobNow, request, &response)) return *failed;
+  session.out << "requested run of " << name << (host.empty() ? "" : " on " + host) << " (request "
+              << response.request_id() << "); follow it with: devtimectl jobs history " << name
+              << "\n";
+  return 0;
+}
+
+int JobsHistory(const Session& session, const std::string& name, unsigned limit, Format format) {
+  v1::JobHistoryRequest request;
+  request.set_name(name);
+  request.set_limit(limit);
+  return CallAndPrint(
+      session, &Stub::JobHistory, request, format,
+      [&](const v1::JobHistoryResponse& response) { PrintSlots(session, response.slots()); });
+}
+
+int AgentsList(const Session& session, Format format) {
+  return CallAndPrint(
+      session, &Stub::ListAgents, {}, format,
+      [&](const v1::ListAgentsResponse& response) { PrintAgents(session, response); });
 }
 
 int AgentsAdd(const Session& session, const std::string& name, const std::string& host) {
@@ -179,15 +150,67 @@ int AgentsAdd(const Session& session, const std::string& name, const std::string
   request.set_name(name);
   request.set_host(host);
   v1::AddAgentResponse response;
-  auto context = wire::MakeContext(session.timeout);
-  if (auto status = session.stub.AddAgent(context.get(), request, &response); !status.ok()) {
-    return ReportError(session, status);
-  }
+  if (auto failed = Call(session, &Stub::AddAgent, request, &response)) return *failed;
   // The token alone on stdout, so `devtimectl agents add a --host h > a.token` stores it.
   session.out << response.token() << "\n";
   session.err << "agent " << name << " may now write runs for host " << host
               << "; put the token in its token_file (shown once)\n";
   return 0;
+}
+
+void AddJobCommands(CLI::App& app, CommandContext& context) {
+  auto* jobs = app.add_subcommand("jobs", "scheduled profiling jobs");
+  jobs->require_subcommand(1);
+  struct Options {
+    std::string file, name, host;
+    Format format = Format::kTable;
+    unsigned history_limit = 50;
+  };
+  auto o = std::make_shared<Options>();
+  auto* apply = jobs->add_subcommand(
+      "apply", "create or update the jobs in a YAML file (see deploy/jobs.example.yaml)");
+  apply->add_option("-f,--file", o->file, "jobs file")->required();
+  OnParsed(apply, context, [o](const Session& s) { return JobsApply(s, o->file); });
+  auto* list = jobs->add_subcommand("list", "jobs with their next slot and last outcome");
+  AddFormatOption(list, &o->format);
+  OnParsed(list, context, [o](const Session& s) { return JobsList(s, o->format); });
+  auto* show = jobs->add_subcommand("show", "one job and its recent slots");
+  show->add_option("NAME", o->name, "job name")->required();
+  AddFormatOption(show, &o->format);
+  OnParsed(show, context, [o](const Session& s) { return JobsShow(s, o->name, o->format); });
+  auto* remove = jobs->add_subcommand("delete", "delete a job (its history is kept)");
+  remove->add_option("NAME", o->name, "job name")->required();
+  OnParsed(remove, context, [o](const Session& s) { return JobsDelete(s, o->name); });
+  auto* run_now = jobs->add_subcommand("run-now", "run a job now on a matching agent");
+  run_now->add_option("NAME", o->name, "job name")->required();
+  run_now->add_option("--host", o->host, "only on this host");
+  OnParsed(run_now, context, [o](const Session& s) { return JobsRunNow(s, o->name, o->host); });
+  auto* history = jobs->add_subcommand(
+      "history", "each slot of a job: ran, succeeded, failed (why) or missed (why)");
+  history->add_option("NAME", o->name, "job name")->required();
+  history->add_option("--limit", o->history_limit, "at most this many slots")
+      ->capture_default_str();
+  AddFormatOption(history, &o->format);
+  OnParsed(history, context,
+           [o](const Session& s) { return JobsHistory(s, o->name, o->history_limit, o->format); });
+}
+
+void AddAgentCommands(CLI::App& app, CommandContext& context) {
+  auto* agents = app.add_subcommand("agents", "the agents that run jobs");
+  agents->require_subcommand(1);
+  struct Options {
+    Format format = Format::kTable;
+    std::string name, host;
+  };
+  auto o = std::make_shared<Options>();
+  auto* list = agents->add_subcommand("list", "agents, their labels and when last seen");
+  AddFormatOption(list, &o->format);
+  OnParsed(list, context, [o](const Session& s) { return AgentsList(s, o->format); });
+  auto* add = agents->add_subcommand(
+      "add", "issue (or replace) an agent's token; prints it once (admin token needed)");
+  add->add_option("NAME", o->name, "the agent's name (agent.yaml: name)")->required();
+  add->add_option("--host", o->host, "the only host it may write runs for")->required();
+  OnParsed(add, context, [o](const Session& s) { return AgentsAdd(s, o->name, o->host); });
 }
 
 }  // namespace devtime::ctl

@@ -1,10 +1,11 @@
 // devtimectl's job and agent commands (jobs apply|list|show|delete|run-now|history,
-// agents list). Exit codes as in commands.h; 2 also for a jobs file that does not validate.
+// agents list|add). Exit codes as in session.h; 2 also for a jobs file that does not validate.
 #pragma once
 
 #include <string>
 
-#include "services/ctl/commands.h"
+#include "services/ctl/cli.h"
+#include "services/ctl/session.h"
 
 namespace devtime::ctl {
 
@@ -16,5 +17,9 @@ int JobsRunNow(const Session& session, const std::string& name, const std::strin
 int JobsHistory(const Session& session, const std::string& name, unsigned limit, Format format);
 int AgentsList(const Session& session, Format format);
 int AgentsAdd(const Session& session, const std::string& name, const std::string& host);
+
+// Register `jobs ...` and `agents ...` on `app`.
+void AddJobCommands(CLI::App& app, CommandContext& context);
+void AddAgentCommands(CLI::App& app, CommandContext& context);
 
 }  // namespace devtime::ctl

@@ -75,43 +75,53 @@ absl::Status ReadStringMap(const YAML::Node& node, const Place& at,
   return absl::OkStatus();
 }
 
-absl::Status ReadSchedule(const YAML::Node& node, const Place& at, v1::Schedule* schedule) {
-  if (auto s = CheckKeys(node, at, {"cron", "time_zone", "jitter_seconds"}); !s.ok()) return s;
-  for (const auto& entry : node) {
+// Checks `map`'s keys against `known`, then calls read(key, value, place of the value) for
+// each entry in file order; the first error ends the walk.
+template <typename Read>
+absl::Status ReadFields(const YAML::Node& map, const Place& at, const std::set<std::string>& known,
+                        Read read) {
+  if (auto s = CheckKeys(map, at, known); !s.ok()) return s;
+  for (const auto& entry : map) {
     auto key = entry.first.as<std::string>();
     Place field{at.source, LineOf(entry.second), at.field + "." + key};
-    if (key == "jitter_seconds") {
-      auto n = Count(entry.second, field);
-      if (!n.ok()) return n.status();
-      schedule->set_jitter_seconds(*n);
-      continue;
-    }
-    auto text = Text(entry.second, field);
-    if (!text.ok()) return text.status();
-    if (key == "cron") schedule->set_cron(*text);
-    if (key == "time_zone") schedule->set_time_zone(*text);
+    if (auto s = read(key, entry.second, field); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
 
+absl::Status ReadSchedule(const YAML::Node& node, const Place& at, v1::Schedule* schedule) {
+  return ReadFields(
+      node, at, {"cron", "time_zone", "jitter_seconds"},
+      [&](const std::string& key, const YAML::Node& value, const Place& field) -> absl::Status {
+        if (key == "jitter_seconds") {
+          auto n = Count(value, field);
+          if (!n.ok()) return n.status();
+          schedule->set_jitter_seconds(*n);
+          return absl::OkStatus();
+        }
+        auto text = Text(value, field);
+        if (!text.ok()) return text.status();
+        if (key == "cron") schedule->set_cron(*text);
+        if (key == "time_zone") schedule->set_time_zone(*text);
+        return absl::OkStatus();
+      });
+}
+
 absl::Status ReadSelector(const YAML::Node& node, const Place& at, v1::HostSelector* selector) {
-  if (auto s = CheckKeys(node, at, {"labels", "instance_type", "hosts"}); !s.ok()) return s;
-  for (const auto& entry : node) {
-    auto key = entry.first.as<std::string>();
-    Place field{at.source, LineOf(entry.second), at.field + "." + key};
-    if (key == "labels") {
-      if (auto s = ReadStringMap(entry.second, field, selector->mutable_labels()); !s.ok())
-        return s;
-    } else if (key == "instance_type") {
-      auto text = Text(entry.second, field);
-      if (!text.ok()) return text.status();
-      selector->set_instance_type(*text);
-    } else {
-      if (!entry.second.IsSequence()) return Problem(field, "must be a list of host names");
-      for (const auto& host : entry.second) selector->add_hosts(host.as<std::string>());
-    }
-  }
-  return absl::OkStatus();
+  return ReadFields(
+      node, at, {"labels", "instance_type", "hosts"},
+      [&](const std::string& key, const YAML::Node& value, const Place& field) -> absl::Status {
+        if (key == "labels") return ReadStringMap(value, field, selector->mutable_labels());
+        if (key == "instance_type") {
+          auto text = Text(value, field);
+          if (!text.ok()) return text.status();
+          selector->set_instance_type(*text);
+          return absl::OkStatus();
+        }
+        if (!value.IsSequence()) return Problem(field, "must be a list of host names");
+        for (const auto& host : value) selector->add_hosts(host.as<std::string>());
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<v1::JobSpec> ReadJob(const YAML::Node& node, const Place& at) {
@@ -126,38 +136,36 @@ absl::StatusOr<v1::JobSpec> ReadJob(const YAML::Node& node, const Place& at) {
                                                "env",
                                                "retries",
                                                "skip_confirmation_runs"};
-  if (auto s = CheckKeys(node, at, kKnown); !s.ok()) return s;
   v1::JobSpec job;
-  for (const auto& entry : node) {
-    auto key = entry.first.as<std::string>();
-    Place field{at.source, LineOf(entry.second), at.field + "." + key};
-    absl::Status status = absl::OkStatus();
-    if (key == "schedule") {
-      status = ReadSchedule(entry.second, field, job.mutable_schedule());
-    } else if (key == "selector") {
-      status = ReadSelector(entry.second, field, job.mutable_selector());
-    } else if (key == "env") {
-      status = ReadStringMap(entry.second, field, job.mutable_env());
-    } else if (key == "timeout_seconds" || key == "capture_steps" || key == "retries") {
-      auto n = Count(entry.second, field);
-      if (!n.ok()) return n.status();
-      if (key == "timeout_seconds") job.set_timeout_seconds(*n);
-      if (key == "capture_steps") job.set_capture_steps(*n);
-      if (key == "retries") job.set_retries(*n);
-    } else if (key == "skip_confirmation_runs") {
-      auto flag = Flag(entry.second, field);
-      if (!flag.ok()) return flag.status();
-      job.set_skip_confirmation_runs(*flag);
-    } else {
-      auto text = Text(entry.second, field);
-      if (!text.ok()) return text.status();
-      if (key == "name") job.set_name(*text);
-      if (key == "model") job.set_model(*text);
-      if (key == "workload") job.set_workload(*text);
-      if (key == "command") job.set_command(*text);
-    }
-    if (!status.ok()) return status;
-  }
+  auto status = ReadFields(
+      node, at, kKnown,
+      [&job](const std::string& key, const YAML::Node& value, const Place& field) -> absl::Status {
+        if (key == "schedule") return ReadSchedule(value, field, job.mutable_schedule());
+        if (key == "selector") return ReadSelector(value, field, job.mutable_selector());
+        if (key == "env") return ReadStringMap(value, field, job.mutable_env());
+        if (key == "timeout_seconds" || key == "capture_steps" || key == "retries") {
+          auto n = Count(value, field);
+          if (!n.ok()) return n.status();
+          if (key == "timeout_seconds") job.set_timeout_seconds(*n);
+          if (key == "capture_steps") job.set_capture_steps(*n);
+          if (key == "retries") job.set_retries(*n);
+          return absl::OkStatus();
+        }
+        if (key == "skip_confirmation_runs") {
+          auto flag = Flag(value, field);
+          if (!flag.ok()) return flag.status();
+          job.set_skip_confirmation_runs(*flag);
+          return absl::OkStatus();
+        }
+        auto text = Text(value, field);
+        if (!text.ok()) return text.status();
+        if (key == "name") job.set_name(*text);
+        if (key == "model") job.set_model(*text);
+        if (key == "workload") job.set_workload(*text);
+        if (key == "command") job.set_command(*text);
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return status;
   if (auto s = wire::ValidateJob(job, at.field); !s.ok()) {
     return absl::InvalidArgumentError(at.source + ":" + std::to_string(at.line) + ": " +
                                       std::string(s.message()));

@@ -1,10 +1,9 @@
 #include "services/ctl/regression_commands.h"
 
 #include <cstdlib>
+#include <memory>
 
 #include "absl/strings/str_format.h"
-#include "proto/wire/channel.h"
-#include "proto/wire/json.h"
 #include "proto/wire/names.h"
 #include "proto/wire/time.h"
 #include "services/ctl/table.h"
@@ -117,6 +116,19 @@ void PrintRegression(const Session& session, const v1::Regression& r) {
   PrintSeriesAndHistory(session, r);
 }
 
+void PrintRegressions(const Session& session, const v1::ListRegressionsResponse& response) {
+  TextTable table({"id", "state", "severity", "model / workload", "change", "top operator",
+                   "environment changes", "since (UTC)"},
+                  {Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft, Align::kRight,
+                   Align::kLeft, Align::kLeft, Align::kLeft});
+  for (const auto& r : response.regressions()) {
+    table.AddRow({std::to_string(r.id()), StateCell(r), r.severity(),
+                  r.model() + " / " + r.workload(), Percent(r.relative_change()), TopOp(r),
+                  EnvChanges(r), wire::FormatTime(r.first_bad_at())});
+  }
+  session.out << (table.empty() ? "no regressions\n" : table.Render());
+}
+
 std::string CurrentUser() {
   const char* user = std::getenv("USER");
   if (user == nullptr || *user == '\0') user = std::getenv("LOGNAME");
@@ -141,42 +153,16 @@ int RegressionsList(const Session& session, const RegressionsListOptions& option
     }
     request.add_states(state);
   }
-  v1::ListRegressionsResponse response;
-  auto context = wire::MakeContext(session.timeout);
-  if (auto status = session.stub.ListRegressions(context.get(), request, &response); !status.ok()) {
-    return ReportError(session, status);
-  }
-  if (options.format == Format::kJson) {
-    session.out << wire::ToJson(response) << "\n";
-    return 0;
-  }
-  TextTable table({"id", "state", "severity", "model / workload", "change", "top operator",
-                   "environment changes", "since (UTC)"},
-                  {Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft, Align::kRight,
-                   Align::kLeft, Align::kLeft, Align::kLeft});
-  for (const auto& r : response.regressions()) {
-    table.AddRow({std::to_string(r.id()), StateCell(r), r.severity(),
-                  r.model() + " / " + r.workload(), Percent(r.relative_change()), TopOp(r),
-                  EnvChanges(r), wire::FormatTime(r.first_bad_at())});
-  }
-  session.out << (table.empty() ? "no regressions\n" : table.Render());
-  return 0;
+  return CallAndPrint(
+      session, &Stub::ListRegressions, request, options.format,
+      [&](const v1::ListRegressionsResponse& response) { PrintRegressions(session, response); });
 }
 
 int RegressionsShow(const Session& session, int64_t id, Format format) {
   v1::GetRegressionRequest request;
   request.set_id(id);
-  v1::Regression response;
-  auto context = wire::MakeContext(session.timeout);
-  if (auto status = session.stub.GetRegression(context.get(), request, &response); !status.ok()) {
-    return ReportError(session, status);
-  }
-  if (format == Format::kJson) {
-    session.out << wire::ToJson(response) << "\n";
-  } else {
-    PrintRegression(session, response);
-  }
-  return 0;
+  return CallAndPrint(session, &Stub::GetRegression, request, format,
+                      [&](const v1::Regression& r) { PrintRegression(session, r); });
 }
 
 int RegressionsTriage(const Session& session, const TriageOptions& options) {
@@ -195,13 +181,60 @@ int RegressionsTriage(const Session& session, const TriageOptions& options) {
     return 2;
   }
   v1::Regression response;
-  auto context = wire::MakeContext(session.timeout);
-  if (auto status = session.stub.TransitionRegression(context.get(), request, &response);
-      !status.ok()) {
-    return ReportError(session, status);
-  }
+  if (auto failed = Call(session, &Stub::TransitionRegression, request, &response)) return *failed;
   session.out << "regression " << response.id() << " is now " << StateCell(response) << "\n";
   return 0;
+}
+
+void AddRegressionCommands(CLI::App& app, CommandContext& context) {
+  auto* regressions = app.add_subcommand("regressions", "detected regressions and their triage");
+  regressions->require_subcommand(1);
+  auto list = std::make_shared<RegressionsListOptions>();
+  auto* list_command = regressions->add_subcommand(
+      "list", "regressions, newest first (default: suspected, open and acknowledged ones)");
+  list_command->add_option("--state", list->states,
+                           "only these states: suspected, open, acknowledged, resolved, "
+                           "invalid (repeatable)");
+  list_command->add_flag("--all", list->all, "every state");
+  list_command->add_option("--model", list->model, "only this model");
+  list_command->add_option("--workload", list->workload, "only this workload");
+  list_command->add_option("--limit", list->limit, "at most this many (default 100)");
+  AddFormatOption(list_command, &list->format);
+  OnParsed(list_command, context, [list](const Session& s) { return RegressionsList(s, *list); });
+
+  struct ShowOptions {
+    int64_t id = 0;
+    Format format = Format::kTable;
+  };
+  auto show = std::make_shared<ShowOptions>();
+  auto* show_command = regressions->add_subcommand(
+      "show", "one regression: attribution (operators, layers, environment), series, history");
+  show_command->add_option("ID", show->id, "the regression's id")->required();
+  AddFormatOption(show_command, &show->format);
+  OnParsed(show_command, context,
+           [show](const Session& s) { return RegressionsShow(s, show->id, show->format); });
+
+  // ack, resolve and invalid: one transition each, to the state `to`.
+  auto add_triage = [&](const char* name, const char* help, const char* to) {
+    auto triage = std::make_shared<TriageOptions>();
+    triage->to = to;
+    auto* command = regressions->add_subcommand(name, help);
+    command->add_option("ID", triage->id, "the regression's id")->required();
+    command->add_option("--by", triage->by, "who (default: $USER)");
+    command->add_option("--reason", triage->reason, "why, for the history");
+    OnParsed(command, context,
+             [triage](const Session& s) { return RegressionsTriage(s, *triage); });
+    return std::pair{command, triage};
+  };
+  add_triage("ack", "acknowledge: someone is on it (it keeps firing)", "acknowledged");
+  auto [resolve, resolve_options] = add_triage(
+      "resolve", "resolve: fixed, or the new level accepted as the baseline", "resolved");
+  resolve
+      ->add_option("--as", resolve_options->resolution,
+                   "fixed (the series is back; the default) or accepted_baseline (the new "
+                   "level is expected)")
+      ->check(CLI::IsMember({"fixed", "accepted_baseline"}));
+  add_triage("invalid", "not a regression (noise, a broken capture): ends its alert", "invalid");
 }
 
 }  // namespace devtime::ctl

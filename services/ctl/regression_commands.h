@@ -1,5 +1,5 @@
 // devtimectl regressions list|show|ack|resolve|invalid: triage of the regressions the
-// collector detected. Exit codes as in commands.h; a transition the regression's state does
+// collector detected. Exit codes as in session.h; a transition the regression's state does
 // not allow (e.g. resolving an invalid one) is the collector's FAILED_PRECONDITION: exit 1.
 #pragma once
 
@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "services/ctl/commands.h"
+#include "services/ctl/cli.h"
+#include "services/ctl/session.h"
 
 namespace devtime::ctl {
 
@@ -31,5 +32,8 @@ struct TriageOptions {
   std::string reason;
 };
 int RegressionsTriage(const Session& session, const TriageOptions& options);
+
+// Registers `regressions list|show|ack|resolve|invalid` on `app`.
+void AddRegressionCommands(CLI::App& app, CommandContext& context);
 
 }  // namespace devtime::ctl

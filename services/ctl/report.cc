@@ -3,10 +3,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <utility>
 
-#include "proto/wire/channel.h"
 #include "proto/wire/time.h"
+#include "services/ctl/report_html.h"
 
 namespace devtime::ctl {
 namespace {
@@ -31,8 +32,7 @@ grpc::Status ListRuns(const Session& session, const ReportOptions& options,
   }
   if (*since) *request.mutable_since() = **since;
   v1::ListRunsResponse response;
-  auto context = wire::MakeContext(session.timeout);
-  auto status = session.stub.ListRuns(context.get(), request, &response);
+  auto status = Invoke(session, &Stub::ListRuns, request, &response);
   runs->assign(response.runs().begin(), response.runs().end());
   return status;
 }
@@ -50,8 +50,7 @@ grpc::Status ListRegressions(const Session& session, const std::string& model,
     request.add_states(state);
   }
   v1::ListRegressionsResponse response;
-  auto context = wire::MakeContext(session.timeout);
-  auto status = session.stub.ListRegressions(context.get(), request, &response);
+  auto status = Invoke(session, &Stub::ListRegressions, request, &response);
   if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
     *note =
         "This collector does not serve regressions (ListRegressions is unimplemented): "
@@ -67,8 +66,7 @@ grpc::Status GetRun(const Session& session, const std::string& run_id,
   v1::GetRunRequest request;
   request.set_run_id(run_id);
   v1::GetRunResponse response;
-  auto context = wire::MakeContext(session.timeout);
-  auto status = session.stub.GetRun(context.get(), request, &response);
+  auto status = Invoke(session, &Stub::GetRun, request, &response);
   if (status.ok()) *run = std::move(*response.mutable_run());
   return status;
 }
@@ -121,8 +119,7 @@ grpc::Status LoadBreakdown(const Session& session, const std::vector<v1::Regress
 
 grpc::Status CheckModelExists(const Session& session, const std::string& model) {
   v1::ListModelsResponse response;
-  auto context = wire::MakeContext(session.timeout);
-  auto status = session.stub.ListModels(context.get(), v1::ListModelsRequest(), &response);
+  auto status = Invoke(session, &Stub::ListModels, v1::ListModelsRequest(), &response);
   if (!status.ok()) return status;
   std::string known;
   for (const auto& m : response.models()) {
@@ -177,11 +174,27 @@ int Report(const Session& session, const ReportOptions& options) {
   if (auto status = GatherReport(session, options, &report); !status.ok()) {
     return ReportError(session, status);
   }
+  const ReportModel model = ToReportModel(report);
   if (options.html_path.empty()) {
-    session.out << RenderReportText(report);
+    session.out << RenderReportText(model);
     return 0;
   }
-  return WriteHtml(session, options.html_path, RenderReportHtml(report));
+  return WriteHtml(session, options.html_path, RenderReportHtml(model));
+}
+
+void AddReportCommand(CLI::App& app, CommandContext& context) {
+  auto options = std::make_shared<ReportOptions>();
+  auto* report = app.add_subcommand(
+      "report", "one model: history charts, latest run against its baseline, live regressions");
+  report->add_option("--model", options->model, "the model")->required();
+  report->add_option("--html", options->html_path,
+                     "write a self-contained HTML page to this file (else a text summary)");
+  report->add_option(
+      "--since", options->since,
+      "only runs started since: 2026-11-01, 2026-11-01T02:00:00Z or an age like 30d");
+  report->add_option("--limit", options->limit, "at most this many runs, newest first")
+      ->capture_default_str();
+  OnParsed(report, context, [options](const Session& s) { return Report(s, *options); });
 }
 
 }  // namespace devtime::ctl

@@ -1,19 +1,49 @@
 // devtimectl report --model M [--html FILE]: one model's history, the latest run of each
 // workload against its baseline, and its live regressions. Everything comes from the
-// collector's gRPC API (ListModels, ListRuns, GetRun, ListRegressions); rendering is
-// report_html.h. Without --html a short summary goes to stdout; with it the self-contained
-// page is written to FILE and its path printed.
+// collector's gRPC API (ListModels, ListRuns, GetRun, ListRegressions) into a ModelReport,
+// which ToReportModel turns into the plain values report_html.h renders. Without --html a short
+// summary goes to stdout; with it the self-contained page is written to FILE and its path printed.
 //
 // A collector that does not serve regressions yet (ListRegressions UNIMPLEMENTED) still gets
 // a report: without markers and table, and with a note saying why.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
-#include "services/ctl/commands.h"
-#include "services/ctl/report_html.h"
+#include "devtime/v1/collector.pb.h"
+#include "devtime/v1/regressions.pb.h"
+#include "services/ctl/cli.h"
+#include "services/ctl/report_model.h"
+#include "services/ctl/session.h"
 
 namespace devtime::ctl {
+
+// One (workload, instance type) of the model as the collector returned it: a series of runs.
+struct SeriesReport {
+  std::string workload;
+  std::string instance_type;
+  std::vector<v1::RunInfo> runs;           // every listed run, any status, oldest first
+  std::optional<v1::RunSummary> latest;    // the newest OK run
+  std::optional<v1::RunSummary> baseline;  // what `latest` is compared with, if any
+  std::string baseline_label;              // why that run: "last good run of regression 3", ...
+};
+
+// What the report shows, as the collector's messages (GatherReport fills it).
+struct ModelReport {
+  std::string model;
+  google::protobuf::Timestamp generated_at;
+  std::vector<SeriesReport> series;         // by workload, then instance type
+  std::vector<v1::Regression> regressions;  // of this model, any state, newest first
+  std::string regressions_note;             // why regressions may be missing; "" = complete
+};
+
+// Suspected, open and acknowledged: the regressions the report's table lists.
+bool IsLive(v1::RegressionState state);
+
+// The plain values the renderer draws (report_model.cc).
+ReportModel ToReportModel(const ModelReport& report);
 
 struct ReportOptions {
   std::string model;      // required
@@ -22,7 +52,7 @@ struct ReportOptions {
   unsigned limit = 1000;  // runs listed, newest first, over all workloads (at most 10,000)
 };
 
-// Exit codes as in commands.h; 1 also when the model has no runs, 2 when FILE cannot be
+// Exit codes as in session.h; 1 also when the model has no runs, 2 when FILE cannot be
 // written.
 int Report(const Session& session, const ReportOptions& options);
 
@@ -30,5 +60,8 @@ int Report(const Session& session, const ReportOptions& options);
 // its newest live regression when there is one, else its previous OK run.
 grpc::Status GatherReport(const Session& session, const ReportOptions& options,
                           ModelReport* report);
+
+// Registers `report` on `app`.
+void AddReportCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace devtime::ctl

@@ -15,12 +15,6 @@ bool UsesCpu(const v1::RunSummary& run) {
   return run.identity().device_kind() == v1::DEVICE_KIND_CPU;
 }
 
-double Steps(const v1::RunSummary& run) {
-  if (run.steps_size() > 0) return run.steps_size();
-  if (run.capture().active_steps() > 0) return run.capture().active_steps();
-  return 1;
-}
-
 std::vector<double> StepTotals(const v1::RunSummary& run, bool cpu) {
   std::vector<double> totals;
   for (const auto& step : run.steps()) totals.push_back(cpu ? step.cpu_us() : step.device_us());
@@ -44,11 +38,17 @@ std::string Signed(double value, const char* format) {
 
 }  // namespace
 
+double StepsOf(const v1::RunSummary& run) {
+  if (run.steps_size() > 0) return run.steps_size();
+  if (run.capture().active_steps() > 0) return run.capture().active_steps();
+  return 1;
+}
+
 RunDiff DiffRuns(const v1::RunSummary& before, const v1::RunSummary& after) {
   RunDiff diff;
   bool cpu = UsesCpu(before) && UsesCpu(after);
   diff.basis = cpu ? "self CPU" : "device";
-  double before_steps = Steps(before), after_steps = Steps(after);
+  double before_steps = StepsOf(before), after_steps = StepsOf(after);
 
   std::map<std::string, OpDelta> ops;
   for (const auto& op : before.ops()) {

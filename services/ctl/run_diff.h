@@ -38,6 +38,10 @@ struct RunDiff {
 
 RunDiff DiffRuns(const v1::RunSummary& before, const v1::RunSummary& after);
 
+// The steps a run's totals are spread over, as the collector's series points count them: its
+// step records, else the capture's active steps, else 1.
+double StepsOf(const v1::RunSummary& run);
+
 struct CheckOptions {
   double min_change = 0.02;  // relative; smaller changes never fail a check
   double max_p = 0.01;       // significance needed when both runs have per-step samples

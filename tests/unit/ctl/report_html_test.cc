@@ -41,26 +41,17 @@ v1::RunSummary Summary(const std::string& run_id, long long started,
 }
 
 v1::Regression Regression(int id, v1::RegressionState state, const std::string& first_bad) {
-  v1::Regression r;
-  r.set_id(id);
-  r.set_state(state);
-  r.set_severity("critical");
-  r.set_model("rmsnorm");
-  r.set_workload("fused");
-  r.set_instance_type("trn1.2xlarge");
-  r.set_last_good_run_id("fused-2");
-  r.set_first_bad_run_id(first_bad);
-  r.set_relative_change(4.84);
-  r.mutable_first_bad_at()->set_seconds(kNight + 3 * 86400);
-  r.set_summary("fused lost its fusion \"badly\"");
-  auto* op = r.mutable_attribution()->add_ops();
-  op->set_op("aten::mul");
-  op->set_delta_us(1164.5);
-  auto* env = r.mutable_attribution()->add_environment();
-  env->set_key("neuronx-cc");
-  env->set_before("2.21");
-  env->set_after("2.22");
-  return r;
+  return MakeRegression({.id = id,
+                         .state = state,
+                         .model = "rmsnorm",
+                         .workload = "fused",
+                         .last_good_run_id = "fused-2",
+                         .first_bad_run_id = first_bad,
+                         .first_bad_at = kNight + 3 * 86400,
+                         .relative_change = 4.84,
+                         .summary = "fused lost its fusion \"badly\"",
+                         .compiler_before = "2.21",
+                         .compiler_after = "2.22"});
 }
 
 SeriesReport Series(const std::string& workload, const std::string& instance_type) {
@@ -109,13 +100,23 @@ std::size_t Count(const std::string& text, const std::string& needle) {
   return count;
 }
 
+// Each of `parts` is in `text`; each missing one is its own failure.
+void ExpectContains(const std::string& text, const std::vector<std::string>& parts) {
+  for (const auto& part : parts) EXPECT_THAT(text, HasSubstr(part));
+}
+
+// The page from the section of series `index` on.
+std::string FromSeries(const std::string& html, int index) {
+  return html.substr(html.find("id=\"series-" + std::to_string(index) + "\""));
+}
+
 TEST(HtmlEscape, EscapesMarkupAndQuotes) {
   EXPECT_EQ(HtmlEscape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
   EXPECT_EQ(HtmlEscape("aten::mul µs"), "aten::mul µs");
 }
 
 TEST(ReportHtml, IsOneSelfContainedDocument) {
-  std::string html = RenderReportHtml(SampleReport());
+  std::string html = RenderHtml(SampleReport());
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_THAT(html, HasSubstr("<style>"));
   EXPECT_THAT(html, HasSubstr("</html>"));
@@ -132,20 +133,17 @@ TEST(ReportHtml, EscapesEveryTextFromTheCollector) {
   report.series[0].latest->mutable_ops(0)->set_name("<op onclick=x>");
   report.regressions[0].set_workload("<b>w</b>");
   report.regressions[0].mutable_attribution()->mutable_environment(0)->set_key("k\"><svg>");
-  std::string html = RenderReportHtml(report);
-  EXPECT_THAT(html, Not(HasSubstr("<script")));
-  EXPECT_THAT(html, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));
-  EXPECT_THAT(html, Not(HasSubstr("a&b<i>")));
-  EXPECT_THAT(html, HasSubstr("a&amp;b&lt;i&gt;"));
-  EXPECT_THAT(html, Not(HasSubstr("<op onclick")));
-  EXPECT_THAT(html, HasSubstr("&lt;op onclick=x&gt;"));
-  EXPECT_THAT(html, Not(HasSubstr("<b>w</b>")));
-  EXPECT_THAT(html, HasSubstr("k&quot;&gt;&lt;svg&gt;"));
-  EXPECT_THAT(html, HasSubstr("lost its fusion &quot;badly&quot;"));
+  std::string html = RenderHtml(report);
+  for (const char* raw : {"<script", "a&b<i>", "<op onclick", "<b>w</b>"}) {
+    EXPECT_THAT(html, Not(HasSubstr(raw)));
+  }
+  ExpectContains(
+      html, {"&lt;script&gt;alert(1)&lt;/script&gt;", "a&amp;b&lt;i&gt;", "&lt;op onclick=x&gt;",
+             "k&quot;&gt;&lt;svg&gt;", "lost its fusion &quot;badly&quot;"});
 }
 
 TEST(ReportHtml, DrawsOneHistoryChartPerSeriesWithEveryOkRun) {
-  std::string html = RenderReportHtml(SampleReport());
+  std::string html = RenderHtml(SampleReport());
   EXPECT_EQ(Count(html, "<svg class=\"chart\""), 2u);
   EXPECT_EQ(Count(html, "<polyline"), 2u);
   // 5 + 6 OK runs are dots; the failed run is a cross, not a point of the line.
@@ -160,10 +158,10 @@ TEST(ReportHtml, DrawsOneHistoryChartPerSeriesWithEveryOkRun) {
 }
 
 TEST(ReportHtml, LineGoesUpWhereTheSeriesGotSlower) {
-  std::string html = RenderReportHtml(SampleReport());
+  std::string html = RenderHtml(SampleReport());
   // The second polyline is "fused": 3 points at 403.3 µs, then 3 at 2355 µs (higher = smaller y).
   std::smatch match;
-  std::string rest = html.substr(html.find("id=\"series-1\""));
+  std::string rest = FromSeries(html, 1);
   ASSERT_TRUE(std::regex_search(rest, match, std::regex("points=\"([^\"]+)\"")));
   std::vector<double> ys;
   std::string points = match[1];
@@ -178,24 +176,22 @@ TEST(ReportHtml, LineGoesUpWhereTheSeriesGotSlower) {
 }
 
 TEST(ReportHtml, MarksTheFirstBadRunOfEachRegressionWithItsState) {
-  std::string html = RenderReportHtml(SampleReport());
+  std::string html = RenderHtml(SampleReport());
   EXPECT_THAT(html, HasSubstr("#3 open"));
   EXPECT_THAT(html, HasSubstr("#1 resolved"));  // history keeps resolved markers
   EXPECT_EQ(Count(html, "<g class=\"regression\""), 2u);
 }
 
 TEST(ReportHtml, ComparesOperatorsWithTheRegressionsLastGoodRun) {
-  std::string html = RenderReportHtml(SampleReport());
-  std::string fused = html.substr(html.find("id=\"series-1\""));
-  EXPECT_THAT(fused, HasSubstr("last good run of regression 3"));
-  EXPECT_THAT(fused, HasSubstr("<code>fused-2</code>"));
-  // aten::mul is new (+1164.5 µs), aten::rms_norm gone (-403.3 µs, -100 %).
-  EXPECT_THAT(fused, HasSubstr("<td class=\"op\">aten::mul</td>"));
-  EXPECT_THAT(fused, HasSubstr(">+1164.5</td><td class=\"num worse\">new</td>"));
-  EXPECT_THAT(fused, HasSubstr(">-403.3</td><td class=\"num better\">-100.0%</td>"));
-  // The whole run: 403.3 -> 2014.1 µs per step.
-  EXPECT_THAT(fused, HasSubstr(">403.3</td><td class=\"num\">2014.1</td>"));
-  EXPECT_THAT(fused, HasSubstr("+399.4%"));
+  std::string html = RenderHtml(SampleReport());
+  ExpectContains(
+      FromSeries(html, 1),
+      {"last good run of regression 3", "<code>fused-2</code>",
+       // aten::mul is new (+1164.5 µs), aten::rms_norm gone (-403.3 µs, -100 %).
+       "<td class=\"op\">aten::mul</td>", ">+1164.5</td><td class=\"num worse\">new</td>",
+       ">-403.3</td><td class=\"num better\">-100.0%</td>",
+       // The whole run: 403.3 -> 2014.1 µs per step.
+       ">403.3</td><td class=\"num\">2014.1</td>", "+399.4%"});
 }
 
 TEST(ReportHtml, FoldsTheOperatorTailIntoOther) {
@@ -207,32 +203,27 @@ TEST(ReportHtml, FoldsTheOperatorTailIntoOther) {
     op->set_calls(1);
     op->set_self_device_us(2.0 * (i + 1));
   }
-  std::string html = RenderReportHtml(report);
+  std::string html = RenderHtml(report);
   EXPECT_THAT(html, HasSubstr("other (6 operators)"));
   EXPECT_THAT(html, Not(HasSubstr(">op0<")));  // the smallest is folded
   EXPECT_THAT(html, HasSubstr(">op19<"));
 }
 
 TEST(ReportHtml, LayersPerStepOfLatestAndBaseline) {
-  std::string html = RenderReportHtml(SampleReport());
-  std::string fused = html.substr(html.find("id=\"series-1\""));
-  EXPECT_THAT(fused, HasSubstr("<svg class=\"layers\""));
-  // device execution 403.3 -> 2014.1 µs per step; dispatch 19 -> 70.
-  EXPECT_THAT(fused, HasSubstr("device execution</td><td class=\"num\">403.3</td>"
-                               "<td class=\"num\">2014.1</td>"));
-  EXPECT_THAT(fused, HasSubstr("framework dispatch</td><td class=\"num\">19.0</td>"));
+  std::string html = RenderHtml(SampleReport());
+  ExpectContains(FromSeries(html, 1),
+                 {"<svg class=\"layers\"",
+                  // device execution 403.3 -> 2014.1 µs per step; dispatch 19 -> 70.
+                  "device execution</td><td class=\"num\">403.3</td><td class=\"num\">2014.1</td>",
+                  "framework dispatch</td><td class=\"num\">19.0</td>"});
 }
 
 TEST(ReportHtml, TableListsOnlyLiveRegressions) {
-  std::string html = RenderReportHtml(SampleReport());
+  std::string html = RenderHtml(SampleReport());
   std::string table = html.substr(html.find("<table class=\"regressions\""));
   table = table.substr(0, table.find("</table>"));
-  EXPECT_THAT(table, HasSubstr(">3</td>"));
-  EXPECT_THAT(table, HasSubstr(">open</span>"));
-  EXPECT_THAT(table, HasSubstr("+484.0%"));
-  EXPECT_THAT(table, HasSubstr("aten::mul +1164.5 µs"));
-  EXPECT_THAT(table, HasSubstr("<code>neuronx-cc</code> 2.21 → 2.22"));
-  EXPECT_THAT(table, HasSubstr("fused-3"));
+  ExpectContains(table, {">3</td>", ">open</span>", "+484.0%", "aten::mul +1164.5 µs",
+                         "<code>neuronx-cc</code> 2.21 → 2.22", "fused-3"});
   EXPECT_THAT(table, Not(HasSubstr("fused-1<")));  // resolved: not in the table
 }
 
@@ -240,7 +231,7 @@ TEST(ReportHtml, SaysWhyRegressionsAreMissing) {
   ModelReport report = SampleReport();
   report.regressions.clear();
   report.regressions_note = "This collector does not serve regressions";
-  std::string html = RenderReportHtml(report);
+  std::string html = RenderHtml(report);
   EXPECT_THAT(html, HasSubstr("<p class=\"note\">This collector does not serve regressions"));
   EXPECT_THAT(html, HasSubstr("No suspected, open or acknowledged regressions."));
 }
@@ -252,7 +243,7 @@ TEST(ReportHtml, SeriesWithOneRunAndNoBaseline) {
   s.runs.push_back(Info("only-1", "only", kNight, 12.5));
   s.latest = Summary("only-1", kNight, {{"aten::add", 12.5}}, 1, 12.5);
   report.series.push_back(s);
-  std::string html = RenderReportHtml(report);
+  std::string html = RenderHtml(report);
   EXPECT_THAT(html, HasSubstr("baseline: none"));
   EXPECT_THAT(html, HasSubstr("<td class=\"num\">12.5</td>"));
   EXPECT_THAT(html, Not(HasSubstr("nan")));
@@ -260,12 +251,9 @@ TEST(ReportHtml, SeriesWithOneRunAndNoBaseline) {
 }
 
 TEST(ReportText, SummarizesSeriesAndLiveRegressions) {
-  std::string text = RenderReportText(SampleReport());
-  EXPECT_THAT(text, HasSubstr("model rmsnorm: 12 runs in 2 series, 1 live regression"));
-  EXPECT_THAT(text, HasSubstr("naive"));
-  EXPECT_THAT(text, HasSubstr("+399.4%"));
-  EXPECT_THAT(text, HasSubstr("last good run of regression 3"));
-  EXPECT_THAT(text, HasSubstr("fused-3 2026-12-02"));
+  std::string text = RenderText(SampleReport());
+  ExpectContains(text, {"model rmsnorm: 12 runs in 2 series, 1 live regression", "naive", "+399.4%",
+                        "last good run of regression 3", "fused-3 2026-12-02"});
   EXPECT_THAT(text, Not(HasSubstr("fused-1 ")));
 }
 

@@ -217,26 +217,18 @@ ModelReport DemoReport() {
   naive.baseline_label = "previous OK run";
   report.series = {compiled, fused, naive};
 
-  v1::Regression r;
-  r.set_id(1);
-  r.set_state(v1::REGRESSION_STATE_OPEN);
-  r.set_severity("critical");
-  r.set_model(report.model);
-  r.set_workload("fused");
-  r.set_instance_type("trn1.2xlarge");
-  r.set_last_good_run_id("fused-night9");
-  r.set_first_bad_run_id("fused-night10");
-  r.mutable_first_bad_at()->set_seconds(kFirstNight + 10 * 86400);
-  r.set_relative_change(2354.9 / 403.3 - 1);
-  r.set_summary("rmsnorm/fused on trn1.2xlarge: +483.9 % device time per step");
-  auto* op = r.mutable_attribution()->add_ops();
-  op->set_op("aten::mul");
-  op->set_delta_us(1164.5);
-  auto* env = r.mutable_attribution()->add_environment();
-  env->set_key("neuronx-cc");
-  env->set_before("2.21.18");
-  env->set_after("2.22.4");
-  report.regressions.push_back(r);
+  report.regressions.push_back(
+      MakeRegression({.id = 1,
+                      .state = v1::REGRESSION_STATE_OPEN,
+                      .model = report.model,
+                      .workload = "fused",
+                      .last_good_run_id = "fused-night9",
+                      .first_bad_run_id = "fused-night10",
+                      .first_bad_at = kFirstNight + 10 * 86400,
+                      .relative_change = 2354.9 / 403.3 - 1,
+                      .summary = "rmsnorm/fused on trn1.2xlarge: +483.9 % device time per step",
+                      .compiler_before = "2.21.18",
+                      .compiler_after = "2.22.4"}));
   return report;
 }
 
@@ -273,7 +265,7 @@ TEST_F(ReportRenderTest, PageWithoutChartsFailsTheCheck) {
 }
 
 TEST_F(ReportRenderTest, ChromiumDrawsChartsBarsAndTheOpenRegression) {
-  std::string png = Screenshot(RenderReportHtml(DemoReport()), "report");
+  std::string png = Screenshot(RenderHtml(DemoReport()), "report");
   ASSERT_FALSE(png.empty());
   auto image = DecodePng(png);
   ASSERT_TRUE(image.has_value()) << "cannot decode " << png;

@@ -1,13 +1,24 @@
-// Runs for the report tests, built like the collector returns them from GetRun.
+// Runs for the report tests, built like the collector returns them from GetRun, and the
+// report rendered as `devtimectl report` does: collector messages -> ToReportModel -> page.
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "devtime/v1/regressions.pb.h"
 #include "devtime/v1/run.pb.h"
+#include "services/ctl/report.h"
+#include "services/ctl/report_html.h"
 
 namespace devtime::ctl {
+
+inline std::string RenderHtml(const ModelReport& report) {
+  return RenderReportHtml(ToReportModel(report));
+}
+inline std::string RenderText(const ModelReport& report) {
+  return RenderReportText(ToReportModel(report));
+}
 
 // A Neuron run of `steps` steps in which each op runs once per step for the given µs, and
 // the framework dispatch and device execution layers take the given µs per step.
@@ -38,6 +49,41 @@ inline v1::RunSummary StepRun(const std::string& run_id, long long started,
   device->set_layer(v1::LAYER_DEVICE_EXECUTION);
   device->set_time_us(device_us * steps);
   return run;
+}
+
+// A critical regression of model/workload on trn1.2xlarge, as ListRegressions returns it: its
+// attribution blames aten::mul (+1164.5 µs per step) and a neuronx-cc change.
+struct RegressionSample {
+  int id = 1;
+  v1::RegressionState state = v1::REGRESSION_STATE_OPEN;
+  std::string model, workload, last_good_run_id, first_bad_run_id;
+  long long first_bad_at = 0;  // seconds since the epoch
+  double relative_change = 0;
+  std::string summary;
+  std::string compiler_before, compiler_after;  // neuronx-cc versions
+};
+
+inline v1::Regression MakeRegression(const RegressionSample& sample) {
+  v1::Regression r;
+  r.set_id(sample.id);
+  r.set_state(sample.state);
+  r.set_severity("critical");
+  r.set_model(sample.model);
+  r.set_workload(sample.workload);
+  r.set_instance_type("trn1.2xlarge");
+  r.set_last_good_run_id(sample.last_good_run_id);
+  r.set_first_bad_run_id(sample.first_bad_run_id);
+  r.mutable_first_bad_at()->set_seconds(sample.first_bad_at);
+  r.set_relative_change(sample.relative_change);
+  r.set_summary(sample.summary);
+  auto* op = r.mutable_attribution()->add_ops();
+  op->set_op("aten::mul");
+  op->set_delta_us(1164.5);
+  auto* env = r.mutable_attribution()->add_environment();
+  env->set_key("neuronx-cc");
+  env->set_before(sample.compiler_before);
+  env->set_after(sample.compiler_after);
+  return r;
 }
 
 }  // namespace devtime::ctl

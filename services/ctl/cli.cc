@@ -1,0 +1,55 @@
+#include "services/ctl/cli.h"
+
+#include <iostream>
+#include <map>
+
+#include "proto/wire/channel.h"
+
+namespace devtime::ctl {
+
+void AddGlobalOptions(CLI::App& app, const char* env_collector, GlobalOptions* options) {
+  if (env_collector != nullptr) options->collector = env_collector;
+  app.add_option("--collector", options->collector,
+                 "collector gRPC address (env DEVTIME_COLLECTOR)")
+      ->capture_default_str();
+  app.add_option("--timeout", options->timeout_seconds, "seconds to wait for the collector")
+      ->capture_default_str();
+  app.add_option("--token-file", options->token_file,
+                 "file with your token (else $DEVTIME_TOKEN or the file $DEVTIME_TOKEN_FILE)");
+  app.add_option("--tls-ca", options->tls_ca,
+                 "PEM CA of the collector's certificate: connect with TLS");
+  app.add_option("--tls-cert", options->tls_cert, "PEM client certificate (mutual TLS)");
+  app.add_option("--tls-key", options->tls_key, "PEM key of --tls-cert");
+}
+
+void OnParsed(CLI::App* subcommand, CommandContext& context, Command command) {
+  subcommand->callback([&context, command = std::move(command)] { context.command = command; });
+}
+
+void AddFormatOption(CLI::App* subcommand, Format* format) {
+  subcommand->add_option("--format", *format, "output format: table or json")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, Format>{{"table", Format::kTable}, {"json", Format::kJson}},
+          CLI::ignore_case))
+      ->capture_default_str();
+}
+
+int RunCommand(const GlobalOptions& options, const Command& command) {
+  auto creds = wire::LoadClientCredentials(options.token_file, options.tls_ca, options.tls_cert,
+                                           options.tls_key);
+  if (!creds.ok()) {
+    std::cerr << "devtimectl: " << creds.status().message() << "\n";
+    return 2;
+  }
+  if (creds->token.empty()) creds->token = wire::TokenFromEnvironment();
+  auto channel = wire::ConnectCollector(options.collector, *creds);
+  if (!channel.ok()) {
+    std::cerr << "devtimectl: " << channel.status().message() << "\n";
+    return 2;
+  }
+  auto stub = v1::Collector::NewStub(*channel);
+  Session session{*stub, std::chrono::seconds(options.timeout_seconds), std::cout, std::cerr};
+  return command ? command(session) : 2;
+}
+
+}  // namespace devtime::ctl

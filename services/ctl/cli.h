@@ -1,0 +1,47 @@
+// devtimectl's command line: the global flags, parsed into GlobalOptions, and the way each
+// command group registers its subcommands (AddRunCommands, AddJobCommands, ...): the parsed
+// subcommand leaves its command in a CommandContext, which main runs once connected.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "services/ctl/session.h"
+
+namespace devtime::ctl {
+
+// The flags before the subcommand: where the collector is and how to authenticate.
+struct GlobalOptions {
+  std::string collector = "127.0.0.1:50051";
+  int timeout_seconds = 30;
+  std::string token_file;  // "" = $DEVTIME_TOKEN or the file $DEVTIME_TOKEN_FILE
+  std::string tls_ca;      // "" = plaintext
+  std::string tls_cert;    // mutual TLS, with tls_key
+  std::string tls_key;
+};
+
+// Registers --collector, --timeout, --token-file, --tls-ca, --tls-cert and --tls-key on
+// `app`, parsed into *options. `env_collector` ($DEVTIME_COLLECTOR, null when unset)
+// replaces the default address.
+void AddGlobalOptions(CLI::App& app, const char* env_collector, GlobalOptions* options);
+
+// A command that needs the collector: runs once the session is connected.
+using Command = std::function<int(const Session&)>;
+
+struct CommandContext {
+  Command command;  // the parsed subcommand's; empty until parsing chose one
+};
+
+// When `subcommand` is parsed, `command` becomes context.command (so `context` must outlive
+// parsing). `command` holds the subcommand's parsed options, usually by shared_ptr.
+void OnParsed(CLI::App* subcommand, CommandContext& context, Command command);
+
+// --format table|json (case-insensitive), default shown in --help.
+void AddFormatOption(CLI::App* subcommand, Format* format);
+
+// Connects to the collector described by `options` and runs `command`: its exit code, or 2
+// when the credentials cannot be loaded, the address is unusable or `command` is empty.
+int RunCommand(const GlobalOptions& options, const Command& command);
+
+}  // namespace devtime::ctl
