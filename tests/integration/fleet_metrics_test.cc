@@ -17,13 +17,13 @@
 #include "services/collector/metrics.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
+#include "tests/support/store_fixture.h"
 #include "tests/support/test_database.h"
 
 namespace devtime::collector {
 namespace {
 
 using devtime::testing::NaiveRmsNormRun;
-using devtime::testing::TestDatabase;
 using devtime::testing::TestRunId;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -79,14 +79,10 @@ std::pair<int, std::string> Promtool(const std::string& exposition) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
-class FleetMetricsTest : public ::testing::Test {
+class FleetMetricsTest : public devtime::testing::StoreFixture {
  protected:
   void SetUp() override {
-    StoreOptions options;
-    options.conninfo = db_.conninfo();
-    auto store = Store::Open(options);
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
+    ASSERT_NO_FATAL_FAILURE(StoreFixture::SetUp());
     jobs_ = std::make_unique<JobStore>(*store_);
     registry_ = std::make_shared<prometheus::Registry>();
     collector_metrics_ = std::make_unique<CollectorMetrics>(registry_);
@@ -142,8 +138,6 @@ class FleetMetricsTest : public ::testing::Test {
               ") WHERE name = '" + name + "' RETURNING 1");
   }
 
-  TestDatabase db_;
-  std::unique_ptr<Store> store_;
   std::unique_ptr<JobStore> jobs_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<CollectorMetrics> collector_metrics_;
