@@ -7,6 +7,7 @@
 #include "devtime/v1/collector.grpc.pb.h"
 #include "proto/wire/channel.h"
 #include "tests/support/collector_client.h"
+#include "tests/support/collector_fixture.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
@@ -14,8 +15,8 @@
 namespace devtime {
 namespace {
 
-using devtime::testing::BinaryPath;
 using devtime::testing::CollectorProcess;
+using devtime::testing::Ctl;  // (collector, args, auth flags): each test says who it is
 using devtime::testing::NaiveRmsNormRun;
 using devtime::testing::RunCommand;
 using devtime::testing::TestDatabase;
@@ -26,14 +27,6 @@ grpc::Status Upload(const std::string& address, const std::string& token,
                     const v1::RunSummary& run) {
   return devtime::testing::UploadRun(*devtime::testing::CollectorStub(address, token), run,
                                      std::chrono::seconds(10));
-}
-
-devtime::testing::CommandResult Ctl(const CollectorProcess& collector,
-                                    std::vector<std::string> args,
-                                    const std::vector<std::string>& auth) {
-  args.insert(args.begin(), auth.begin(), auth.end());
-  args.insert(args.begin(), {BinaryPath("devtimectl"), "--collector", collector.address()});
-  return RunCommand(args);
 }
 
 TEST(Auth, MissingOrUnknownTokenIsUnauthenticatedCountedAndStoresNothing) {

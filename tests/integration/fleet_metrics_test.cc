@@ -18,13 +18,13 @@
 #include "services/collector/store/run_store.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
+#include "tests/support/store_fixture.h"
 #include "tests/support/test_database.h"
 
 namespace devtime::collector {
 namespace {
 
 using devtime::testing::NaiveRmsNormRun;
-using devtime::testing::TestDatabase;
 using devtime::testing::TestRunId;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -80,16 +80,11 @@ std::pair<int, std::string> Promtool(const std::string& exposition) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
-class FleetMetricsTest : public ::testing::Test {
+class FleetMetricsTest : public devtime::testing::StoreFixture {
  protected:
   void SetUp() override {
-    store::StoreOptions options;
-    options.conninfo = db_.conninfo();
-    auto store = store::Database::Open(options);
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
+    ASSERT_NO_FATAL_FAILURE(StoreFixture::SetUp());
     jobs_ = std::make_unique<store::JobStore>(*store_);
-    runs_ = std::make_unique<store::RunStore>(*store_);
     registry_ = std::make_shared<prometheus::Registry>();
     collector_metrics_ = std::make_unique<CollectorMetrics>(registry_);
     FleetMetricsOptions fleet_options;
@@ -144,9 +139,6 @@ class FleetMetricsTest : public ::testing::Test {
               ") WHERE name = '" + name + "' RETURNING 1");
   }
 
-  TestDatabase db_;
-  std::unique_ptr<store::Database> store_;
-  std::unique_ptr<store::RunStore> runs_;
   std::unique_ptr<store::JobStore> jobs_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<CollectorMetrics> collector_metrics_;

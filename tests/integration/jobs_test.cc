@@ -13,35 +13,29 @@
 #include "absl/time/time.h"
 #include "agents/spool.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/collector_fixture.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
+#include "tests/support/wait.h"
 
 namespace devtime {
 namespace {
 
 namespace fs = std::filesystem;
 using devtime::testing::BinaryPath;
-using devtime::testing::CollectorProcess;
 using devtime::testing::RunCommand;
 using devtime::testing::Subprocess;
-using devtime::testing::TestDatabase;
 using ::testing::HasSubstr;
 
 const std::string kFixture = std::string(DEVTIME_SOURCE_DIR) + "/tests/fixtures/trace/legacy_mlp";
 
-class JobsTest : public ::testing::Test {
+class JobsTest : public devtime::testing::CollectorFixture {
  protected:
-  JobsTest() : dir_(devtime::testing::MakeTempDir("jobs")), collector_(db_.conninfo(), 0, Fast()) {}
+  JobsTest() : CollectorFixture(Fast()), dir_(devtime::testing::MakeTempDir("jobs")) {}
 
   static std::vector<std::string> Fast() {
     return {"--session-poll-ms", "200", "--slot-check-ms", "1000", "--missed-slot-grace", "3"};
-  }
-
-  devtime::testing::CommandResult Ctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {BinaryPath("devtimectl"), "--collector", collector_.address(),
-                               "--token-file", collector_.admin_token_file()});
-    return RunCommand(args);
   }
 
   std::string WriteFile(const std::string& name, const std::string& content) {
@@ -78,12 +72,11 @@ class JobsTest : public ::testing::Test {
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
 
+  // Most conditions here run devtimectl, so they are tried every 200 ms, not faster; what
+  // did not come true by `limit` is what the test's next expectation reports.
   static void WaitFor(const std::function<bool()>& condition,
                       std::chrono::seconds limit = std::chrono::seconds(90)) {
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!condition() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
+    devtime::testing::WaitUntil(condition, limit, std::chrono::milliseconds(200));
   }
 
   nlohmann::json History(const std::string& job) {
@@ -100,9 +93,7 @@ class JobsTest : public ::testing::Test {
     return false;
   }
 
-  TestDatabase db_;
   std::string dir_;
-  CollectorProcess collector_;
 };
 
 std::string CopyFixtureCommand() { return "cp " + kFixture + "/* {output_dir}/"; }

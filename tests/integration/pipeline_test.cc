@@ -13,6 +13,7 @@
 #include "proto/wire/channel.h"
 #include "proto/wire/json.h"
 #include "proto/wire/limits.h"
+#include "tests/support/collector_fixture.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
@@ -21,27 +22,19 @@ namespace devtime {
 namespace {
 
 using devtime::testing::BinaryPath;
-using devtime::testing::CollectorProcess;
 using devtime::testing::NaiveRmsNormRun;
 using devtime::testing::RunCommand;
-using devtime::testing::TestDatabase;
 using devtime::testing::TestRunId;
 using ::testing::HasSubstr;
 
-class PipelineTest : public ::testing::Test {
+class PipelineTest : public devtime::testing::CollectorFixture {
  protected:
-  PipelineTest() : collector_(db_.conninfo()), dir_(devtime::testing::MakeTempDir("pipeline")) {}
+  PipelineTest() : dir_(devtime::testing::MakeTempDir("pipeline")) {}
 
   std::string WriteRunFile(const v1::RunSummary& run, const std::string& name) {
     std::string path = dir_ + "/" + name;
     std::ofstream(path) << wire::ToJson(run);
     return path;
-  }
-
-  devtime::testing::CommandResult Ctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {BinaryPath("devtimectl"), "--collector", collector_.address(),
-                               "--token-file", collector_.admin_token_file()});
-    return RunCommand(args);
   }
 
   devtime::testing::CommandResult Upload(const std::vector<std::string>& files) {
@@ -75,8 +68,6 @@ class PipelineTest : public ::testing::Test {
     return stub->UploadRun(context.get(), request, &response);
   }
 
-  TestDatabase db_;
-  CollectorProcess collector_;
   std::string dir_;
 };
 
@@ -116,12 +107,7 @@ TEST_F(PipelineTest, UploadedRunIsStoredAndShownByDevtimectl) {
 
 TEST_F(PipelineTest, CompareAndCheckExplainAndGateALostFusion) {
   auto fused = NaiveRmsNormRun(TestRunId(20), "fused");
-  fused.clear_ops();
-  auto* op = fused.add_ops();
-  op->set_name("aten::rms_norm");
-  op->set_calls(3);
-  op->set_self_device_us(403.3 * 3);
-  op->set_total_device_us(403.3 * 3);
+  devtime::testing::FuseRmsNormOps(fused);
   for (int i = 0; i < fused.steps_size(); ++i) {
     fused.mutable_steps(i)->set_device_us(403.3 * (0.99 + 0.01 * i));
   }

@@ -20,6 +20,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/support/alerting.h"
 #include "tests/support/collector_client.h"
+#include "tests/support/collector_fixture.h"
 #include "tests/support/process.h"
 #include "tests/support/test_database.h"
 
@@ -27,10 +28,7 @@ namespace devtime {
 namespace {
 
 using devtime::testing::BinaryPath;
-using devtime::testing::CollectorProcess;
-using devtime::testing::RunCommand;
 using devtime::testing::Subprocess;
-using devtime::testing::TestDatabase;
 using devtime::testing::WaitUntil;
 using google::protobuf::util::TimeUtil;
 using ::testing::HasSubstr;
@@ -105,17 +103,29 @@ v1::RunSummary NightlyRun(int n, int64_t started, const std::vector<Op>& ops,
   return run;
 }
 
-class RegressionsTest : public ::testing::Test {
+// The collector's alert receivers: Alertmanager delivering to a webhook receiver, and the
+// receiver of the collector's own webhook. A base of RegressionsTest so that they are up
+// before the collector, which is started with their addresses.
+class AlertReceivers {
  protected:
-  RegressionsTest()
+  AlertReceivers()
       : dir_(devtime::testing::MakeTempDir("regressions")),
         am_receiver_(dir_, "alertmanager-receiver"),
         webhook_(dir_, "collector-webhook"),
-        alertmanager_(dir_, am_receiver_.url()),
-        collector_(db_.conninfo(), 0,
-                   {"--session-poll-ms", "200", "--alertmanager-url", alertmanager_.url(),
-                    "--webhook-url", webhook_.url(), "--notify-every", "1"}),
-        stub_(devtime::testing::CollectorStub(collector_.address(), collector_.admin_token())),
+        alertmanager_(dir_, am_receiver_.url()) {}
+
+  std::string dir_;
+  devtime::testing::WebhookReceiver am_receiver_;
+  devtime::testing::WebhookReceiver webhook_;
+  devtime::testing::Alertmanager alertmanager_;
+};
+
+class RegressionsTest : public AlertReceivers, public devtime::testing::CollectorFixture {
+ protected:
+  RegressionsTest()
+      : CollectorFixture({"--session-poll-ms", "200", "--alertmanager-url", alertmanager_.url(),
+                          "--webhook-url", webhook_.url(), "--notify-every", "1"}),
+        stub_(AdminStub()),
         now_(time(nullptr)) {}
 
   void Upload(const v1::RunSummary& run) {
@@ -131,10 +141,12 @@ class RegressionsTest : public ::testing::Test {
     for (int k = 1; k <= nights; ++k) Upload(NightlyRun(k, Night(k), kFused, "2.21.18", rng));
   }
 
-  devtime::testing::CommandResult Ctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {BinaryPath("devtimectl"), "--collector", collector_.address(),
-                               "--token-file", collector_.admin_token_file()});
-    return RunCommand(args);
+  // Ten fused nights, then two naive ones on neuronx-cc 2.22.4: the fusion is lost from
+  // night 11 on.
+  void UploadLostFusion(std::mt19937& rng) {
+    UploadFusedHistory(10, rng);
+    Upload(NightlyRun(11, Night(11), kNaive, "2.22.4", rng));
+    Upload(NightlyRun(12, Night(12), kNaive, "2.22.4", rng));
   }
 
   nlohmann::json Regressions(const std::string& extra = "--all") {
@@ -208,12 +220,6 @@ class RegressionsTest : public ::testing::Test {
     return events;
   }
 
-  TestDatabase db_;
-  std::string dir_;
-  devtime::testing::WebhookReceiver am_receiver_;
-  devtime::testing::WebhookReceiver webhook_;
-  devtime::testing::Alertmanager alertmanager_;
-  CollectorProcess collector_;
   std::unique_ptr<v1::Collector::Stub> stub_;
   int64_t now_;
 };
@@ -338,10 +344,8 @@ TEST_F(RegressionsTest, NoisyHistoryWithSpikesOpensNothing) {
 
 TEST_F(RegressionsTest, ConfirmedByTheNextRunThenResolvedByTheDetectorWhenTheLevelReturns) {
   std::mt19937 rng(3);
-  UploadFusedHistory(10, rng);
   // An ad-hoc history (no job known to the collector): the next run confirms.
-  Upload(NightlyRun(11, Night(11), kNaive, "2.22.4", rng));
-  Upload(NightlyRun(12, Night(12), kNaive, "2.22.4", rng));
+  UploadLostFusion(rng);
   auto regressions = Regressions();
   ASSERT_EQ(regressions.size(), 1u);
   const int64_t id = std::stoll(regressions[0]["id"].get<std::string>());
@@ -363,9 +367,7 @@ TEST_F(RegressionsTest, ConfirmedByTheNextRunThenResolvedByTheDetectorWhenTheLev
 
 TEST_F(RegressionsTest, AcceptedAsTheNewBaselineTheNewLevelOpensNothingMore) {
   std::mt19937 rng(8);
-  UploadFusedHistory(10, rng);
-  Upload(NightlyRun(11, Night(11), kNaive, "2.22.4", rng));
-  Upload(NightlyRun(12, Night(12), kNaive, "2.22.4", rng));
+  UploadLostFusion(rng);
   auto regressions = Regressions();
   ASSERT_EQ(regressions.size(), 1u);
   const std::string id = regressions[0]["id"];

@@ -11,18 +11,14 @@
 #include "devtime/v1/collector.grpc.pb.h"
 #include "proto/wire/channel.h"
 #include "tests/support/collector_client.h"
+#include "tests/support/collector_fixture.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
-#include "tests/support/test_database.h"
 
 namespace devtime {
 namespace {
 
-using devtime::testing::BinaryPath;
-using devtime::testing::CollectorProcess;
 using devtime::testing::NaiveRmsNormRun;
-using devtime::testing::RunCommand;
-using devtime::testing::TestDatabase;
 using devtime::testing::TestRunId;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -37,12 +33,7 @@ v1::RunSummary NightlyRun(int id, const std::string& workload, int night) {
   double noise = 1 + 0.002 * std::sin(night * 1.3 + id);
   bool fused = workload == "fused" && night < kFusionLost;
   if (fused) {
-    run.clear_ops();
-    auto* op = run.add_ops();
-    op->set_name("aten::rms_norm");
-    op->set_calls(3);
-    op->set_self_device_us(403.3 * 3);
-    op->set_total_device_us(403.3 * 3);
+    devtime::testing::FuseRmsNormOps(run);
   } else if (workload == "fused") {
     (*run.mutable_environment())["neuronx-cc"] = "2.22.4";
   }
@@ -57,12 +48,12 @@ v1::RunSummary NightlyRun(int id, const std::string& workload, int night) {
   return run;
 }
 
-class ReportTest : public ::testing::Test {
+class ReportTest : public devtime::testing::CollectorFixture {
  protected:
-  ReportTest() : collector_(db_.conninfo()), dir_(devtime::testing::MakeTempDir("report")) {}
+  ReportTest() : dir_(devtime::testing::MakeTempDir("report")) {}
 
   void SetUp() override {
-    auto stub = devtime::testing::CollectorStub(collector_.address(), collector_.admin_token());
+    auto stub = AdminStub();
     int id = 1;
     for (const char* workload : {"naive", "fused"}) {
       for (int night = 0; night < kNights; ++night) {
@@ -73,12 +64,6 @@ class ReportTest : public ::testing::Test {
     }
   }
 
-  devtime::testing::CommandResult Ctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {BinaryPath("devtimectl"), "--collector", collector_.address(),
-                               "--token-file", collector_.admin_token_file()});
-    return RunCommand(args);
-  }
-
   static std::string Read(const std::string& path) {
     std::ifstream in(path);
     std::stringstream text;
@@ -86,8 +71,6 @@ class ReportTest : public ::testing::Test {
     return text.str();
   }
 
-  TestDatabase db_;
-  CollectorProcess collector_;
   std::string dir_;
 };
 

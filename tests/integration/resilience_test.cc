@@ -3,23 +3,25 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <set>
 #include <thread>
 
 #include "agents/uploader.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "proto/wire/channel.h"
+#include "tests/support/collector_client.h"
+#include "tests/support/collector_fixture.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
+#include "tests/support/wait.h"
 
 namespace devtime {
 namespace {
 
-using devtime::testing::CollectorProcess;
-using devtime::testing::NaiveRmsNormRun;
 using devtime::testing::TestDatabase;
-using devtime::testing::TestRunId;
+using devtime::testing::WaitUntil;
 
 constexpr int kRuns = 40;
 
@@ -28,9 +30,7 @@ constexpr int kRuns = 40;
 class Uploader {
  public:
   Uploader(const std::string& address, const std::string& token)
-      : stub_(v1::Collector::NewStub(
-            *wire::ConnectCollector(address, wire::ClientCredentials::WithToken(token)))),
-        thread_([this] { Loop(); }) {}
+      : stub_(devtime::testing::CollectorStub(address, token)), thread_([this] { Loop(); }) {}
   ~Uploader() { Join(); }
 
   int acked() const { return acked_count_; }
@@ -48,8 +48,9 @@ class Uploader {
     options.first_backoff = std::chrono::milliseconds(50);
     options.max_backoff = std::chrono::milliseconds(1000);
     for (int i = 0; i < kRuns; ++i) {
-      auto ack = agent::Upload(
-          *stub_, NaiveRmsNormRun(TestRunId(i), "naive", 1795917600 + i * 86400), options);
+      auto run = devtime::testing::NaiveRmsNormRun(devtime::testing::TestRunId(i), "naive",
+                                                   1795917600 + i * 86400);
+      auto ack = agent::Upload(*stub_, run, options);
       if (ack.ok()) {
         acked_.insert(ack->run_id());
         ++acked_count_;
@@ -66,13 +67,6 @@ class Uploader {
   std::atomic<int> acked_count_{0};
   std::thread thread_;
 };
-
-void WaitUntil(const std::function<bool()>& condition, std::chrono::seconds limit) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!condition() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
 
 grpc::health::v1::HealthCheckResponse::ServingStatus Health(const std::string& address) {
   auto stub = grpc::health::v1::Health::NewStub(wire::MakeCollectorChannel(address));
@@ -96,34 +90,39 @@ void ExpectEveryRunStoredOnce(const TestDatabase& db, const std::set<std::string
   }
 }
 
-TEST(Resilience, CollectorKilledAndRestartedWhileUploadingLosesNothing) {
-  TestDatabase db;
-  CollectorProcess collector(db.conninfo());
-  std::set<std::string> acked;
-  std::vector<std::string> errors;
-  {
-    Uploader uploader(collector.address(), collector.admin_token());
+class Resilience : public devtime::testing::CollectorFixture {
+ protected:
+  // Uploads runs 0..kRuns-1 while `disturb` breaks things (it is given the uploader, to
+  // wait for its progress), then expects that no upload failed for good and that every run
+  // is stored exactly once.
+  void UploadAllWhile(const std::function<void(const Uploader&)>& disturb) {
+    std::set<std::string> acked;
+    std::vector<std::string> errors;
+    {
+      Uploader uploader(collector_.address(), collector_.admin_token());
+      disturb(uploader);
+      uploader.Join();
+      acked = uploader.acked_ids();
+      errors = uploader.errors();
+    }
+    EXPECT_TRUE(errors.empty()) << errors.front();
+    ExpectEveryRunStoredOnce(db_, acked);
+  }
+};
+
+TEST_F(Resilience, CollectorKilledAndRestartedWhileUploadingLosesNothing) {
+  UploadAllWhile([&](const Uploader& uploader) {
     for (int kill = 1; kill <= 3; ++kill) {
       WaitUntil([&] { return uploader.acked() >= kill * 8; }, std::chrono::seconds(60));
-      collector.Kill();  // SIGKILL: a crash, mid-stream
+      collector_.Kill();  // SIGKILL: a crash, mid-stream
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
-      collector.Start();
+      collector_.Start();
     }
-    uploader.Join();
-    acked = uploader.acked_ids();
-    errors = uploader.errors();
-  }
-  EXPECT_TRUE(errors.empty()) << errors.front();
-  ExpectEveryRunStoredOnce(db, acked);
+  });
 }
 
-TEST(Resilience, DatabaseRestartedWhileUploadingLosesNothingAndCollectorRecovers) {
-  TestDatabase db;
-  CollectorProcess collector(db.conninfo());
-  std::set<std::string> acked;
-  std::vector<std::string> errors;
-  {
-    Uploader uploader(collector.address(), collector.admin_token());
+TEST_F(Resilience, DatabaseRestartedWhileUploadingLosesNothingAndCollectorRecovers) {
+  UploadAllWhile([&](const Uploader& uploader) {
     WaitUntil([&] { return uploader.acked() >= 8; }, std::chrono::seconds(60));
     TestDatabase::RestartCluster();  // fast shutdown: every connection dies
 
@@ -131,25 +130,22 @@ TEST(Resilience, DatabaseRestartedWhileUploadingLosesNothingAndCollectorRecovers
     TestDatabase::StopCluster();  // a longer outage: health must say so
     WaitUntil(
         [&] {
-          return Health(collector.address()) == grpc::health::v1::HealthCheckResponse::NOT_SERVING;
+          return Health(collector_.address()) == grpc::health::v1::HealthCheckResponse::NOT_SERVING;
         },
         std::chrono::seconds(20));
-    EXPECT_EQ(Health(collector.address()), grpc::health::v1::HealthCheckResponse::NOT_SERVING);
-    EXPECT_NE(devtime::testing::HttpGet(collector.metrics_port(), "/metrics")
+    EXPECT_EQ(Health(collector_.address()), grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+    EXPECT_NE(devtime::testing::HttpGet(collector_.metrics_port(), "/metrics")
                   .find("devtime_database_up 0"),
               std::string::npos);
     TestDatabase::StartCluster();
-    uploader.Join();
-    acked = uploader.acked_ids();
-    errors = uploader.errors();
-  }
-  EXPECT_TRUE(errors.empty()) << errors.front();
-  ExpectEveryRunStoredOnce(db, acked);
+  });
   WaitUntil(
-      [&] { return Health(collector.address()) == grpc::health::v1::HealthCheckResponse::SERVING; },
+      [&] {
+        return Health(collector_.address()) == grpc::health::v1::HealthCheckResponse::SERVING;
+      },
       std::chrono::seconds(20));
-  EXPECT_EQ(Health(collector.address()), grpc::health::v1::HealthCheckResponse::SERVING);
-  EXPECT_EQ(collector.Stop(), 0) << collector.Log();  // the same process, never restarted
+  EXPECT_EQ(Health(collector_.address()), grpc::health::v1::HealthCheckResponse::SERVING);
+  EXPECT_EQ(collector_.Stop(), 0) << collector_.Log();  // the same process, never restarted
 }
 
 }  // namespace

@@ -11,31 +11,18 @@
 #include "services/collector/store/regression_store.h"
 #include "services/collector/store/run_store.h"
 #include "tests/support/sample_runs.h"
+#include "tests/support/store_fixture.h"
 #include "tests/support/test_database.h"
 
 namespace devtime::store {
 namespace {
 
 using devtime::testing::NaiveRmsNormRun;
-using devtime::testing::TestDatabase;
+using devtime::testing::OpenStore;
 using devtime::testing::TestRunId;
 using ::testing::ElementsAre;
 
-class StoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    StoreOptions options;
-    options.conninfo = db_.conninfo();
-    auto store = Database::Open(options);
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-    runs_ = std::make_unique<RunStore>(*store_);
-  }
-
-  TestDatabase db_;
-  std::unique_ptr<Database> store_;
-  std::unique_ptr<RunStore> runs_;
-};
+using StoreTest = devtime::testing::StoreFixture;
 
 TEST_F(StoreTest, StoresRunAndReturnsExactlyWhatWasUploaded) {
   auto run = NaiveRmsNormRun(TestRunId(1));
@@ -190,9 +177,7 @@ TEST_F(StoreTest, GetRunOfUnknownOrMalformedId) {
 }
 
 TEST_F(StoreTest, MigrationsApplyOnceAcrossRestarts) {
-  StoreOptions options;
-  options.conninfo = db_.conninfo();
-  auto again = Database::Open(options);
+  auto again = OpenStore(db_);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ((*again)->schema_version(), static_cast<int>(AllMigrations().size()));
   EXPECT_EQ(db_.Count("schema_migrations"), static_cast<long long>(AllMigrations().size()));
@@ -201,9 +186,7 @@ TEST_F(StoreTest, MigrationsApplyOnceAcrossRestarts) {
 TEST_F(StoreTest, RefusesDatabaseFromANewerCollector) {
   db_.Query(
       "INSERT INTO schema_migrations (version, name) VALUES (999, 'from the future') RETURNING 1");
-  StoreOptions options;
-  options.conninfo = db_.conninfo();
-  auto again = Database::Open(options);
+  auto again = OpenStore(db_);
   EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(again.status().message()), ::testing::HasSubstr("999"));
 }

@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
-#include <thread>
 
 namespace devtime::testing {
 namespace {
@@ -16,15 +15,6 @@ std::string ReadFile(const std::string& path) {
 }
 
 }  // namespace
-
-bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
-}
 
 WebhookReceiver::WebhookReceiver(const std::string& dir, const std::string& name, int fail_first)
     : out_(dir + "/" + name + ".jsonl"), log_(dir + "/" + name + ".log") {

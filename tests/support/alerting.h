@@ -2,9 +2,7 @@
 // webhook endpoint that records every body) and Debian's Alertmanager routing to one.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,12 +10,9 @@
 
 #include "nlohmann/json.hpp"
 #include "tests/support/process.h"
+#include "tests/support/wait.h"  // the receivers wait with it; their users do too
 
 namespace devtime::testing {
-
-// Polls `done` every 50 ms until it holds or `timeout` passes; false on timeout.
-bool WaitUntil(const std::function<bool()>& done,
-               std::chrono::milliseconds timeout = std::chrono::seconds(15));
 
 // tests/support/webhook_receiver.py on a port of its choosing; answers 500 to the first
 // `fail_first` requests.

@@ -62,4 +62,13 @@ v1::RunSummary NaiveRmsNormRun(const std::string& run_id, const std::string& wor
   return run;
 }
 
+void FuseRmsNormOps(v1::RunSummary& run) {
+  run.clear_ops();
+  auto* op = run.add_ops();
+  op->set_name("aten::rms_norm");
+  op->set_calls(3);
+  op->set_self_device_us(403.3 * 3);
+  op->set_total_device_us(403.3 * 3);
+}
+
 }  // namespace devtime::testing

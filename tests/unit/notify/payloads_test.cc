@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+
 #include "proto/wire/json.h"
 #include "proto/wire/names.h"
 #include "tests/unit/notify/sample_regression.h"
@@ -12,9 +15,21 @@ namespace {
 const absl::Time kNow = absl::FromUnixSeconds(1795917600);  // 2026-11-29T02:00:00Z
 const absl::Duration kFiringFor = absl::Minutes(4);
 
+// The alert for `regression` at kNow, firing for kFiringFor, as the notifier pushes it.
+std::optional<nlohmann::json> AlertNow(const v1::Regression& regression,
+                                       const std::string& external_url = "") {
+  return AlertmanagerAlert(regression, kNow, kFiringFor, external_url);
+}
+
+// Regression 7, fired at `fired_at`, in `state`.
+v1::Regression InState(v1::RegressionState state, absl::Time fired_at) {
+  auto regression = SampleRegression(7, fired_at);
+  regression.set_state(state);
+  return regression;
+}
+
 TEST(AlertmanagerAlert, FiringRegressionCarriesIdentityLabelsAndExpiresAfterFourPasses) {
-  auto alert = AlertmanagerAlert(SampleRegression(7, kNow - absl::Hours(1)), kNow, kFiringFor,
-                                 "http://collector:9464");
+  auto alert = AlertNow(SampleRegression(7, kNow - absl::Hours(1)), "http://collector:9464");
   ASSERT_TRUE(alert.has_value());
   EXPECT_EQ(alert->at("labels"), nlohmann::json({{"alertname", "DevtimeRegression"},
                                                  {"model", "rmsnorm"},
@@ -28,7 +43,7 @@ TEST(AlertmanagerAlert, FiringRegressionCarriesIdentityLabelsAndExpiresAfterFour
 }
 
 TEST(AlertmanagerAlert, AnnotationsSayWhatMovedWhatChangedAndWhichRuns) {
-  auto alert = AlertmanagerAlert(SampleRegression(7, kNow), kNow, kFiringFor, "");
+  auto alert = AlertNow(SampleRegression(7, kNow));
   ASSERT_TRUE(alert.has_value());
   const auto& annotations = alert->at("annotations");
   EXPECT_EQ(annotations.at("summary"),
@@ -46,9 +61,7 @@ TEST(AlertmanagerAlert, AnnotationsSayWhatMovedWhatChangedAndWhichRuns) {
 }
 
 TEST(AlertmanagerAlert, AcknowledgedStillFires) {
-  auto regression = SampleRegression(7, kNow - absl::Hours(1));
-  regression.set_state(v1::REGRESSION_STATE_ACKNOWLEDGED);
-  auto alert = AlertmanagerAlert(regression, kNow, kFiringFor, "");
+  auto alert = AlertNow(InState(v1::REGRESSION_STATE_ACKNOWLEDGED, kNow - absl::Hours(1)));
   ASSERT_TRUE(alert.has_value());
   EXPECT_EQ(alert->at("endsAt"), "2026-11-29T02:04:00Z");
   EXPECT_EQ(alert->at("annotations").at("state"), "acknowledged");
@@ -56,48 +69,45 @@ TEST(AlertmanagerAlert, AcknowledgedStillFires) {
 
 TEST(AlertmanagerAlert, EndedRegressionEndsAtItsEndedAt) {
   auto regression = Resolved(SampleRegression(7, kNow - absl::Hours(2)), kNow - absl::Minutes(10));
-  auto alert = AlertmanagerAlert(regression, kNow, kFiringFor, "");
+  auto alert = AlertNow(regression);
   ASSERT_TRUE(alert.has_value());
   EXPECT_EQ(alert->at("startsAt"), "2026-11-29T00:00:00Z");
   EXPECT_EQ(alert->at("endsAt"), "2026-11-29T01:50:00Z");
   EXPECT_EQ(alert->at("annotations").at("state"), "resolved");
   EXPECT_EQ(alert->at("annotations").at("resolution"), "fixed");
   // Same labels as while firing: that is how Alertmanager knows this alert ended.
-  EXPECT_EQ(alert->at("labels"),
-            AlertmanagerAlert(SampleRegression(7, kNow), kNow, kFiringFor, "")->at("labels"));
+  EXPECT_EQ(alert->at("labels"), AlertNow(SampleRegression(7, kNow))->at("labels"));
 }
 
 TEST(AlertmanagerAlert, InvalidatedAfterFiringEnds) {
-  auto regression = SampleRegression(7, kNow - absl::Hours(2));
-  regression.set_state(v1::REGRESSION_STATE_INVALID);
+  auto regression = InState(v1::REGRESSION_STATE_INVALID, kNow - absl::Hours(2));
   *regression.mutable_ended_at() = ProtoTime(kNow - absl::Minutes(1));
-  auto alert = AlertmanagerAlert(regression, kNow, kFiringFor, "");
+  auto alert = AlertNow(regression);
   ASSERT_TRUE(alert.has_value());
   EXPECT_EQ(alert->at("endsAt"), "2026-11-29T01:59:00Z");
 }
 
 TEST(AlertmanagerAlert, NeverFiredIsNotAnAlert) {
-  auto suspected = SampleRegression(7, kNow);
-  suspected.set_state(v1::REGRESSION_STATE_SUSPECTED);
+  auto suspected = InState(v1::REGRESSION_STATE_SUSPECTED, kNow);
   suspected.clear_fired_at();
-  EXPECT_FALSE(AlertmanagerAlert(suspected, kNow, kFiringFor, "").has_value());
+  EXPECT_FALSE(AlertNow(suspected).has_value());
   auto refuted = suspected;
   refuted.set_state(v1::REGRESSION_STATE_INVALID);
   *refuted.mutable_ended_at() = ProtoTime(kNow);
-  EXPECT_FALSE(AlertmanagerAlert(refuted, kNow, kFiringFor, "").has_value());
+  EXPECT_FALSE(AlertNow(refuted).has_value());
 }
 
 TEST(AlertmanagerAlert, OpenWithoutFiredAtStartsAtCreation) {
   auto regression = SampleRegression(7, kNow);
   regression.clear_fired_at();  // a store bug should not swallow the alert
-  auto alert = AlertmanagerAlert(regression, kNow, kFiringFor, "");
+  auto alert = AlertNow(regression);
   ASSERT_TRUE(alert.has_value());
   EXPECT_EQ(alert->at("startsAt"), "2026-11-29T01:30:00Z");
 }
 
 TEST(AlertmanagerAlert, NeverEndsBeforeItStarts) {
   // Alertmanager refuses endsAt < startsAt; a fired_at ahead of our clock must not cause that.
-  auto alert = AlertmanagerAlert(SampleRegression(7, kNow + absl::Hours(1)), kNow, kFiringFor, "");
+  auto alert = AlertNow(SampleRegression(7, kNow + absl::Hours(1)));
   ASSERT_TRUE(alert.has_value());
   EXPECT_EQ(alert->at("startsAt"), alert->at("endsAt"));
 }
@@ -108,7 +118,7 @@ TEST(AlertmanagerAlert, LeavesOutEmptyLabelsAndAnnotations) {
   regression.clear_severity();
   regression.clear_attribution();
   regression.clear_confirmation_run_id();
-  auto alert = AlertmanagerAlert(regression, kNow, kFiringFor, "http://collector:9464/");
+  auto alert = AlertNow(regression, "http://collector:9464/");
   ASSERT_TRUE(alert.has_value());
   EXPECT_FALSE(alert->at("labels").contains("instance_type"));
   EXPECT_FALSE(alert->at("labels").contains("severity"));
@@ -121,7 +131,7 @@ TEST(AlertmanagerAlert, LeavesOutEmptyLabelsAndAnnotations) {
 TEST(AlertmanagerAlert, WritesASummaryWhenTheStoreHasNone) {
   auto regression = SampleRegression(7, kNow);
   regression.clear_summary();
-  auto alert = AlertmanagerAlert(regression, kNow, kFiringFor, "");
+  auto alert = AlertNow(regression);
   ASSERT_TRUE(alert.has_value());
   EXPECT_EQ(alert->at("annotations").at("summary"),
             "rmsnorm/fused on trn1.2xlarge: device_us_per_step +483.9%");

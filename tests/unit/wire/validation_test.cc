@@ -27,19 +27,21 @@ void ExpectRejected(const v1::RunSummary& run, absl::StatusCode code, const std:
 TEST(ValidateRun, AcceptsCompleteRun) { EXPECT_TRUE(ValidateRun(Valid()).ok()); }
 
 TEST(ValidateRun, RequiresIdentityFields) {
+  struct Required {
+    const char* field;
+    void (*clear)(v1::RunIdentity&);
+  };
+  for (const Required& required : {
+           Required{"run.identity.run_id", [](v1::RunIdentity& id) { id.clear_run_id(); }},
+           Required{"run.identity.model", [](v1::RunIdentity& id) { id.clear_model(); }},
+           Required{"run.identity.workload", [](v1::RunIdentity& id) { id.clear_workload(); }},
+           Required{"run.identity.host", [](v1::RunIdentity& id) { id.clear_host(); }},
+       }) {
+    auto run = Valid();
+    required.clear(*run.mutable_identity());
+    ExpectRejected(run, absl::StatusCode::kInvalidArgument, required.field);
+  }
   auto run = Valid();
-  run.mutable_identity()->clear_run_id();
-  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.identity.run_id");
-  run = Valid();
-  run.mutable_identity()->clear_model();
-  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.identity.model");
-  run = Valid();
-  run.mutable_identity()->clear_workload();
-  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.identity.workload");
-  run = Valid();
-  run.mutable_identity()->clear_host();
-  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.identity.host");
-  run = Valid();
   run.clear_identity();
   ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.identity");
 }
