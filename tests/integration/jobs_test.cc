@@ -6,7 +6,6 @@
 
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include "absl/time/clock.h"
@@ -14,6 +13,7 @@
 #include "agents/spool.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/collector_fixture.h"
+#include "tests/support/files.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
@@ -23,7 +23,6 @@ namespace devtime {
 namespace {
 
 namespace fs = std::filesystem;
-using devtime::testing::BinaryPath;
 using devtime::testing::RunCommand;
 using devtime::testing::Subprocess;
 using ::testing::HasSubstr;
@@ -39,37 +38,22 @@ class JobsTest : public devtime::testing::CollectorFixture {
   }
 
   std::string WriteFile(const std::string& name, const std::string& content) {
-    std::string path = dir_ + "/" + name;
-    std::ofstream(path) << content;
-    return path;
+    return devtime::testing::WriteFile(dir_, name, content);
   }
 
-  // Starts an agent named `name` with the given labels; returns its process.
+  // Starts an agent named `name` with the given labels and waits until the collector lists
+  // it; returns its process.
   std::unique_ptr<Subprocess> StartAgent(const std::string& name, const std::string& labels,
                                          int metrics_port = 0) {
-    std::string home = dir_ + "/" + name;
-    auto token = Ctl({"agents", "add", name, "--host", name});
-    EXPECT_EQ(token.exit_code, 0) << token.err;
-    std::string token_file = WriteFile(name + ".token", token.out);
-    std::string config =
-        WriteFile(name + ".yaml",
-                  "name: " + name + "\nhost: " + name + "\ntoken_file: " + token_file +
-                      "\nlabels: " + labels +
-                      (metrics_port ? "\nmetrics_listen: 127.0.0.1:" + std::to_string(metrics_port)
-                                    : std::string()) +
-                      "\nwork_dir: " + home + "/runs\nspool_dir: " + home +
-                      "/spool\nstate_dir: " + home + "/state\n");
-    auto agent = std::make_unique<Subprocess>(
-        std::vector<std::string>{BinaryPath("devtime-agent"), "run", "--config", config,
-                                 "--collector", collector_.address()},
-        home + ".log");
+    std::string config = "labels: " + labels + "\n";
+    if (metrics_port) config += "metrics_listen: 127.0.0.1:" + std::to_string(metrics_port) + "\n";
+    auto agent = RunAgent(dir_, name, config);
     WaitFor([&] { return Ctl({"agents", "list"}).out.find(name + " ") != std::string::npos; });
     return agent;
   }
 
   std::string AgentLog(const std::string& name) {
-    std::ifstream in(dir_ + "/" + name + ".log");
-    return std::string(std::istreambuf_iterator<char>(in), {});
+    return devtime::testing::ReadFile(dir_ + "/" + name + ".log");
   }
 
   // Most conditions here run devtimectl, so they are tried every 200 ms, not faster; what

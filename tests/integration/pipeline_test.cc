@@ -14,6 +14,7 @@
 #include "proto/wire/json.h"
 #include "proto/wire/limits.h"
 #include "tests/support/collector_fixture.h"
+#include "tests/support/files.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
@@ -32,9 +33,7 @@ class PipelineTest : public devtime::testing::CollectorFixture {
   PipelineTest() : dir_(devtime::testing::MakeTempDir("pipeline")) {}
 
   std::string WriteRunFile(const v1::RunSummary& run, const std::string& name) {
-    std::string path = dir_ + "/" + name;
-    std::ofstream(path) << wire::ToJson(run);
-    return path;
+    return devtime::testing::WriteFile(dir_, name, wire::ToJson(run));
   }
 
   devtime::testing::CommandResult Upload(const std::vector<std::string>& files) {

@@ -11,7 +11,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 #include <random>
 
 #include "absl/strings/str_format.h"
@@ -21,13 +20,13 @@
 #include "tests/support/alerting.h"
 #include "tests/support/collector_client.h"
 #include "tests/support/collector_fixture.h"
+#include "tests/support/files.h"
 #include "tests/support/process.h"
 #include "tests/support/test_database.h"
 
 namespace devtime {
 namespace {
 
-using devtime::testing::BinaryPath;
 using devtime::testing::Subprocess;
 using devtime::testing::WaitUntil;
 using google::protobuf::util::TimeUtil;
@@ -164,9 +163,7 @@ class RegressionsTest : public AlertReceivers, public devtime::testing::Collecto
   }
 
   std::string WriteFile(const std::string& name, const std::string& content) {
-    std::string path = dir_ + "/" + name;
-    std::ofstream(path) << content;
-    return path;
+    return devtime::testing::WriteFile(dir_, name, content);
   }
 
   // The job whose command stands in for the Trainium profile of the fused workload after
@@ -189,25 +186,10 @@ class RegressionsTest : public AlertReceivers, public devtime::testing::Collecto
   }
 
   std::unique_ptr<Subprocess> StartAgent() {
-    auto token = Ctl({"agents", "add", kHost, "--host", kHost});
-    EXPECT_EQ(token.exit_code, 0) << token.err;
-    std::string home = dir_ + "/agent";
-    std::string config = WriteFile(
-        "agent.yaml", absl::StrFormat("name: %s\nhost: %s\ninstance_type: %s\ntoken_file: %s\n"
-                                      "work_dir: %s/runs\nspool_dir: %s/spool\n"
-                                      "state_dir: %s/state\n",
-                                      kHost, kHost, kInstanceType,
-                                      WriteFile("agent.token", token.out), home, home, home));
-    return std::make_unique<Subprocess>(
-        std::vector<std::string>{BinaryPath("devtime-agent"), "run", "--config", config,
-                                 "--collector", collector_.address()},
-        dir_ + "/agent.log");
+    return RunAgent(dir_, kHost, absl::StrFormat("instance_type: %s\n", kInstanceType));
   }
 
-  std::string AgentLog() {
-    std::ifstream in(dir_ + "/agent.log");
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
+  std::string AgentLog() { return devtime::testing::ReadFile(dir_ + "/" + kHost + ".log"); }
 
   // Events the collector's webhook delivered, e.g. {"opened", "resolved"}.
   std::vector<std::string> WebhookEvents(int64_t id) {

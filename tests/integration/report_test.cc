@@ -5,13 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "devtime/v1/collector.grpc.pb.h"
 #include "proto/wire/channel.h"
 #include "tests/support/collector_client.h"
 #include "tests/support/collector_fixture.h"
+#include "tests/support/files.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
 
@@ -19,6 +18,7 @@ namespace devtime {
 namespace {
 
 using devtime::testing::NaiveRmsNormRun;
+using devtime::testing::ReadFile;
 using devtime::testing::TestRunId;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -64,13 +64,6 @@ class ReportTest : public devtime::testing::CollectorFixture {
     }
   }
 
-  static std::string Read(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-
   std::string dir_;
 };
 
@@ -89,7 +82,7 @@ TEST_F(ReportTest, HtmlPageIsWrittenSelfContainedAndItsPathPrinted) {
   auto report = Ctl({"report", "--model", "rmsnorm", "--html", path});
   ASSERT_EQ(report.exit_code, 0) << report.err;
   EXPECT_EQ(report.out, path + "\n");
-  std::string html = Read(path);
+  std::string html = ReadFile(path);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_THAT(html, HasSubstr("devtime report: rmsnorm"));
   EXPECT_THAT(html, HasSubstr("<svg class=\"chart\""));
@@ -142,7 +135,7 @@ TEST_F(ReportTest, LiveRegressionIsMarkedListedAndItsLastGoodRunIsTheBaseline) {
 
   std::string path = dir_ + "/regressed.html";
   ASSERT_EQ(Ctl({"report", "--model", "rmsnorm", "--html", path}).exit_code, 0);
-  std::string html = Read(path);
+  std::string html = ReadFile(path);
   EXPECT_THAT(html, HasSubstr("#" + id + " " + state));
   EXPECT_THAT(html, HasSubstr("<table class=\"regressions\""));
   EXPECT_THAT(html, HasSubstr("<code>" + last_good + "</code>"));

@@ -4,15 +4,12 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "tests/support/files.h"
+
 namespace devtime::testing {
 namespace {
 
 constexpr char kAlertmanager[] = "/usr/bin/prometheus-alertmanager";
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "tests/support/collector_client.h"
+#include "tests/support/files.h"
 
 namespace devtime::testing {
 
@@ -23,6 +24,23 @@ CommandResult CollectorFixture::Ctl(const std::vector<std::string>& args) const 
 
 std::unique_ptr<v1::Collector::Stub> CollectorFixture::AdminStub() const {
   return CollectorStub(collector_.address(), collector_.admin_token());
+}
+
+std::unique_ptr<Subprocess> CollectorFixture::RunAgent(const std::string& dir,
+                                                       const std::string& name,
+                                                       const std::string& extra_config) const {
+  auto token = Ctl({"agents", "add", name, "--host", name});
+  EXPECT_EQ(token.exit_code, 0) << token.err;
+  std::string home = dir + "/" + name;
+  std::string token_file = WriteFile(dir, name + ".token", token.out);
+  std::string config = WriteFile(
+      dir, name + ".yaml",
+      "name: " + name + "\nhost: " + name + "\ntoken_file: " + token_file + "\nwork_dir: " + home +
+          "/runs\nspool_dir: " + home + "/spool\nstate_dir: " + home + "/state\n" + extra_config);
+  return std::make_unique<Subprocess>(
+      std::vector<std::string>{BinaryPath("devtime-agent"), "run", "--config", config,
+                               "--collector", collector_.address()},
+      home + ".log");
 }
 
 }  // namespace devtime::testing

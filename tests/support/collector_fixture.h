@@ -1,6 +1,7 @@
 // The setup most integration tests share: a fresh PostgreSQL database, a devtime-collector
 // process on it (authentication on), and the clients a test reaches it through: devtimectl
-// as an operator would run it, and a gRPC stub as an agent would hold one.
+// as an operator would run it, a gRPC stub as an uploader would hold one, and devtime-agent
+// daemons.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -30,6 +31,11 @@ class CollectorFixture : public ::testing::Test {
   CommandResult Ctl(const std::vector<std::string>& args) const;
   // A stub for collector_ that sends the admin token.
   std::unique_ptr<v1::Collector::Stub> AdminStub() const;
+  // Issues agent `name` (host `name`) a token and starts `devtime-agent run` against
+  // collector_ with its files under `dir`: name.token, name.yaml (name, host, token_file,
+  // work/spool/state dirs under dir/name, then the lines `extra_config`), log in name.log.
+  std::unique_ptr<Subprocess> RunAgent(const std::string& dir, const std::string& name,
+                                       const std::string& extra_config) const;
 
   TestDatabase db_;
   CollectorProcess collector_;
