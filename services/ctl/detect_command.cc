@@ -168,19 +168,17 @@ void AddDetectCommand(CLI::App& app, std::function<int()>* run) {
   command->add_option("--min-change", options->min_change,
                       "smallest relative change, 0.02 = 2 % (default 0.01; otava: its "
                       "min_magnitude, default 0)");
+  // Detector options shown with their defaults in --help.
+  auto with_default = [command](const char* name, auto& value, const char* help) {
+    command->add_option(name, value, help)->capture_default_str();
+  };
   detect::DetectorOptions& d = options->detector;
-  command
-      ->add_option("--min-noise-ratio", d.min_within_noise_ratio,
-                   "smallest change as a multiple of the median within-run stddev")
-      ->capture_default_str();
-  command->add_option("--min-segment", d.min_segment, "fewest runs on each side of a change")
-      ->capture_default_str();
-  command
-      ->add_option("--outlier-threshold", d.outlier_threshold,
-                   "robust sigmas that make a single run an outlier (0 = off)")
-      ->capture_default_str();
-  command->add_option("--window", d.otava_window, "otava mode: window length")
-      ->capture_default_str();
+  with_default("--min-noise-ratio", d.min_within_noise_ratio,
+               "smallest change as a multiple of the median within-run stddev");
+  with_default("--min-segment", d.min_segment, "fewest runs on each side of a change");
+  with_default("--outlier-threshold", d.outlier_threshold,
+               "robust sigmas that make a single run an outlier (0 = off)");
+  with_default("--window", d.otava_window, "otava mode: window length");
   command->callback([options, run] {
     if (run != nullptr) {
       *run = [options] { return RunDetectInput(*options, std::cout, std::cerr); };

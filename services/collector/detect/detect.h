@@ -31,6 +31,10 @@
 // Otava mode (kOtava) reproduces Apache Otava 0.8 (see otava.h); missing values forward-filled.
 //
 // Thread-safety: free functions are thread-safe; a Detector is thread-compatible.
+//
+// Files: detect.cc (these entry points, the Otava adapter, Detector), analysis.cc (steps 1-4),
+// robust.cc (sigma, outliers, within-run-noise check), gate.cc (GateNewest), edivisive.cc,
+// otava.cc (reference mode), stats.cc.
 #pragma once
 
 #include <cstddef>

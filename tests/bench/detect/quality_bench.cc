@@ -75,31 +75,25 @@ int main(int argc, char** argv) {
     s.step_lo = s.step_hi = 0.01;
     s.noise_lo = s.noise_hi = 0.005;
   });
+  // The mixed fleets: 1-5 steps of [step_lo, step_hi] at [0.5 %, noise_hi] noise, with
+  // outliers, bimodal runs, missing nights and a slow drift.
+  auto mix = [](double step_lo, double step_hi, double noise_hi) {
+    return [=](Scenario& s) {
+      s.min_steps = 1;
+      s.max_steps = 5;
+      s.step_lo = step_lo;
+      s.step_hi = step_hi;
+      s.noise_lo = 0.005;
+      s.noise_hi = noise_hi;
+      s.outlier_rate = 0.01;
+      s.bimodal_rate = 0.1;
+      s.missing_rate = 0.05;
+      s.drift_max = 0.01;
+    };
+  };
   add("mix: 1-50% steps, 0.5-5% noise, 1-5 steps, outliers, bimodal, missing, drift", "",
-      [](Scenario& s) {
-        s.min_steps = 1;
-        s.max_steps = 5;
-        s.step_lo = 0.01;
-        s.step_hi = 0.5;
-        s.noise_lo = 0.005;
-        s.noise_hi = 0.05;
-        s.outlier_rate = 0.01;
-        s.bimodal_rate = 0.1;
-        s.missing_rate = 0.05;
-        s.drift_max = 0.01;
-      });
-  add("mix, only steps >= 3x noise (10-50% steps, 0.5-3% noise)", "", [](Scenario& s) {
-    s.min_steps = 1;
-    s.max_steps = 5;
-    s.step_lo = 0.1;
-    s.step_hi = 0.5;
-    s.noise_lo = 0.005;
-    s.noise_hi = 0.03;
-    s.outlier_rate = 0.01;
-    s.bimodal_rate = 0.1;
-    s.missing_rate = 0.05;
-    s.drift_max = 0.01;
-  });
+      mix(0.01, 0.5, 0.05));
+  add("mix, only steps >= 3x noise (10-50% steps, 0.5-3% noise)", "", mix(0.1, 0.5, 0.03));
   add("stationary, 1% noise", "<= 1 FP / 10k points",
       [](Scenario& s) { s.min_steps = s.max_steps = 0; });
   add("stationary, 0.5-5% noise, 2% outliers, 10% bimodal, 5% missing", "<= 1 FP / 10k points",
