@@ -8,10 +8,15 @@
 
 #include "services/collector/detect/edivisive.h"
 #include "services/collector/detect/robust.h"
+#include "services/collector/detect/shape.h"
 #include "services/collector/detect/stats.h"
 
 namespace devtime::detect {
 namespace {
+
+// Pooled sigmas are floored at half the global robust sigma (u is in its units), so that two
+// short, accidentally quiet sides cannot make a tiny shift "significant".
+constexpr double kSigmaFloor = 0.5;
 
 // The default detector on the valid runs of one region.
 class Analysis {
@@ -30,6 +35,7 @@ class Analysis {
       prefix_[i + 1] = prefix_[i] + u_[i];
       prefix_squares_[i + 1] = prefix_squares_[i] + static_cast<long double>(u_[i]) * u_[i];
     }
+    shape_.emplace(u_);
   }
 
   // Change points as positions in the valid runs (segment starts), sorted.
@@ -72,29 +78,42 @@ class Analysis {
       jobs.push_back({*tau, job.b, std::move(right)});
     }
     std::sort(taus.begin(), taus.end());
-    // Prune: re-test each change point between its neighbours; drop the weakest failure.
+    // Prune: re-test each change point between its neighbours, for its level and (shape_test)
+    // its shape; drop the weakest failure (an effect too small first, then by p). A verdict
+    // depends only on (a, tau, b): it is kept until a neighbour goes.
+    std::vector<Verdict> verdicts(taus.size());
+    std::vector<bool> known(taus.size(), false);
     while (!taus.empty()) {
       size_t weakest = taus.size();
       double weakest_score = -1.0;
       for (size_t i = 0; i < taus.size(); ++i) {
-        const SideTest test = Test(Before(taus, i), taus[i], After(taus, i, n));
-        if (Passes(test, options_.max_pvalue)) continue;
-        const double score = test.p_value <= options_.max_pvalue ? 2.0 : test.p_value;
-        if (score > weakest_score) {
-          weakest_score = score;
+        const size_t a = Before(taus, i), b = After(taus, i, n);
+        Verdict& v = verdicts[i];
+        if (!known[i] || v.a != a || v.b != b) {
+          v = Judge(a, taus[i], b);
+          known[i] = true;
+        }
+        if (v.pass) continue;
+        if (v.score > weakest_score) {
+          weakest_score = v.score;
           weakest = i;
         }
       }
       if (weakest == taus.size()) break;
-      taus.erase(taus.begin() + static_cast<std::ptrdiff_t>(weakest));
+      const auto at = static_cast<std::ptrdiff_t>(weakest);
+      taus.erase(taus.begin() + at);
+      verdicts.erase(verdicts.begin() + at);
+      known.erase(known.begin() + at);
     }
-    // Refine each position to the strongest mean shift between its neighbours (+-3 runs).
+    // Refine each position to the strongest mean shift between its neighbours, within
+    // +-refine_window runs.
+    const size_t w = options_.refine_window;
     for (size_t i = 0; i < taus.size(); ++i) {
       const size_t a = Before(taus, i), b = After(taus, i, n);
       size_t best = taus[i];
       double best_t = ShiftT(a, best, b);
-      const size_t lo = std::max(a + m, taus[i] > 3 ? taus[i] - 3 : 0);
-      const size_t hi = std::min(b - m, taus[i] + 3);
+      const size_t lo = std::max(a + m, taus[i] > w ? taus[i] - w : 0);
+      const size_t hi = std::min(b - m, taus[i] + w);
       for (size_t t = lo; t <= hi; ++t) {
         const double value = ShiftT(a, t, b);
         if (value > best_t) {
@@ -148,7 +167,7 @@ class Analysis {
     const long double s1 = prefix_[tau] - prefix_[a], s2 = prefix_[b] - prefix_[tau];
     const double ss =
         static_cast<double>(prefix_squares_[b] - prefix_squares_[a] - s1 * s1 / n1 - s2 * s2 / n2);
-    const double pooled = std::max(0.5, std::sqrt(std::max(0.0, ss) / (n1 + n2 - 2.0)));
+    const double pooled = std::max(kSigmaFloor, std::sqrt(std::max(0.0, ss) / (n1 + n2 - 2.0)));
     return std::fabs(static_cast<double>(s2 / n2 - s1 / n1)) /
            (pooled * std::sqrt(1.0 / n1 + 1.0 / n2));
   }
@@ -175,7 +194,7 @@ class Analysis {
     if (df <= 0.0) return test;
     // Pooled sample sigma in robust-sigma units, floored at half the global robust sigma so
     // that two short, accidentally quiet sides cannot make a tiny shift "significant".
-    const double pooled = std::max(0.5, std::sqrt((ss1 + ss2) / df));
+    const double pooled = std::max(kSigmaFloor, std::sqrt((ss1 + ss2) / df));
     test.t = (m2 - m1) / (pooled * std::sqrt(1.0 / n1 + 1.0 / n2));
     double p_single = StudentTwoSidedP(test.t, df);
     // The pooled test borrows the long side's variance for the short side, valid only when
@@ -198,16 +217,7 @@ class Analysis {
         p_single = std::max(p_single, WelchTTest(m1, v1, n1, m2, v2, n2).p);
       }
     }
-    const double length = n1 + n2;
-    const double m = static_cast<double>(std::max<size_t>(1, options_.min_segment));
-    const double splits = std::max(1.0, length - 2.0 * m + 1.0);
-    double p = p_single * splits;  // Bonferroni over all admissible splits
-    if (length > 2.0 * m && p_single <= options_.max_pvalue) {
-      const double z = NormalTwoSidedQuantile(p_single);
-      const double siegmund = 2.0 * z * NormalPdf(z) * std::log((length - m) / m);
-      p = std::min(p, siegmund);
-    }
-    test.p_value = std::clamp(std::max(p, p_single), 0.0, 1.0);
+    test.p_value = CorrectForSelection(p_single, n1 + n2);
     const double shift = std::fabs(test.after_mean - test.before_mean);
     test.effect_ok = std::fabs(test.relative_change) >= options_.min_relative_change;
     // The within-run noise check costs O(b - a): only for otherwise passing splits.
@@ -217,6 +227,68 @@ class Analysis {
                                                options_.min_within_noise_ratio, shift);
     }
     return test;
+  }
+
+  // p of the best of all admissible splits of `length` runs from the p of one: Siegmund's
+  // approximation for the maximum of a standardised two-sample statistic, capped by Bonferroni
+  // over the splits (the approximation only where p_single itself could pass).
+  double CorrectForSelection(double p_single, double length) const {
+    const double m = static_cast<double>(std::max<size_t>(1, options_.min_segment));
+    const double splits = std::max(1.0, length - 2.0 * m + 1.0);
+    double p = p_single * splits;
+    if (length > 2.0 * m && p_single <= options_.max_pvalue) {
+      const double z = NormalTwoSidedQuantile(p_single);
+      const double siegmund = 2.0 * z * NormalPdf(z) * std::log((length - m) / m);
+      p = std::min(p, siegmund);
+    }
+    return std::clamp(std::max(p, p_single), 0.0, 1.0);
+  }
+
+  // The prune step's verdict on a change point between a and b: passes, or its failure score
+  // (2 for an effect too small, else the failing p).
+  struct Verdict {
+    size_t a = 0, b = 0;
+    bool pass = false;
+    double score = 0.0;
+  };
+  Verdict Judge(size_t a, size_t tau, size_t b) {
+    Verdict v;
+    v.a = a;
+    v.b = b;
+    const SideTest test = Test(a, tau, b);
+    const double threshold = Threshold(a, tau, b);
+    v.score = test.p_value <= threshold ? 2.0 : test.p_value;
+    if (Passes(test, threshold)) {
+      if (!options_.shape_test) {
+        v.pass = true;
+        return v;
+      }
+      v.score = ShapeP(a, tau, b);
+      v.pass = v.score <= threshold;
+    }
+    return v;
+  }
+
+  // Selection-corrected p of the shape test (shape.h) of a change point between its
+  // neighbours: the autocorrelation-aware level test, and where the split is not step-like,
+  // the level jump on top of a kinked line. 0 (passes) where the test does not apply.
+  double ShapeP(size_t a, size_t tau, size_t b) const {
+    const ShapeVerdict v = shape_->Test(a, tau, b, kSigmaFloor);
+    if (!v.applicable) return 0.0;
+    const double length = static_cast<double>(b - a);
+    double p = CorrectForSelection(v.level_p, length);
+    if (!v.step_like) p = std::max(p, CorrectForSelection(v.trend_p, length));
+    return p;
+  }
+
+  // The p-value a change point between a and b must reach: max_pvalue, and
+  // max_pvalue x edge_pvalue_factor when it leaves fewer than edge_segment runs at either end
+  // of the analysed runs (a split in the last few runs needs strong evidence).
+  double Threshold(size_t a, size_t tau, size_t b) const {
+    const size_t n = u_.size();
+    const bool short_edge =
+        (a == 0 && tau - a < options_.edge_segment) || (b == n && b - tau < options_.edge_segment);
+    return short_edge ? options_.max_pvalue * options_.edge_pvalue_factor : options_.max_pvalue;
   }
 
   bool Passes(const SideTest& test, double max_pvalue) const {
@@ -280,6 +352,7 @@ class Analysis {
   std::vector<long double> prefix_squares_;
   std::vector<double> scratch_;
   EnergyScratch energy_;
+  std::optional<ShapeTester> shape_;  // over u_
 };
 
 }  // namespace

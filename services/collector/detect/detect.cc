@@ -61,6 +61,13 @@ absl::Status ValidateOptions(const DetectorOptions& o) {
   if (o.incremental_horizon < 4 * o.min_segment) {
     return Invalid("incremental_horizon must be >= 4 x min_segment");
   }
+  if (!(o.edge_pvalue_factor > 0.0 && o.edge_pvalue_factor <= 1.0)) {
+    return Invalid("edge_pvalue_factor must be in (0, 1]");
+  }
+  if (!(o.drift_max_pvalue > 0.0 && o.drift_max_pvalue <= 1.0)) {
+    return Invalid("drift_max_pvalue must be in (0, 1]");
+  }
+  if (o.drift_min_runs < 3) return Invalid("drift_min_runs must be >= 3");
   if (o.gate_window < 2) return Invalid("gate_window must be >= 2");
   if (o.gate_min_history < 2 || o.gate_min_history > o.gate_window) {
     return Invalid("gate_min_history must be in [2, gate_window]");
