@@ -270,15 +270,14 @@ class Analysis {
   }
 
   // Selection-corrected p of the shape test (shape.h) of a change point between its
-  // neighbours: the autocorrelation-aware level test, and where the split is not step-like,
-  // the level jump on top of a kinked line. 0 (passes) where the test does not apply.
+  // neighbours: where two levels fit at least as well as a kinked line, the level test with
+  // the effective sample size of the two-level residuals; otherwise the level jump on top of
+  // the kinked line (whose residuals then give the effective sample size: those of two levels
+  // fitted to a trend are the trend). 0 (passes) where the test does not apply.
   double ShapeP(size_t a, size_t tau, size_t b) const {
     const ShapeVerdict v = shape_->Test(a, tau, b, kSigmaFloor);
     if (!v.applicable) return 0.0;
-    const double length = static_cast<double>(b - a);
-    double p = CorrectForSelection(v.level_p, length);
-    if (!v.step_like) p = std::max(p, CorrectForSelection(v.trend_p, length));
-    return p;
+    return CorrectForSelection(v.step_like ? v.level_p : v.trend_p, static_cast<double>(b - a));
   }
 
   // The p-value a change point between a and b must reach: max_pvalue, and

@@ -79,6 +79,42 @@ Quality Evaluate(const Scenario& scenario, Mode mode) {
   return q;
 }
 
+// Share of the labelled steps that the least-squares oracle, told that each series has exactly
+// one step, puts within +-2 runs: a practical ceiling for locating steps on these data (the
+// estimator is the maximum-likelihood one for one step in Gaussian noise; issue 13 item 3
+// asks 97 % for 2 % steps at 1 % noise).
+double OracleWithin2(const Scenario& scenario) {
+  size_t within = 0, total = 0;
+  for (const auto& series : Generate(scenario)) {
+    if (series.changes.size() != 1) continue;
+    std::vector<double> x;
+    std::vector<size_t> index;
+    for (size_t i = 0; i < series.points.size(); ++i) {
+      if (!std::isfinite(series.points[i].value)) continue;
+      x.push_back(series.points[i].value);
+      index.push_back(i);
+    }
+    std::vector<double> prefix(x.size() + 1, 0.0);
+    for (size_t i = 0; i < x.size(); ++i) prefix[i + 1] = prefix[i] + x[i];
+    const double n = static_cast<double>(x.size());
+    double best = -1.0;
+    size_t at = 0;
+    for (size_t t = 1; t < x.size(); ++t) {
+      const double left = static_cast<double>(t), right = n - left;
+      const double shift = (prefix.back() - prefix[t]) / right - prefix[t] / left;
+      const double between = shift * shift * left * right / n;  // explained sum of squares
+      if (between > best) {
+        best = between;
+        at = index[t];
+      }
+    }
+    const size_t label = series.changes[0];
+    within += (at > label ? at - label : label - at) <= 2 ? 1 : 0;
+    ++total;
+  }
+  return total ? static_cast<double>(within) / static_cast<double>(total) : 0.0;
+}
+
 double Median(std::vector<double> v) {
   if (v.empty()) return std::nan("");
   std::sort(v.begin(), v.end());
@@ -215,6 +251,11 @@ int main(int argc, char** argv) {
     s.noise_lo = 0.01;
     s.noise_hi = 0.03;
   });
+  // Appended last so that the other scenarios keep their seeds.
+  add("2% step, 1% noise, one step per series", "+-2 runs in >= 97%", [](Scenario& s) {
+    s.min_steps = s.max_steps = 1;
+    s.step_lo = s.step_hi = 0.02;
+  });
 
   std::printf(
       "Detection quality: %zu series per scenario (300 runs unless said), +-2 runs margin, seed "
@@ -235,11 +276,17 @@ int main(int argc, char** argv) {
         const double e = Median(q.start_errors);
         start = std::isnan(e) ? "-" : std::to_string(static_cast<int>(e));
       }
+      std::string target = mode == Mode::kDefault ? row.target : "";
+      if (mode == Mode::kDefault && row.scenario.min_steps == 1 && row.scenario.max_steps == 1) {
+        char oracle[64];
+        std::snprintf(oracle, sizeof oracle, " (least-squares oracle: %.3f within +-2)",
+                      OracleWithin2(row.scenario));
+        target += oracle;
+      }
       std::printf("%-70s %-8s %5.3f %5.3f %5.3f %7.2f %6.2f %6.2f %6s %5s  %s\n",
                   row.scenario.name.c_str(), mode == Mode::kDefault ? "default" : "otava",
                   s.Precision(), s.Recall(), s.F1(), s.FalsePer10k(), q.StepsPerSeries(),
-                  q.DriftsPerSeries(), one_drift.c_str(), start.c_str(),
-                  mode == Mode::kDefault ? row.target : "");
+                  q.DriftsPerSeries(), one_drift.c_str(), start.c_str(), target.c_str());
     }
   }
   return 0;
