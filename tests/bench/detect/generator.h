@@ -55,6 +55,34 @@ struct Scenario {
   size_t length_hi = 0;
   size_t min_gap = 15;  // between steps, and from both ends
   uint64_t seed = 1;
+
+  // Chainable setters, so that a benchmark's scenario table reads one line per scenario.
+  Scenario& Steps(size_t lo, size_t hi) { return Set(min_steps, max_steps, lo, hi); }
+  Scenario& StepSize(double lo, double hi) { return Set(step_lo, step_hi, lo, hi); }
+  Scenario& Noise(double lo, double hi) { return Set(noise_lo, noise_hi, lo, hi); }
+  Scenario& LabelledDrift(double lo, double hi) {
+    return Set(labelled_drift_lo, labelled_drift_hi, lo, hi);
+  }
+  Scenario& Lengths(size_t lo, size_t hi) { return Set(length, length_hi, lo, hi); }
+  Scenario& Season(size_t period, double amplitude) {
+    season_period = period;
+    season_amplitude = amplitude;
+    return *this;
+  }
+  // Outlier runs, bimodal runs and missing nights (rates).
+  Scenario& Dirt(double outliers, double bimodal, double missing) {
+    outlier_rate = outliers;
+    bimodal_rate = bimodal;
+    missing_rate = missing;
+    return *this;
+  }
+  // Sets a (lo, hi) pair of fields.
+  template <typename T>
+  Scenario& Set(T& lo_field, T& hi_field, T lo, T hi) {
+    lo_field = lo;
+    hi_field = hi;
+    return *this;
+  }
 };
 
 struct LabelledSeries {

@@ -129,14 +129,7 @@ int main(int argc, char** argv) {
   mix.name = "fleet";
   mix.series = fleet_size;
   mix.length = 365;
-  mix.min_steps = 0;
-  mix.max_steps = 3;
-  mix.step_lo = 0.02;
-  mix.step_hi = 0.5;
-  mix.noise_lo = 0.005;
-  mix.noise_hi = 0.05;
-  mix.outlier_rate = 0.01;
-  mix.missing_rate = 0.03;
+  mix.Steps(0, 3).StepSize(0.02, 0.5).Noise(0.005, 0.05).Dirt(0.01, 0, 0.03);
   mix.seed = 7;
   std::vector<std::vector<Point>> fleet;
   for (auto& s : Generate(mix)) fleet.push_back(std::move(s.points));
