@@ -2,9 +2,12 @@
 // and gates the newest point. No gRPC, no database: the collector loads a series, calls these
 // functions and stores what they return. Start here.
 //
-//   Detect(points, options)      whole-history analysis -> change points (segment starts)
-//   Detector                     the same, kept up to date one Append(point) at a time
-//   GateNewest(points, options)  is last night's point already a suspected change?
+//   Detect(points, options)        whole-history analysis -> change points (segment starts)
+//   Analyze(points, options)       the same with kinds: steps, and drifts (slow creeps)
+//   Detector                       Detect kept up to date one Append(point) at a time
+//   GateNewest(points, options)    is last night's point already a suspected change?
+//   CurrentDrift(points, options)  is the series creeping since its last step? (for the gate;
+//                                  DetectDrift(span, options) tests a given span)
 //
 // Default mode (DetectorOptions::mode = kDefault), deterministic, no random permutations:
 //  1. missing nights (NaN values) are dropped; indices always refer to the input;
@@ -27,14 +30,23 @@
 //       of the runs on both sides: a shift far below the run's own step-to-step jitter is
 //       not reported even when many runs make it statistically visible;
 //  4. a pruning pass re-tests every change point between its final neighbours and removes
-//     the weakest failing one until all pass.
+//     the weakest failing one until all pass; besides step 3's test (shape_test) the split
+//     must be a jump of the level, not a piece of a trend, a slope change, a cycle or a random
+//     walk (shape.h: against the best continuous kinked line, with an effective sample size
+//     from the residuals' serial dependence), and a split that leaves fewer than edge_segment
+//     runs at either end needs p <= max_pvalue x edge_pvalue_factor;
+//  5. each change point moves to the strongest mean shift between its neighbours within
+//     +-refine_window runs.
+// Drifts (Analyze, DetectDrift): Mann-Kendall over each segment between steps, see
+// DetectDrift. A creep is one drift finding, where steps 1-5 alone made a staircase.
 // Otava mode (kOtava) reproduces Apache Otava 0.8 (see otava.h); missing values forward-filled.
 //
 // Thread-safety: free functions are thread-safe; a Detector is thread-compatible.
 //
-// Files: detect.cc (these entry points, the Otava adapter, Detector), analysis.cc (steps 1-4),
-// robust.cc (sigma, outliers, within-run-noise check), gate.cc (GateNewest), edivisive.cc,
-// otava.cc (reference mode), stats.cc.
+// Files: detect.cc (these entry points, the Otava adapter, Detector), analysis.cc (steps 1-5),
+// robust.cc (sigma, outliers, within-run-noise check), shape.cc (step 4's shape test),
+// drift.cc (Drift, Analyze, CurrentDrift), gate.cc (GateNewest), edivisive.cc, otava.cc
+// (reference mode), stats.cc.
 #pragma once
 
 #include <cstddef>
@@ -78,8 +90,7 @@ struct DetectorOptions {
   // Detector::Append re-analyses at most this many trailing runs (plus the last two
   // segments); older change points are kept as they are.
   size_t incremental_horizon = 1000;
-  // Step 4's shape test (shape.h): a change point must be a jump of the level, not a piece of
-  // a trend, a slope change, a cycle or a random walk.
+  // Step 4's shape test (shape.h) on or off.
   bool shape_test = true;
   // A change point that leaves fewer than edge_segment runs at either end of the history needs
   // p <= max_pvalue x edge_pvalue_factor.
