@@ -35,7 +35,6 @@ class Analysis {
       prefix_[i + 1] = prefix_[i] + u_[i];
       prefix_squares_[i + 1] = prefix_squares_[i] + static_cast<long double>(u_[i]) * u_[i];
     }
-    shape_.emplace(u_);
   }
 
   // Change points as positions in the valid runs (segment starts), sorted.
@@ -274,7 +273,8 @@ class Analysis {
   // the effective sample size of the two-level residuals; otherwise the level jump on top of
   // the kinked line (whose residuals then give the effective sample size: those of two levels
   // fitted to a trend are the trend). 0 (passes) where the test does not apply.
-  double ShapeP(size_t a, size_t tau, size_t b) const {
+  double ShapeP(size_t a, size_t tau, size_t b) {
+    if (!shape_) shape_.emplace(u_);  // its prefix sums only when a change point needs them
     const ShapeVerdict v = shape_->Test(a, tau, b, kSigmaFloor);
     if (!v.applicable) return 0.0;
     return CorrectForSelection(v.step_like ? v.level_p : v.trend_p, static_cast<double>(b - a));

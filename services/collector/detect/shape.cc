@@ -133,35 +133,40 @@ ShapeVerdict ShapeTester::Test(size_t a, size_t tau, size_t b, double sigma_floo
   // The null: the continuous line with one slope change that fits best, wherever it is (a
   // creep that starts before or after tau is still a creep).
   // RSS(kink at k) = RSS(line) - (k~ . u~)^2 / (k~ . k~), with ~ = the residual on the line's
-  // regressors (1, c): O(1) per position.
+  // regressors (1, c): O(1) per position, in double with running sums (k goes down), which is
+  // exact enough for choosing the position (the fits below are in long double).
   const System line = Gram(prefix_, prefix_index_, prefix_squares_, a, tau, b, tau);
-  const Real g11 = line.gram[kOne][kOne], g1c = line.gram[kOne][kSlope];
-  const Real gcc = line.gram[kSlope][kSlope];
-  const Real det = g11 * gcc - g1c * g1c;
+  const double g11 = static_cast<double>(line.gram[kOne][kOne]);
+  const double g1c = static_cast<double>(line.gram[kOne][kSlope]);
+  const double gcc = static_cast<double>(line.gram[kSlope][kSlope]);
+  const double det = g11 * gcc - g1c * g1c;
   if (!(det > 0)) return v;
   // [p, q] G^-1 [r, s]' for the 2 x 2 line Gram G.
-  auto project = [&](Real p, Real q, Real r, Real t) {
+  auto project = [&](double p, double q, double r, double t) {
     return (p * (gcc * r - g1c * t) + q * (g11 * t - g1c * r)) / det;
   };
-  const Real su = line.xu[kOne], scu = line.xu[kSlope];
+  const double su = static_cast<double>(line.xu[kOne]);
+  const double scu = static_cast<double>(line.xu[kSlope]);
   size_t kappa = tau;
-  Real best_gain = -1;
-  for (size_t k = a + 1; k + 2 <= b; ++k) {
-    // The kink sums of Gram() for this k only.
-    const Real m = static_cast<Real>(b - k), kp = static_cast<Real>(k);
-    const Real sj = m * (m - 1) / 2, sj2 = (m - 1) * m * (2 * m - 1) / 6;
-    const Real sk = sj, sck = sj2 + (kp - static_cast<Real>(tau)) * sj;
-    const Real kink_u = prefix_[b] - prefix_[k];
-    const Real kk = sj2 - project(sk, sck, sk, sck);
-    if (!(kk > 1e-9L * sj2)) continue;
-    const Real ku = (prefix_index_[b] - prefix_index_[k]) - kp * kink_u - project(sk, sck, su, scu);
-    const Real gain = ku * ku / kk;
-    if (gain > best_gain) {
+  double best_gain = -1.0;
+  double tail_u = u_[b - 1], tail_cu = u_[b - 1] * static_cast<double>(b - 1 - tau);
+  for (size_t k = b - 2; k > a; --k) {
+    tail_u += u_[k];  // sums over i >= k of u and of (i - tau) u
+    tail_cu += u_[k] * (static_cast<double>(k) - static_cast<double>(tau));
+    const double m = static_cast<double>(b - k),
+                 d = static_cast<double>(k) - static_cast<double>(tau);
+    const double sj = m * (m - 1) / 2, sj2 = (m - 1) * m * (2 * m - 1) / 6;
+    const double sck = sj2 + d * sj;
+    const double kk = sj2 - project(sj, sck, sj, sck);
+    if (!(kk > 1e-9 * sj2)) continue;
+    const double ku = (tail_cu - d * tail_u) - project(sj, sck, su, scu);
+    const double gain = ku * ku / kk;
+    if (gain >= best_gain) {  // ties -> the smallest k, as scanning upwards with >
       best_gain = gain;
       kappa = k;
     }
   }
-  if (best_gain < 0) return v;
+  if (best_gain < 0.0) return v;
   const System sys = Gram(prefix_, prefix_index_, prefix_squares_, a, tau, b, kappa);
   const Matrix& g = sys.gram;
   Vector step{}, kink{}, full{};
@@ -190,23 +195,28 @@ ShapeVerdict ShapeTester::Test(size_t a, size_t tau, size_t b, double sigma_floo
   const Real penalty = 0.5L * std::log(static_cast<Real>(length)) * rss_full / (length - 4.0);
   v.step_like = rss_step <= rss_kink + penalty;
 
-  v.inflation = ResidualInflation(u_, a, tau, b, kappa, step);
-  const double f_step = 1.0 / v.inflation;
-  const double sigma_step =
-      std::max(sigma_floor, std::sqrt(static_cast<double>(rss_step) / (length - 2.0)));
-  const double raw_level =
-      static_cast<double>(step[kJump]) /
-      (sigma_step * std::sqrt(1.0 / static_cast<double>(n1) + 1.0 / static_cast<double>(n2)));
-  v.level_t = raw_level * std::sqrt(f_step);
-  v.level_p = StudentTwoSidedP(v.level_t, std::max(1.0, length * f_step - 2.0));
-
-  const double f_full = 1.0 / ResidualInflation(u_, a, tau, b, kappa, full);
-  const double sigma_full =
-      std::max(sigma_floor, std::sqrt(static_cast<double>(rss_full) / (length - 4.0)));
-  const double raw_trend =
-      static_cast<double>(full[kJump]) / (sigma_full / std::sqrt(static_cast<double>(jump_rss)));
-  v.trend_t = raw_trend * std::sqrt(f_full);
-  v.trend_p = StudentTwoSidedP(v.trend_t, std::max(1.0, length * f_full - 4.0));
+  // Only the test that decides (see ShapeVerdict) is computed: the long-run variance costs
+  // O(K (b - a)).
+  if (v.step_like) {
+    v.inflation = ResidualInflation(u_, a, tau, b, kappa, step);
+    const double f_step = 1.0 / v.inflation;
+    const double sigma_step =
+        std::max(sigma_floor, std::sqrt(static_cast<double>(rss_step) / (length - 2.0)));
+    const double raw_level =
+        static_cast<double>(step[kJump]) /
+        (sigma_step * std::sqrt(1.0 / static_cast<double>(n1) + 1.0 / static_cast<double>(n2)));
+    v.level_t = raw_level * std::sqrt(f_step);
+    v.level_p = StudentTwoSidedP(v.level_t, std::max(1.0, length * f_step - 2.0));
+  } else {
+    v.inflation = ResidualInflation(u_, a, tau, b, kappa, full);
+    const double f_full = 1.0 / v.inflation;
+    const double sigma_full =
+        std::max(sigma_floor, std::sqrt(static_cast<double>(rss_full) / (length - 4.0)));
+    const double raw_trend =
+        static_cast<double>(full[kJump]) / (sigma_full / std::sqrt(static_cast<double>(jump_rss)));
+    v.trend_t = raw_trend * std::sqrt(f_full);
+    v.trend_p = StudentTwoSidedP(v.trend_t, std::max(1.0, length * f_full - 4.0));
+  }
   return v;
 }
 

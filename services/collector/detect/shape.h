@@ -2,26 +2,27 @@
 // of the level, or only a piece of a smooth trend, a slope change, a cycle or a random walk?
 //
 // Method: a piecewise-linear null model. Between a change point's neighbours the series may
-// follow a continuous line whose slope changes at tau (regressors 1, c, (c)+ with c = i - tau);
-// a step must add a level jump (regressor [c >= 0]) that this kinked line cannot explain.
-//  - step_like: two flat levels fit at least as well as the kinked line (a plain step: the
-//    classic two-sample test then decides, at full power);
+// follow a continuous line whose slope changes once, at the best position kappa anywhere in
+// [a, b) (regressors 1, c, (i - kappa)+ with c = i - tau; the scan is O(1) per position); a
+// step must add a level jump at tau (regressor [i >= tau]) that this kinked line cannot explain.
+//  - step_like: two flat levels fit at least as well as the kinked line, allowing it half a
+//    BIC parameter (0.5 log(n) residual variances) for its extra parameter and chosen kink;
+//    then the two-level test decides (level_p): a plain step keeps its full power;
 //  - otherwise the jump must be significant with the kinked line in the model (trend_p), so a
 //    staircase along a trend or at the start of a creep is not a step, and a step on top of a
-//    trend still is (the kinked line must beat two levels by more than its extra parameter's
-//    BIC cost to count);
-//  - level_p and trend_p use an effective sample size n / inflation, inflation = the long-run
-//    variance of the model's residuals over their variance (LongRunVarianceInflation, stats.h):
+//    trend still is;
+//  - both use an effective sample size n / inflation, inflation = the long-run variance of
+//    the deciding model's residuals over their variance (LongRunVarianceInflation, stats.h):
 //    serially dependent residuals (a random walk, a slow wander, an unmodelled curve) carry
 //    less information than white noise, which is what makes a random walk look significant
 //    every few points; white noise keeps its full sample.
 // Chosen over detrending or deseasonalising the whole series first because those need a
 // global model that steps break (a trend fitted across a step is wrong on both sides), a known
 // or estimated period with several cycles of history, and fail on short series; the local test
-// reuses the E-Divisive candidates, costs O(1) plus O(K (b - a)), K <= 30, for the long-run
-// variance, and a clean step in white noise nearly always passes as before (step-like, no
-// inflation).
-// Internal to devtime::detect. Thread-compatible (const methods are thread-safe).
+// reuses the E-Divisive candidates, costs O(b - a) for the kink scan plus O(K (b - a)),
+// K <= 30, for the long-run variance, and a clean step in white noise nearly always passes as
+// before (step-like, no inflation). Internal to devtime::detect. Thread-compatible (const methods
+// are thread-safe).
 #pragma once
 
 #include <cstddef>
@@ -30,14 +31,16 @@
 
 namespace devtime::detect {
 
+// The test that decides is computed, the other keeps its defaults: level_* where step_like,
+// trend_* where not.
 struct ShapeVerdict {
   bool applicable = false;  // both sides have >= 3 runs and the fits are well defined
-  bool step_like = true;    // RSS(two levels) <= RSS(kinked line)
+  bool step_like = true;    // two levels fit about as well as the best kinked line (see below)
   double level_t = 0.0;     // two-level t, autocorrelation-corrected
   double level_p = 1.0;     // its two-sided p (not corrected for the choice of tau)
   double trend_t = 0.0;     // level-jump t with the kinked line in the model, corrected
   double trend_p = 1.0;     // its two-sided p (not corrected for the choice of tau)
-  double inflation = 1.0;   // long-run variance inflation of the two-level residuals
+  double inflation = 1.0;   // long-run variance inflation of the deciding model's residuals
   size_t kappa = 0;         // where the best kinked line changes slope
 };
 

@@ -201,6 +201,8 @@ int main(int argc, char** argv) {
   // Appended last so that the other scenarios keep their seeds.
   add("2% step, 1% noise, one step per series", "+-2 runs in >= 97%",
       [](Scenario& s) { s.Steps(1, 1).StepSize(0.02, 0.02); });
+  add("seasonal, period 52, amplitude 5%, 1% noise (a long cycle)", "<= 1 step / series",
+      [](Scenario& s) { s.Steps(0, 0).Season(52, 0.05); });
 
   std::printf(
       "Detection quality: %zu series per scenario (300 runs unless said), +-2 runs margin, seed "
