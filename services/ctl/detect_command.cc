@@ -3,11 +3,13 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <sstream>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace devtime::ctl {
@@ -47,25 +49,46 @@ void WriteJsonNumber(std::ostream& out, double v) {
   }
 }
 
-// One change point as a JSON object; non-finite statistics are null.
+// `, "name": value` for each field; non-finite values are null.
+void WriteNumbers(std::ostream& json,
+                  std::initializer_list<std::pair<const char*, double>> fields) {
+  for (const auto& [name, value] : fields) {
+    json << ", \"" << name << "\": ";
+    WriteJsonNumber(json, value);
+  }
+}
+
+// One step finding (a change point) as a JSON object.
 void WriteChangePoint(std::ostream& json, const detect::ChangePoint& cp) {
-  auto numbers = [&json](std::initializer_list<std::pair<const char*, double>> fields) {
-    for (const auto& [name, value] : fields) {
-      json << ", \"" << name << "\": ";
-      WriteJsonNumber(json, value);
-    }
-  };
-  json << "{\"index\": " << cp.index << ", \"previous_index\": " << cp.previous_index;
-  numbers({{"before_mean", cp.before_mean},
-           {"after_mean", cp.after_mean},
-           {"before_stddev", cp.before_stddev},
-           {"after_stddev", cp.after_stddev}});
+  json << "{\"kind\": \"" << detect::FindingKindName(detect::FindingKind::kStep)
+       << "\", \"index\": " << cp.index << ", \"previous_index\": " << cp.previous_index;
+  WriteNumbers(json, {{"before_mean", cp.before_mean},
+                      {"after_mean", cp.after_mean},
+                      {"before_stddev", cp.before_stddev},
+                      {"after_stddev", cp.after_stddev}});
   json << ", \"before_count\": " << cp.before_count << ", \"after_count\": " << cp.after_count;
-  numbers({{"relative_change", cp.relative_change},
-           {"t_statistic", cp.t_statistic},
-           {"p_value", cp.p_value},
-           {"confidence", cp.confidence},
-           {"q_hat", cp.q_hat}});
+  WriteNumbers(json, {{"relative_change", cp.relative_change},
+                      {"t_statistic", cp.t_statistic},
+                      {"p_value", cp.p_value},
+                      {"confidence", cp.confidence},
+                      {"q_hat", cp.q_hat}});
+  json << "}";
+}
+
+// One drift finding as a JSON object.
+void WriteDrift(std::ostream& json, const detect::Drift& d) {
+  json << "{\"kind\": \"" << detect::FindingKindName(detect::FindingKind::kDrift)
+       << "\", \"start_index\": " << d.start_index << ", \"end_index\": " << d.end_index
+       << ", \"count\": " << d.count;
+  WriteNumbers(json, {{"start_value", d.start_value},
+                      {"end_value", d.end_value},
+                      {"slope", d.slope},
+                      {"slope_per_30", d.slope_per_30},
+                      {"relative_change", d.relative_change},
+                      {"kendall_tau", d.kendall_tau},
+                      {"z", d.z},
+                      {"p_value", d.p_value},
+                      {"confidence", d.confidence}});
   json << "}";
 }
 
@@ -113,24 +136,46 @@ int RunDetect(const DetectCommandOptions& options, std::istream& in, std::ostrea
     if (!std::isnan(options.max_pvalue)) detector.max_pvalue = options.max_pvalue;
     if (!std::isnan(options.min_change)) detector.min_relative_change = options.min_change;
   }
-  const auto result = detect::Detect(points, detector);
-  if (!result.ok()) {
-    err << "devtimectl detect: " << result.status().message() << "\n";
+  const auto findings = detect::Analyze(points, detector);
+  if (!findings.ok()) {
+    err << "devtimectl detect: " << findings.status().message() << "\n";
     return 2;
+  }
+  std::vector<detect::ChangePoint> steps;
+  std::vector<detect::Drift> drifts;
+  for (const detect::Finding& f : *findings) {
+    if (f.kind == detect::FindingKind::kStep) {
+      steps.push_back(f.step);
+    } else {
+      drifts.push_back(f.drift);
+    }
   }
 
   if (options.format == DetectFormat::kText) {
-    for (size_t i = 0; i < result->size(); ++i) out << (i ? " " : "") << (*result)[i].index;
+    for (size_t i = 0; i < steps.size(); ++i) out << (i ? " " : "") << steps[i].index;
     out << "\n";
+    for (const detect::Drift& d : drifts) {
+      std::ostringstream comment;
+      comment.precision(3);
+      comment << "# drift from " << d.start_index << " to " << d.end_index << ": " << std::showpos
+              << 100.0 * d.slope_per_30 << " % per 30 runs, " << 100.0 * d.relative_change
+              << std::noshowpos << " % in all (p " << d.p_value << ")\n";
+      out << comment.str();
+    }
     return 0;
   }
   std::ostringstream json;
   json.precision(10);
   json << "{\"mode\": \"" << (options.mode == detect::Mode::kOtava ? "otava" : "default")
        << "\", \"points\": " << points.size() << ", \"change_points\": [";
-  for (size_t i = 0; i < result->size(); ++i) {
+  for (size_t i = 0; i < steps.size(); ++i) {
     json << (i ? ", " : "");
-    WriteChangePoint(json, (*result)[i]);
+    WriteChangePoint(json, steps[i]);
+  }
+  json << "], \"drifts\": [";
+  for (size_t i = 0; i < drifts.size(); ++i) {
+    json << (i ? ", " : "");
+    WriteDrift(json, drifts[i]);
   }
   json << "]}\n";
   out << json.str();
@@ -168,19 +213,17 @@ void AddDetectCommand(CLI::App& app, std::function<int()>* run) {
   command->add_option("--min-change", options->min_change,
                       "smallest relative change, 0.02 = 2 % (default 0.01; otava: its "
                       "min_magnitude, default 0)");
+  // Detector options shown with their defaults in --help.
+  auto with_default = [command](const char* name, auto& value, const char* help) {
+    command->add_option(name, value, help)->capture_default_str();
+  };
   detect::DetectorOptions& d = options->detector;
-  command
-      ->add_option("--min-noise-ratio", d.min_within_noise_ratio,
-                   "smallest change as a multiple of the median within-run stddev")
-      ->capture_default_str();
-  command->add_option("--min-segment", d.min_segment, "fewest runs on each side of a change")
-      ->capture_default_str();
-  command
-      ->add_option("--outlier-threshold", d.outlier_threshold,
-                   "robust sigmas that make a single run an outlier (0 = off)")
-      ->capture_default_str();
-  command->add_option("--window", d.otava_window, "otava mode: window length")
-      ->capture_default_str();
+  with_default("--min-noise-ratio", d.min_within_noise_ratio,
+               "smallest change as a multiple of the median within-run stddev");
+  with_default("--min-segment", d.min_segment, "fewest runs on each side of a change");
+  with_default("--outlier-threshold", d.outlier_threshold,
+               "robust sigmas that make a single run an outlier (0 = off)");
+  with_default("--window", d.otava_window, "otava mode: window length");
   command->callback([options, run] {
     if (run != nullptr) {
       *run = [options] { return RunDetectInput(*options, std::cout, std::cerr); };

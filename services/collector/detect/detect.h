@@ -2,9 +2,12 @@
 // and gates the newest point. No gRPC, no database: the collector loads a series, calls these
 // functions and stores what they return. Start here.
 //
-//   Detect(points, options)      whole-history analysis -> change points (segment starts)
-//   Detector                     the same, kept up to date one Append(point) at a time
-//   GateNewest(points, options)  is last night's point already a suspected change?
+//   Detect(points, options)        whole-history analysis -> change points (segment starts)
+//   Analyze(points, options)       the same with kinds: steps, and drifts (slow creeps)
+//   Detector                       Detect kept up to date one Append(point) at a time
+//   GateNewest(points, options)    is last night's point already a suspected change?
+//   CurrentDrift(points, options)  is the series creeping since its last step? (for the gate;
+//                                  DetectDrift(span, options) tests a given span)
 //
 // Default mode (DetectorOptions::mode = kDefault), deterministic, no random permutations:
 //  1. missing nights (NaN values) are dropped; indices always refer to the input;
@@ -27,14 +30,28 @@
 //       of the runs on both sides: a shift far below the run's own step-to-step jitter is
 //       not reported even when many runs make it statistically visible;
 //  4. a pruning pass re-tests every change point between its final neighbours and removes
-//     the weakest failing one until all pass.
+//     the weakest failing one until all pass; besides step 3's test (shape_test) the split
+//     must be a jump of the level, not a piece of a trend, a slope change, a cycle or a random
+//     walk (shape.h: against the best continuous kinked line, with an effective sample size
+//     from the residuals' serial dependence), and a split that leaves fewer than edge_segment
+//     runs at either end needs p <= max_pvalue x edge_pvalue_factor;
+//  5. each change point moves to the strongest mean shift between its neighbours within
+//     +-refine_window runs.
+// Drifts (Analyze, DetectDrift): Mann-Kendall over each segment between steps, see
+// DetectDrift. A creep is one drift finding, where steps 1-5 alone made a staircase.
 // Otava mode (kOtava) reproduces Apache Otava 0.8 (see otava.h); missing values forward-filled.
 //
 // Thread-safety: free functions are thread-safe; a Detector is thread-compatible.
+//
+// Files: detect.cc (these entry points, the Otava adapter, Detector), analysis.cc (steps 1-5),
+// robust.cc (sigma, outliers, within-run-noise check), shape.cc (step 4's shape test),
+// drift.cc (Drift, Analyze, CurrentDrift), gate.cc (GateNewest), edivisive.cc, otava.cc
+// (reference mode), stats.cc.
 #pragma once
 
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -73,6 +90,18 @@ struct DetectorOptions {
   // Detector::Append re-analyses at most this many trailing runs (plus the last two
   // segments); older change points are kept as they are.
   size_t incremental_horizon = 1000;
+  // Step 4's shape test (shape.h) on or off.
+  bool shape_test = true;
+  // A change point that leaves fewer than edge_segment runs at either end of the history needs
+  // p <= max_pvalue x edge_pvalue_factor.
+  size_t edge_segment = 6;
+  double edge_pvalue_factor = 0.01;
+  // Step 5 refines each change point to the strongest mean shift within +-refine_window runs.
+  size_t refine_window = 10;
+
+  // --- drift (Analyze, DetectDrift) ---
+  double drift_max_pvalue = 0.001;  // largest autocorrelation-corrected Mann-Kendall p
+  size_t drift_min_runs = 20;       // shortest span tested for a drift
 
   // --- GateNewest ---
   size_t gate_window = 30;      // baseline = up to this many valid runs before the newest
@@ -132,6 +161,58 @@ class Detector {
   std::vector<Point> points_;
   std::vector<ChangePoint> change_points_;
 };
+
+// A monotone drift (slow creep) of the level: the finding of kind drift.
+struct Drift {
+  size_t start_index = 0;        // input index where the creep starts (continuous hinge fit)
+  size_t end_index = 0;          // last valid input index of the span (the newest run)
+  size_t count = 0;              // valid runs from start_index to end_index
+  double start_value = 0.0;      // fitted level at start_index (Theil-Sen line)
+  double end_value = 0.0;        // fitted level at end_index
+  double slope = 0.0;            // Theil-Sen slope, value units per run (> 0: slower)
+  double slope_per_30 = 0.0;     // 30 x slope / start_value: 0.03 = +3 % every 30 runs
+  double relative_change = 0.0;  // end_value / start_value - 1
+  double kendall_tau = 0.0;      // of the whole span tested
+  double z = 0.0;                // Mann-Kendall z, corrected for lag-1 autocorrelation
+  double p_value = 1.0;          // two-sided, from z
+  double confidence = 0.0;       // 1 - p_value
+};
+
+// Tests the span `points` (the runs since the last change point, oldest first) for a
+// monotone drift: Mann-Kendall's S over the valid runs (isolated outliers replaced as in
+// step 2), its variance multiplied by the long-run variance inflation of the residuals from
+// the Theil-Sen line (serial dependence beyond white noise, so that a random walk is not a
+// trend);
+// a drift needs p <= drift_max_pvalue and a minimum effect over the creep: |relative_change|
+// >= min_relative_change, |end - start| >= the across-run robust sigma and >=
+// min_within_noise_ratio x the median within-run stddev. The start is where a flat-then-linear
+// (hinge) fit is best; the slope is Theil-Sen's over [start, end]. nullopt when there is no
+// such drift or fewer than drift_min_runs valid runs. Indices are indices into `points`.
+// Otava mode has no drift test: always nullopt.
+absl::StatusOr<std::optional<Drift>> DetectDrift(std::span<const Point> points,
+                                                 const DetectorOptions& options);
+
+// What a whole-history analysis reports: a step (a change point) or a drift.
+enum class FindingKind { kStep, kDrift };
+std::string FindingKindName(FindingKind kind);  // "step" or "drift"
+
+struct Finding {
+  FindingKind kind = FindingKind::kStep;
+  size_t index = 0;  // step: first run of the new segment; drift: start of the creep
+  ChangePoint step;  // kind == kStep
+  Drift drift;       // kind == kDrift
+};
+
+// Whole-history analysis with kinds: the change points of Detect as steps, and in default mode
+// a drift for each segment between them (and after the last) where DetectDrift finds one;
+// sorted by index.
+absl::StatusOr<std::vector<Finding>> Analyze(std::span<const Point> points,
+                                             const DetectorOptions& options);
+
+// For the online gate: DetectDrift over the runs since the last step change point of
+// `points` (the whole history, oldest first); indices are indices into `points`.
+absl::StatusOr<std::optional<Drift>> CurrentDrift(std::span<const Point> points,
+                                                  const DetectorOptions& options);
 
 enum class GateVerdict { kNone, kSuspected, kInsufficientHistory, kMissing };
 std::string GateVerdictName(GateVerdict verdict);

@@ -159,4 +159,25 @@ double Median(std::span<const double> values) {
   return MedianInPlace(scratch);
 }
 
+double LongRunVarianceInflation(std::span<const double> residuals) {
+  const size_t n = residuals.size();
+  if (n < 4) return 1.0;
+  const size_t k_max = std::min<size_t>(30, static_cast<size_t>(std::sqrt(static_cast<double>(n))));
+  double gamma0 = 0.0;
+  for (double r : residuals) gamma0 += r * r;
+  if (!(gamma0 > 0.0)) return 1.0;
+  double weighted = 0.0, lag1 = 0.0;
+  for (size_t k = 1; k <= k_max; ++k) {
+    double gamma = 0.0;
+    for (size_t i = k; i < n; ++i) gamma += residuals[i] * residuals[i - k];
+    if (k == 1) lag1 = gamma / gamma0;
+    weighted += (1.0 - static_cast<double>(k) / static_cast<double>(k_max + 1)) * gamma;
+  }
+  const double dn = static_cast<double>(n);
+  const double bartlett = 1.0 + 2.0 * weighted / gamma0 -
+                          2.0 * std::sqrt(4.0 * static_cast<double>(k_max) / (3.0 * dn));
+  const double rho = std::clamp(lag1 - 1.0 / std::sqrt(dn), 0.0, 0.95);
+  return std::max({1.0, bartlett, (1.0 + rho) / (1.0 - rho)});
+}
+
 }  // namespace devtime::detect

@@ -45,6 +45,16 @@ struct Moments {
 };
 Moments MeanStd(std::span<const double> values, int ddof);
 
+// How much more the mean of these residuals (zero-mean by construction) varies than the mean
+// of as many independent values; >= 1. The larger of two estimates, each less its sampling
+// noise under independence so that white noise keeps a factor of 1 and only clear serial
+// dependence (a random walk, a slow wander, an unmodelled curve) counts:
+//  - Bartlett-kernel long-run variance / variance, bandwidth K = min(30, floor(sqrt(n))),
+//    less twice its sd (sqrt(4K / 3n)): slow, long-range wander;
+//  - AR(1): (1 + rho) / (1 - rho), rho = lag-1 autocorrelation less 1 / sqrt(n), clamped to
+//    [0, 0.95]: strong short-range dependence the kernel's bandwidth underrates.
+double LongRunVarianceInflation(std::span<const double> residuals);
+
 // Median of the values (copies; NaN-free input). Empty input gives NaN.
 double Median(std::span<const double> values);
 // Median using `scratch` as working storage (avoids allocation in hot loops).

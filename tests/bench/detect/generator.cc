@@ -35,15 +35,20 @@ std::vector<LabelledSeries> Generate(const Scenario& s) {
   all.reserve(s.series);
   for (size_t k = 0; k < s.series; ++k) {
     LabelledSeries out;
+    const size_t length =
+        s.length_hi > s.length
+            ? s.length + static_cast<size_t>(rng.Uniform() *
+                                             static_cast<double>(s.length_hi - s.length + 1))
+            : s.length;
     const size_t steps =
         s.min_steps +
         static_cast<size_t>(rng.Uniform() * static_cast<double>(s.max_steps - s.min_steps + 1));
     // Step positions: uniform, at least min_gap apart and from both ends (rejection).
     std::vector<size_t> at;
-    for (int attempt = 0; attempt < 1000 && at.size() < steps; ++attempt) {
-      const size_t p =
-          s.min_gap +
-          static_cast<size_t>(rng.Uniform() * static_cast<double>(s.length - 2 * s.min_gap));
+    for (int attempt = 0; attempt < 1000 && at.size() < steps && length > 2 * s.min_gap;
+         ++attempt) {
+      const size_t p = s.min_gap + static_cast<size_t>(rng.Uniform() *
+                                                       static_cast<double>(length - 2 * s.min_gap));
       bool ok = true;
       for (size_t q : at) ok = ok && (p > q ? p - q : q - p) >= s.min_gap;
       if (ok) at.push_back(p);
@@ -52,19 +57,47 @@ std::vector<LabelledSeries> Generate(const Scenario& s) {
     const double noise = s.noise_lo * std::pow(s.noise_hi / s.noise_lo, rng.Uniform());
     const double within = rng.Uniform(0.01, 0.04);  // within-run stddev (relative)
     const double drift = s.drift_max * rng.Uniform(-1.0, 1.0);
+    size_t creep_start = length;
+    double creep = 0.0;
+    if (s.labelled_drift_hi > 0.0) {
+      const size_t runs = std::min(
+          length, s.drift_runs_lo + static_cast<size_t>(rng.Uniform() *
+                                                        static_cast<double>(s.drift_runs_hi -
+                                                                            s.drift_runs_lo + 1)));
+      creep_start = length - runs;
+      creep =
+          s.labelled_drift_lo * std::pow(s.labelled_drift_hi / s.labelled_drift_lo, rng.Uniform());
+      if (rng.Uniform() < 0.5) creep = -creep / (1.0 + creep);
+      out.drift_start = creep_start;
+      out.drift_total = creep;
+    }
+    // Drawn only when used, so that the other scenarios' data stay as they were.
+    const double phase = s.season_period > 0 ? 2.0 * std::numbers::pi * rng.Uniform() : 0.0;
+    double walk = 1.0;
     double level = 50.0 * std::pow(100.0, rng.Uniform());  // 50 us .. 5 ms per step
     size_t next = 0;
-    out.points.resize(s.length);
+    out.points.resize(length);
     bool pending_label = false;
-    for (size_t i = 0; i < s.length; ++i) {
+    for (size_t i = 0; i < length; ++i) {
       if (next < at.size() && at[next] == i) {
         const double size = s.step_lo * std::pow(s.step_hi / s.step_lo, rng.Uniform());
         level *= rng.Uniform() < 0.5 ? 1.0 + size : 1.0 / (1.0 + size);
         ++next;
         pending_label = true;
       }
-      const double base =
-          level * (1.0 + drift * static_cast<double>(i) / static_cast<double>(s.length));
+      if (s.random_walk > 0.0) walk *= 1.0 + s.random_walk * rng.Gaussian();
+      double shape = walk * (1.0 + drift * static_cast<double>(i) / static_cast<double>(length));
+      if (i >= creep_start) {
+        shape *= 1.0 + creep * static_cast<double>(i - creep_start + 1) /
+                           static_cast<double>(length - creep_start);
+      }
+      if (s.season_period > 0) {
+        shape *=
+            1.0 + s.season_amplitude * std::sin(2.0 * std::numbers::pi * static_cast<double>(i) /
+                                                    static_cast<double>(s.season_period) +
+                                                phase);
+      }
+      const double base = level * shape;
       double value = base * (1.0 + noise * rng.Gaussian());
       double run_noise = base * within * rng.Uniform(0.8, 1.25);
       if (rng.Uniform() < s.bimodal_rate) {

@@ -1,7 +1,9 @@
 // Labelled, deterministic generator of device-time histories for the detector benchmarks
 // (issue 5 item 7; protocol of reference §C.2, extended): per-series level, relative Gaussian
 // across-run noise, steps (first index of the new level is the label), outlier runs, bimodal
-// runs, missing nights, slow linear drift; each point also carries a within-run stddev.
+// runs, missing nights, slow linear drift; shapes that are not steps (issue 13): a labelled
+// drift (a linear creep from a start run to the end), a seasonal cycle, a random-walk level;
+// short series. Each point also carries a within-run stddev.
 // Own RNG (splitmix64 + Box-Muller) so the data are identical on every platform.
 #pragma once
 
@@ -39,14 +41,56 @@ struct Scenario {
   double outlier_factor = 1.3;
   double bimodal_rate = 0.0;  // runs in the slow mode: +2 sigma, doubled within-run noise
   double missing_rate = 0.0;  // missing nights (NaN)
-  double drift_max = 0.0;     // |total linear drift over the series| <= drift_max
-  size_t min_gap = 15;        // between steps, and from both ends
+  double drift_max = 0.0;     // |total linear drift over the series| <= drift_max (unlabelled)
+  // Labelled drift: a creep of total relative size log-uniform in [lo, hi] (random sign) over
+  // the last uniform [runs_lo, runs_hi] runs of the series (0 = none).
+  double labelled_drift_lo = 0.0, labelled_drift_hi = 0.0;
+  size_t drift_runs_lo = 100, drift_runs_hi = 300;
+  // Seasonal cycle: level x (1 + amplitude x sin(2 pi i / period + random phase)) (0 = none).
+  size_t season_period = 0;
+  double season_amplitude = 0.0;
+  // Random-walk level: each run moves the level by N(0, random_walk) relatively (0 = none).
+  double random_walk = 0.0;
+  // Series length uniform in [length, length_hi] (0 = always `length`).
+  size_t length_hi = 0;
+  size_t min_gap = 15;  // between steps, and from both ends
   uint64_t seed = 1;
+
+  // Chainable setters, so that a benchmark's scenario table reads one line per scenario.
+  Scenario& Steps(size_t lo, size_t hi) { return Set(min_steps, max_steps, lo, hi); }
+  Scenario& StepSize(double lo, double hi) { return Set(step_lo, step_hi, lo, hi); }
+  Scenario& Noise(double lo, double hi) { return Set(noise_lo, noise_hi, lo, hi); }
+  Scenario& LabelledDrift(double lo, double hi) {
+    return Set(labelled_drift_lo, labelled_drift_hi, lo, hi);
+  }
+  Scenario& Lengths(size_t lo, size_t hi) { return Set(length, length_hi, lo, hi); }
+  Scenario& Season(size_t period, double amplitude) {
+    season_period = period;
+    season_amplitude = amplitude;
+    return *this;
+  }
+  // Outlier runs, bimodal runs and missing nights (rates).
+  Scenario& Dirt(double outliers, double bimodal, double missing) {
+    outlier_rate = outliers;
+    bimodal_rate = bimodal;
+    missing_rate = missing;
+    return *this;
+  }
+  // Sets a (lo, hi) pair of fields.
+  template <typename T>
+  Scenario& Set(T& lo_field, T& hi_field, T lo, T hi) {
+    lo_field = lo;
+    hi_field = hi;
+    return *this;
+  }
 };
 
 struct LabelledSeries {
   std::vector<Point> points;
   std::vector<size_t> changes;  // first valid index of each new level
+  // Labelled drift: first index of the creep and its total relative size (0 = none).
+  size_t drift_start = 0;
+  double drift_total = 0.0;
 };
 
 std::vector<LabelledSeries> Generate(const Scenario& scenario);

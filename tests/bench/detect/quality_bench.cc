@@ -1,12 +1,18 @@
 // Detection quality of the default detector and the Otava reference mode, side by side
-// (issue 5 item 7). Usage: detect_quality_bench [--series N] [--seed-base S] [--smoke]
-// --seed-base shifts every scenario's seed (scenario k uses S + k; default S = 1), so a change
-// can be checked on data it was not tuned on.
+// (issue 5 item 7, issue 13 item 5). Usage: detect_quality_bench [--series N] [--seed-base S]
+// [--smoke]. --seed-base shifts every scenario's seed (scenario k uses S + k; default S = 1),
+// so a change can be checked on data it was not tuned on.
+// Columns: precision, recall, F1 and false step change points per 10,000 points of the step
+// findings (+-2 runs); steps and drifts found per series; for scenarios with a labelled drift,
+// the share of drifting series with exactly one drift finding and no step ("1 drift"), and the
+// median distance of its start from the labelled start. Otava has no drift finding.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "services/collector/detect/detect.h"
@@ -15,6 +21,7 @@
 namespace {
 
 using devtime::detect::DetectorOptions;
+using devtime::detect::FindingKind;
 using devtime::detect::Mode;
 using devtime::detect::bench::Generate;
 using devtime::detect::bench::Scenario;
@@ -22,25 +29,96 @@ using devtime::detect::bench::Score;
 
 struct Row {
   Scenario scenario;
-  const char* target;  // what the issue asks, for the printout
+  const char* target;  // what the issues ask, for the printout
 };
 
-Score Evaluate(const Scenario& scenario, Mode mode) {
+struct Quality {
+  Score steps;
+  size_t series = 0, step_findings = 0, drift_findings = 0;
+  size_t drifting = 0, one_drift = 0;  // labelled drifts; those found as exactly one drift
+  std::vector<double> start_errors;    // |found start - labelled start| of those
+  double StepsPerSeries() const {
+    return series ? static_cast<double>(step_findings) / static_cast<double>(series) : 0.0;
+  }
+  double DriftsPerSeries() const {
+    return series ? static_cast<double>(drift_findings) / static_cast<double>(series) : 0.0;
+  }
+};
+
+Quality Evaluate(const Scenario& scenario, Mode mode) {
   DetectorOptions options;
   options.mode = mode;
-  Score score;
+  Quality q;
   for (const auto& series : Generate(scenario)) {
-    const auto cps = devtime::detect::Detect(series.points, options);
-    if (!cps.ok()) {
-      std::fprintf(stderr, "detect failed: %s\n", std::string(cps.status().message()).c_str());
+    const auto findings = devtime::detect::Analyze(series.points, options);
+    if (!findings.ok()) {
+      std::fprintf(stderr, "analyze failed: %s\n",
+                   std::string(findings.status().message()).c_str());
       std::exit(1);
     }
-    std::vector<size_t> found;
-    for (const auto& cp : *cps) found.push_back(cp.index);
-    score.Add(series.changes, found, 2);
-    for (const auto& p : series.points) score.points += std::isfinite(p.value) ? 1 : 0;
+    std::vector<size_t> steps;
+    std::vector<size_t> drift_starts;
+    for (const auto& f : *findings) {
+      (f.kind == FindingKind::kStep ? steps : drift_starts).push_back(f.index);
+    }
+    q.steps.Add(series.changes, steps, 2);
+    for (const auto& p : series.points) q.steps.points += std::isfinite(p.value) ? 1 : 0;
+    ++q.series;
+    q.step_findings += steps.size();
+    q.drift_findings += drift_starts.size();
+    if (series.drift_total != 0.0) {
+      ++q.drifting;
+      if (drift_starts.size() == 1 && steps.size() == series.changes.size()) {
+        ++q.one_drift;
+        const size_t d = drift_starts[0];
+        q.start_errors.push_back(static_cast<double>(
+            d > series.drift_start ? d - series.drift_start : series.drift_start - d));
+      }
+    }
   }
-  return score;
+  return q;
+}
+
+// Share of the labelled steps that the least-squares oracle, told that each series has exactly
+// one step, puts within +-2 runs: a practical ceiling for locating steps on these data (the
+// estimator is the maximum-likelihood one for one step in Gaussian noise; issue 13 item 3
+// asks 97 % for 2 % steps at 1 % noise).
+double OracleWithin2(const Scenario& scenario) {
+  size_t within = 0, total = 0;
+  for (const auto& series : Generate(scenario)) {
+    if (series.changes.size() != 1) continue;
+    std::vector<double> x;
+    std::vector<size_t> index;
+    for (size_t i = 0; i < series.points.size(); ++i) {
+      if (!std::isfinite(series.points[i].value)) continue;
+      x.push_back(series.points[i].value);
+      index.push_back(i);
+    }
+    std::vector<double> prefix(x.size() + 1, 0.0);
+    for (size_t i = 0; i < x.size(); ++i) prefix[i + 1] = prefix[i] + x[i];
+    const double n = static_cast<double>(x.size());
+    double best = -1.0;
+    size_t at = 0;
+    for (size_t t = 1; t < x.size(); ++t) {
+      const double left = static_cast<double>(t), right = n - left;
+      const double shift = (prefix.back() - prefix[t]) / right - prefix[t] / left;
+      const double between = shift * shift * left * right / n;  // explained sum of squares
+      if (between > best) {
+        best = between;
+        at = index[t];
+      }
+    }
+    const size_t label = series.changes[0];
+    within += (at > label ? at - label : label - at) <= 2 ? 1 : 0;
+    ++total;
+  }
+  return total ? static_cast<double>(within) / static_cast<double>(total) : 0.0;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -64,69 +142,98 @@ int main(int argc, char** argv) {
     tweak(s);
     rows.push_back({s, target});
   };
-  add("2% step, 1% noise", "recall >= 0.90", [](Scenario& s) { s.step_lo = s.step_hi = 0.02; });
+  add("2% step, 1% noise", "recall >= 0.90", [](Scenario& s) { s.StepSize(0.02, 0.02); });
   add("5% step, 1% noise", "F1 >= 0.97", [](Scenario&) {});
-  add("5% step, 2% noise", "", [](Scenario& s) { s.noise_lo = s.noise_hi = 0.02; });
-  add("5% step, 1% noise, 2% outlier runs", "F1 >= 0.90",
-      [](Scenario& s) { s.outlier_rate = 0.02; });
-  add("5% step, 1% noise, 30% bimodal runs", "", [](Scenario& s) { s.bimodal_rate = 0.3; });
-  add("5% step, 1% noise, 10% missing nights", "", [](Scenario& s) { s.missing_rate = 0.1; });
-  add("1% step, 0.5% noise", "", [](Scenario& s) {
-    s.step_lo = s.step_hi = 0.01;
-    s.noise_lo = s.noise_hi = 0.005;
-  });
+  add("5% step, 2% noise", "", [](Scenario& s) { s.Noise(0.02, 0.02); });
+  add("5% step, 1% noise, 2% outlier runs", "F1 >= 0.90", [](Scenario& s) { s.Dirt(0.02, 0, 0); });
+  add("5% step, 1% noise, 30% bimodal runs", "", [](Scenario& s) { s.Dirt(0, 0.3, 0); });
+  add("5% step, 1% noise, 10% missing nights", "", [](Scenario& s) { s.Dirt(0, 0, 0.1); });
+  add("1% step, 0.5% noise", "", [](Scenario& s) { s.StepSize(0.01, 0.01).Noise(0.005, 0.005); });
+  // The mixed fleets: 1-5 steps of [step_lo, step_hi] at [0.5 %, noise_hi] noise, with
+  // outliers, bimodal runs, missing nights and a slow drift.
+  auto mix = [](double step_lo, double step_hi, double noise_hi) {
+    return [=](Scenario& s) {
+      s.Steps(1, 5).StepSize(step_lo, step_hi).Noise(0.005, noise_hi).Dirt(0.01, 0.1, 0.05);
+      s.drift_max = 0.01;
+    };
+  };
   add("mix: 1-50% steps, 0.5-5% noise, 1-5 steps, outliers, bimodal, missing, drift", "",
-      [](Scenario& s) {
-        s.min_steps = 1;
-        s.max_steps = 5;
-        s.step_lo = 0.01;
-        s.step_hi = 0.5;
-        s.noise_lo = 0.005;
-        s.noise_hi = 0.05;
-        s.outlier_rate = 0.01;
-        s.bimodal_rate = 0.1;
-        s.missing_rate = 0.05;
-        s.drift_max = 0.01;
-      });
-  add("mix, only steps >= 3x noise (10-50% steps, 0.5-3% noise)", "", [](Scenario& s) {
-    s.min_steps = 1;
-    s.max_steps = 5;
-    s.step_lo = 0.1;
-    s.step_hi = 0.5;
-    s.noise_lo = 0.005;
-    s.noise_hi = 0.03;
-    s.outlier_rate = 0.01;
-    s.bimodal_rate = 0.1;
-    s.missing_rate = 0.05;
-    s.drift_max = 0.01;
-  });
-  add("stationary, 1% noise", "<= 1 FP / 10k points",
-      [](Scenario& s) { s.min_steps = s.max_steps = 0; });
+      mix(0.01, 0.5, 0.05));
+  add("mix, only steps >= 3x noise (10-50% steps, 0.5-3% noise)", "", mix(0.1, 0.5, 0.03));
+  add("stationary, 1% noise", "<= 1 FP / 10k points", [](Scenario& s) { s.Steps(0, 0); });
   add("stationary, 0.5-5% noise, 2% outliers, 10% bimodal, 5% missing", "<= 1 FP / 10k points",
-      [](Scenario& s) {
-        s.min_steps = s.max_steps = 0;
-        s.noise_lo = 0.005;
-        s.noise_hi = 0.05;
-        s.outlier_rate = 0.02;
-        s.bimodal_rate = 0.1;
-        s.missing_rate = 0.05;
-      });
+      [](Scenario& s) { s.Steps(0, 0).Noise(0.005, 0.05).Dirt(0.02, 0.1, 0.05); });
   add("stationary + slow drift (<= 1% over the series)", "", [](Scenario& s) {
-    s.min_steps = s.max_steps = 0;
+    s.Steps(0, 0);
     s.drift_max = 0.01;
   });
+  // Shapes that are not steps (issue 13).
+  add("drift +2..20% over the last 100-300 runs, 1% noise", "1 drift, 0 steps",
+      [](Scenario& s) { s.Steps(0, 0).LabelledDrift(0.02, 0.20); });
+  add("drift +2..20%, 0.5-3% noise, outliers, bimodal, missing", "1 drift, 0 steps",
+      [](Scenario& s) {
+        s.Steps(0, 0).LabelledDrift(0.02, 0.20).Noise(0.005, 0.03).Dirt(0.01, 0.1, 0.05);
+      });
+  add("trend (<= 10% over the series) + 3 steps of 5%, 1% noise", "F1 >= 0.97",
+      [](Scenario& s) { s.drift_max = 0.10; });
+  add("drift +5..20% over 100-300 runs + 2 steps of 5-10%, 1% noise", "",
+      [](Scenario& s) { s.Steps(2, 2).StepSize(0.05, 0.10).LabelledDrift(0.05, 0.20); });
+  add("seasonal, period 7, amplitude 3%, 1% noise", "<= 1 step / series",
+      [](Scenario& s) { s.Steps(0, 0).Season(7, 0.03); });
+  add("seasonal, period 12, amplitude 5%, 1% noise", "<= 1 step / series",
+      [](Scenario& s) { s.Steps(0, 0).Season(12, 0.05); });
+  add("seasonal, period 12, amplitude 3% + 3 steps of 10%, 1% noise", "",
+      [](Scenario& s) { s.StepSize(0.10, 0.10).Season(12, 0.03); });
+  add("random walk, 0.3% per run, 1% noise", "<= 1 step / series", [](Scenario& s) {
+    s.Steps(0, 0);
+    s.random_walk = 0.003;
+  });
+  add("random walk, 1% per run, 0.5% noise", "<= 1 step / series", [](Scenario& s) {
+    s.Steps(0, 0).Noise(0.005, 0.005);
+    s.random_walk = 0.01;
+  });
+  add("short: 10-30 runs, one 10% step (>= 5 runs from the ends), 1% noise", "", [](Scenario& s) {
+    s.Lengths(10, 30).Steps(1, 1).StepSize(0.10, 0.10);
+    s.min_gap = 5;
+  });
+  add("short: 10-30 runs, stationary, 1-3% noise", "",
+      [](Scenario& s) { s.Lengths(10, 30).Steps(0, 0).Noise(0.01, 0.03); });
+  // Appended last so that the other scenarios keep their seeds.
+  add("2% step, 1% noise, one step per series", "+-2 runs in >= 97%",
+      [](Scenario& s) { s.Steps(1, 1).StepSize(0.02, 0.02); });
+  add("seasonal, period 52, amplitude 5%, 1% noise (a long cycle)", "<= 1 step / series",
+      [](Scenario& s) { s.Steps(0, 0).Season(52, 0.05); });
 
   std::printf(
-      "Detection quality: %zu series x 300 runs per scenario, +-2 runs margin, seed base %llu\n",
+      "Detection quality: %zu series per scenario (300 runs unless said), +-2 runs margin, seed "
+      "base %llu\n",
       series, static_cast<unsigned long long>(seed_base));
-  std::printf("%-70s %-8s %5s %5s %5s %8s  %s\n", "scenario", "mode", "P", "R", "F1", "FP/10k",
-              "target");
+  std::printf("%-70s %-8s %5s %5s %5s %7s %6s %6s %6s %5s  %s\n", "scenario", "mode", "P", "R",
+              "F1", "FP/10k", "steps", "drifts", "1drift", "start", "target");
   for (const Row& row : rows) {
     for (Mode mode : {Mode::kDefault, Mode::kOtava}) {
-      const Score s = Evaluate(row.scenario, mode);
-      std::printf("%-70s %-8s %5.3f %5.3f %5.3f %8.2f  %s\n", row.scenario.name.c_str(),
-                  mode == Mode::kDefault ? "default" : "otava", s.Precision(), s.Recall(), s.F1(),
-                  s.FalsePer10k(), mode == Mode::kDefault ? row.target : "");
+      const Quality q = Evaluate(row.scenario, mode);
+      const Score& s = q.steps;
+      std::string one_drift = "-", start = "-";
+      if (q.drifting > 0) {
+        one_drift =
+            std::to_string(static_cast<int>(std::lround(100.0 * static_cast<double>(q.one_drift) /
+                                                        static_cast<double>(q.drifting)))) +
+            "%";
+        const double e = Median(q.start_errors);
+        start = std::isnan(e) ? "-" : std::to_string(static_cast<int>(e));
+      }
+      std::string target = mode == Mode::kDefault ? row.target : "";
+      if (mode == Mode::kDefault && row.scenario.min_steps == 1 && row.scenario.max_steps == 1) {
+        char oracle[64];
+        std::snprintf(oracle, sizeof oracle, " (least-squares oracle: %.3f within +-2)",
+                      OracleWithin2(row.scenario));
+        target += oracle;
+      }
+      std::printf("%-70s %-8s %5.3f %5.3f %5.3f %7.2f %6.2f %6.2f %6s %5s  %s\n",
+                  row.scenario.name.c_str(), mode == Mode::kDefault ? "default" : "otava",
+                  s.Precision(), s.Recall(), s.F1(), s.FalsePer10k(), q.StepsPerSeries(),
+                  q.DriftsPerSeries(), one_drift.c_str(), start.c_str(), target.c_str());
     }
   }
   return 0;

@@ -1,5 +1,6 @@
 // Detector speed (issue 5 item 8), default mode vs the Otava reference mode in the same run:
-//  - full analysis of one 10,000-point series (1 % of the runs are 5 % steps, 1 % noise);
+//  - full analysis of one 10,000-point series (1 % of the runs are 5 % steps, 1 % noise), and
+//    the same with drift findings (Analyze);
 //  - Detector::Append of one point to a 10,000-point history;
 //  - re-analysing a fleet of series x 365 points on two threads, measured on a fraction and
 //    extrapolated to 100,000 series.
@@ -46,23 +47,31 @@ DetectorOptions OptionsFor(Mode mode) {
   return options;
 }
 
-double FullAnalysisMs(const std::vector<Point>& points, Mode mode, int repeats) {
+// Median time of `analyse(points, options)`, which returns a StatusOr of a vector of results.
+template <typename Analyse>
+double FullAnalysisMs(const std::vector<Point>& points, Mode mode, int repeats, const char* what,
+                      Analyse analyse) {
   std::vector<double> times, cpu;
   size_t found = 0;
   for (int r = 0; r < repeats; ++r) {
     const auto start = Clock::now();
     const double cpu_start = ThreadCpuMs();
-    const auto cps = devtime::detect::Detect(points, OptionsFor(mode));
+    const auto results = analyse(points, OptionsFor(mode));
     cpu.push_back(ThreadCpuMs() - cpu_start);
     times.push_back(Millis(Clock::now() - start));
-    found = cps.ok() ? cps->size() : 0;
+    found = results.ok() ? results->size() : 0;
   }
-  std::printf(
-      "  %-8s full analysis of %zu points: %9.3f ms wall, %9.3f ms CPU (median of %d; %zu "
-      "change points)\n",
-      mode == Mode::kDefault ? "default" : "otava", points.size(), Median(times), Median(cpu),
-      repeats, found);
+  std::printf("  %-8s %s of %zu points: %9.3f ms wall, %9.3f ms CPU (median of %d; %zu found)\n",
+              mode == Mode::kDefault ? "default" : "otava", what, points.size(), Median(times),
+              Median(cpu), repeats, found);
   return Median(times);
+}
+
+double FullAnalysisMs(const std::vector<Point>& points, Mode mode, int repeats) {
+  return FullAnalysisMs(points, mode, repeats, "full analysis (Detect)",
+                        [](const std::vector<Point>& p, const DetectorOptions& o) {
+                          return devtime::detect::Detect(p, o);
+                        });
 }
 
 double AppendMs(const std::vector<Point>& points, Mode mode, int repeats) {
@@ -129,14 +138,7 @@ int main(int argc, char** argv) {
   mix.name = "fleet";
   mix.series = fleet_size;
   mix.length = 365;
-  mix.min_steps = 0;
-  mix.max_steps = 3;
-  mix.step_lo = 0.02;
-  mix.step_hi = 0.5;
-  mix.noise_lo = 0.005;
-  mix.noise_hi = 0.05;
-  mix.outlier_rate = 0.01;
-  mix.missing_rate = 0.03;
+  mix.Steps(0, 3).StepSize(0.02, 0.5).Noise(0.005, 0.05).Dirt(0.01, 0, 0.03);
   mix.seed = 7;
   std::vector<std::vector<Point>> fleet;
   for (auto& s : Generate(mix)) fleet.push_back(std::move(s.points));
@@ -145,6 +147,10 @@ int main(int argc, char** argv) {
       "Detector speed (targets: full 10,000 <= 10 ms, append <= 1 ms, 100,000 x 365 <= 60 s)\n");
   const double full_default = FullAnalysisMs(points, Mode::kDefault, smoke ? 3 : 21);
   const double full_otava = FullAnalysisMs(points, Mode::kOtava, smoke ? 1 : 3);
+  FullAnalysisMs(points, Mode::kDefault, smoke ? 3 : 21, "steps + drifts (Analyze)",
+                 [](const std::vector<Point>& p, const DetectorOptions& o) {
+                   return devtime::detect::Analyze(p, o);
+                 });
   const double append_default = AppendMs(points, Mode::kDefault, smoke ? 3 : 21);
   const double append_otava = AppendMs(points, Mode::kOtava, smoke ? 1 : 3);
   const double fleet_default = FleetSeconds(fleet, Mode::kDefault, 100000);

@@ -73,6 +73,36 @@ TEST(DetectCommand, JsonCarriesStatistics) {
   EXPECT_THAT(r.out, HasSubstr("\"p_value\""));
 }
 
+// 200 runs creeping up by 10 % in all, with a little deterministic jitter.
+std::string DriftSeries() {
+  std::string text;
+  for (int i = 0; i < 200; ++i) {
+    const double jitter = (i * 7919 % 13 - 6) * 0.1;
+    text += std::to_string(100.0 * (1.0 + 0.1 * i / 199.0) + jitter) + "\n";
+  }
+  return text;
+}
+
+TEST(DetectCommand, JsonPrintsTheKindOfEachFinding) {
+  DetectCommandOptions options;
+  options.format = DetectFormat::kJson;
+  const Result step = RunText(StepSeries(), options);
+  EXPECT_THAT(step.out, HasSubstr("\"change_points\": [{\"kind\": \"step\", \"index\": 20"));
+  EXPECT_THAT(step.out, HasSubstr("\"drifts\": []"));
+  const Result drift = RunText(DriftSeries(), options);
+  EXPECT_EQ(drift.code, 0) << drift.err;
+  EXPECT_THAT(drift.out, HasSubstr("\"change_points\": []"));
+  EXPECT_THAT(drift.out, HasSubstr("\"drifts\": [{\"kind\": \"drift\", \"start_index\": "));
+  EXPECT_THAT(drift.out, HasSubstr("\"slope_per_30\": 0.01"));  // +10 % over 200 runs
+}
+
+TEST(DetectCommand, TextShowsADriftAsACommentLine) {
+  const Result r = RunText(DriftSeries());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::StartsWith("\n# drift from "));
+  EXPECT_THAT(r.out, HasSubstr(" % per 30 runs"));
+}
+
 TEST(DetectCommand, OtavaModeAndThresholds) {
   DetectCommandOptions options;
   options.mode = detect::Mode::kOtava;

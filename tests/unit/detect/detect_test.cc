@@ -125,6 +125,77 @@ TEST(Detect, RejectsBadOptions) {
   EXPECT_FALSE(Detector::Create(options).ok());
 }
 
+// Series() with a shape on top: level x shape(i).
+template <typename Shape>
+std::vector<Point> Shaped(size_t n, double noise_fraction, uint64_t seed, Shape shape) {
+  auto points = Series(n, noise_fraction, {}, seed);
+  for (size_t i = 0; i < n; ++i) points[i].value *= shape(i);
+  return points;
+}
+
+TEST(DetectShape, ATrendIsNotAStaircase) {
+  // +10 % over 300 runs at 1 % noise: 4-7 "steps" without the shape test.
+  const auto trend =
+      Shaped(300, 0.01, 20, [](size_t i) { return 1.0 + 0.1 * static_cast<double>(i) / 300.0; });
+  EXPECT_THAT(DetectIndices(trend), IsEmpty());
+  DetectorOptions without;
+  without.shape_test = false;
+  EXPECT_GE(DetectIndices(trend, without).size(), 3u);
+}
+
+TEST(DetectShape, AStepOnATrendIsStillAStep) {
+  auto points =
+      Shaped(300, 0.01, 21, [](size_t i) { return 1.0 + 0.1 * static_cast<double>(i) / 300.0; });
+  for (size_t i = 180; i < 300; ++i) points[i].value *= 1.05;
+  EXPECT_THAT(DetectIndices(points), ElementsAre(180));
+}
+
+TEST(DetectShape, ARandomWalkIsNotCutEveryFewRuns) {
+  size_t with = 0, without = 0;
+  DetectorOptions off;
+  off.shape_test = false;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    std::mt19937_64 rng(300 + seed);
+    std::normal_distribution<double> gauss(0.0, 1.0);
+    double walk = 1.0;
+    const auto points = Shaped(300, 0.005, 30 + seed, [&](size_t) {
+      walk *= 1.0 + 0.01 * gauss(rng);
+      return walk;
+    });
+    with += DetectIndices(points).size();
+    without += DetectIndices(points, off).size();
+  }
+  EXPECT_LE(with, 20u);      // <= 1 per series on average
+  EXPECT_GE(without, 100u);  // the staircase the shape test removes
+}
+
+TEST(DetectShape, ARepeatingCycleHasNoChangePoints) {
+  for (size_t period : {7u, 12u}) {
+    const auto cycle = Shaped(300, 0.01, 40 + period, [period](size_t i) {
+      return 1.0 + 0.05 * std::sin(2.0 * 3.141592653589793 * static_cast<double>(i) /
+                                   static_cast<double>(period));
+    });
+    EXPECT_THAT(DetectIndices(cycle), IsEmpty()) << period;
+  }
+}
+
+TEST(DetectShape, ASplitInTheLastFewRunsNeedsStrongEvidence) {
+  // 4 runs at +2.8 % after 96 flat ones at 1 % noise: p ~ 3e-5 after the choice of split,
+  // enough inside the history, not for a segment shorter than edge_segment at its end. (The
+  // shape test alone also refuses it: a ramp through 4 runs fits as well; it is off here to
+  // test the edge rule by itself.)
+  auto points = Series(100, 0.01, {}, 50);
+  for (size_t i = 96; i < 100; ++i) points[i].value = 1028.0 + (i % 2 ? 3.0 : -3.0);
+  DetectorOptions edge;
+  edge.shape_test = false;
+  EXPECT_THAT(DetectIndices(points, edge), IsEmpty());
+  DetectorOptions lenient = edge;
+  lenient.edge_pvalue_factor = 1.0;
+  EXPECT_THAT(DetectIndices(points, lenient), ElementsAre(96));
+  for (size_t i = 96; i < 100; ++i) points[i].value *= 1.1;  // a clear 13 % jump
+  EXPECT_THAT(DetectIndices(points), ElementsAre(96));
+}
+
 TEST(Detector, AppendMatchesFullAnalysis) {
   const auto points = Series(400, 0.01, {{90, 0.04}, {200, 0.2}, {260, -0.03}, {330, 0.06}}, 7);
   auto detector = Detector::Create({});

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -62,6 +63,27 @@ TEST(DetectStats, MedianAndMoments) {
   const Moments m = MeanStd(std::vector<double>{1, 2, 3, 4}, 1);
   EXPECT_DOUBLE_EQ(m.mean, 2.5);
   EXPECT_NEAR(m.stddev, 1.2909944487, 1e-9);
+}
+
+TEST(DetectStats, LongRunVarianceInflationSeesSerialDependenceOnly) {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  std::vector<double> white(300), walk(300);
+  double level = 0.0;
+  for (size_t i = 0; i < 300; ++i) {
+    white[i] = gauss(rng);
+    level += gauss(rng);
+    walk[i] = level;
+  }
+  const auto centred = [](std::vector<double> x) {
+    double mean = 0.0;
+    for (double v : x) mean += v / static_cast<double>(x.size());
+    for (double& v : x) v -= mean;
+    return x;
+  };
+  EXPECT_EQ(LongRunVarianceInflation(centred(white)), 1.0);
+  EXPECT_GT(LongRunVarianceInflation(centred(walk)), 10.0);
+  EXPECT_EQ(LongRunVarianceInflation(std::vector<double>{1.0, -1.0}), 1.0);  // too short
 }
 
 }  // namespace

@@ -1,0 +1,383 @@
+#include "services/collector/detect/analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+#include "services/collector/detect/edivisive.h"
+#include "services/collector/detect/robust.h"
+#include "services/collector/detect/shape.h"
+#include "services/collector/detect/stats.h"
+
+namespace devtime::detect {
+namespace {
+
+// Pooled sigmas are floored at half the global robust sigma (u is in its units), so that two
+// short, accidentally quiet sides cannot make a tiny shift "significant".
+constexpr double kSigmaFloor = 0.5;
+
+// The default detector on the valid runs of one region.
+class Analysis {
+ public:
+  Analysis(const Valid& valid, const DetectorOptions& options) : valid_(valid), options_(options) {
+    const auto& x = valid_.values;
+    sigma_ = RobustSigma(x, scratch_);
+    const std::vector<double> clean = ReplaceOutliers(x, sigma_, options_, scratch_);
+    scratch_.assign(clean.begin(), clean.end());
+    center_ = MedianInPlace(scratch_);
+    u_.resize(clean.size());
+    prefix_.assign(clean.size() + 1, 0.0L);
+    prefix_squares_.assign(clean.size() + 1, 0.0L);
+    for (size_t i = 0; i < clean.size(); ++i) {
+      u_[i] = (clean[i] - center_) / sigma_;
+      prefix_[i + 1] = prefix_[i] + u_[i];
+      prefix_squares_[i + 1] = prefix_squares_[i] + static_cast<long double>(u_[i]) * u_[i];
+    }
+  }
+
+  // Change points as positions in the valid runs (segment starts), sorted.
+  std::vector<ChangePoint> Run() {
+    const size_t n = u_.size();
+    const size_t m = std::max<size_t>(1, options_.min_segment);
+    std::vector<size_t> taus;
+    std::vector<double> q_hats(n, 0.0);
+    struct Job {
+      size_t a, b;
+      std::vector<uint32_t> sorted;  // a..b-1 ordered by value
+    };
+    std::vector<Job> jobs;
+    if (n >= 2 * m) {
+      Job all{0, n, std::vector<uint32_t>(n)};
+      for (size_t i = 0; i < n; ++i) all.sorted[i] = static_cast<uint32_t>(i);
+      std::sort(all.sorted.begin(), all.sorted.end(),
+                [this](uint32_t x, uint32_t y) { return u_[x] < u_[y]; });
+      jobs.push_back(std::move(all));
+    }
+    // Binary segmentation; when an interval's best split fails, its halves are explored
+    // (with a stricter threshold per level) so that changes that cancel out over the whole
+    // interval (up, then down) are still found.
+    while (!jobs.empty()) {
+      Job job = std::move(jobs.back());
+      jobs.pop_back();
+      const auto candidate = BestSplitKappaFixed(u_, job.a, job.b, m, job.sorted, energy_);
+      if (!candidate) continue;
+      std::optional<size_t> tau;
+      if (Passes(Test(job.a, candidate->tau, job.b), options_.max_pvalue)) {
+        tau = candidate->tau;
+      } else {
+        tau = Explore(job.a, job.b, job.sorted, candidate->tau, 1);
+      }
+      if (!tau) continue;
+      taus.push_back(*tau);
+      q_hats[*tau] = candidate->tau == *tau ? candidate->q_hat : 0.0;
+      auto [left, right] = Partition(job.sorted, *tau);
+      jobs.push_back({job.a, *tau, std::move(left)});
+      jobs.push_back({*tau, job.b, std::move(right)});
+    }
+    std::sort(taus.begin(), taus.end());
+    // Prune: re-test each change point between its neighbours, for its level and (shape_test)
+    // its shape; drop the weakest failure (an effect too small first, then by p). A verdict
+    // depends only on (a, tau, b): it is kept until a neighbour goes.
+    std::vector<Verdict> verdicts(taus.size());
+    std::vector<bool> known(taus.size(), false);
+    while (!taus.empty()) {
+      size_t weakest = taus.size();
+      double weakest_score = -1.0;
+      for (size_t i = 0; i < taus.size(); ++i) {
+        const size_t a = Before(taus, i), b = After(taus, i, n);
+        Verdict& v = verdicts[i];
+        if (!known[i] || v.a != a || v.b != b) {
+          v = Judge(a, taus[i], b);
+          known[i] = true;
+        }
+        if (v.pass) continue;
+        if (v.score > weakest_score) {
+          weakest_score = v.score;
+          weakest = i;
+        }
+      }
+      if (weakest == taus.size()) break;
+      const auto at = static_cast<std::ptrdiff_t>(weakest);
+      taus.erase(taus.begin() + at);
+      verdicts.erase(verdicts.begin() + at);
+      known.erase(known.begin() + at);
+    }
+    // Refine each position to the strongest mean shift between its neighbours, within
+    // +-refine_window runs.
+    const size_t w = options_.refine_window;
+    for (size_t i = 0; i < taus.size(); ++i) {
+      const size_t a = Before(taus, i), b = After(taus, i, n);
+      size_t best = taus[i];
+      double best_t = ShiftT(a, best, b);
+      const size_t lo = std::max(a + m, taus[i] > w ? taus[i] - w : 0);
+      const size_t hi = std::min(b - m, taus[i] + w);
+      for (size_t t = lo; t <= hi; ++t) {
+        const double value = ShiftT(a, t, b);
+        if (value > best_t) {
+          best_t = value;
+          best = t;
+        }
+      }
+      if (best != taus[i]) {
+        q_hats[best] = q_hats[taus[i]];
+        taus[i] = best;
+      }
+    }
+    std::vector<ChangePoint> result;
+    for (size_t i = 0; i < taus.size(); ++i) {
+      const size_t a = Before(taus, i), b = After(taus, i, n);
+      const SideTest test = Test(a, taus[i], b);
+      ChangePoint cp;
+      cp.index = valid_.index[taus[i]];
+      cp.previous_index = valid_.index[taus[i] - 1];
+      cp.before_mean = test.before_mean;
+      cp.after_mean = test.after_mean;
+      cp.before_stddev = test.before_stddev;
+      cp.after_stddev = test.after_stddev;
+      cp.before_count = taus[i] - a;
+      cp.after_count = b - taus[i];
+      cp.relative_change = test.relative_change;
+      cp.t_statistic = test.t;
+      cp.p_value = test.p_value;
+      cp.confidence = 1.0 - test.p_value;
+      cp.q_hat = q_hats[taus[i]];
+      result.push_back(cp);
+    }
+    return result;
+  }
+
+ private:
+  struct SideTest {
+    double t = 0.0;
+    double p_value = 1.0;
+    double before_mean = 0.0;
+    double after_mean = 0.0;
+    double before_stddev = 0.0;
+    double after_stddev = 0.0;
+    double relative_change = 0.0;
+    bool effect_ok = false;
+  };
+
+  // |t| of the split (as in Test), without p-values: for position refinement.
+  double ShiftT(size_t a, size_t tau, size_t b) const {
+    const double n1 = static_cast<double>(tau - a), n2 = static_cast<double>(b - tau);
+    const long double s1 = prefix_[tau] - prefix_[a], s2 = prefix_[b] - prefix_[tau];
+    const double ss =
+        static_cast<double>(prefix_squares_[b] - prefix_squares_[a] - s1 * s1 / n1 - s2 * s2 / n2);
+    const double pooled = std::max(kSigmaFloor, std::sqrt(std::max(0.0, ss) / (n1 + n2 - 2.0)));
+    return std::fabs(static_cast<double>(s2 / n2 - s1 / n1)) /
+           (pooled * std::sqrt(1.0 / n1 + 1.0 / n2));
+  }
+
+  // Pooled t-test of u[a, tau) against u[tau, b), corrected for the choice of tau.
+  SideTest Test(size_t a, size_t tau, size_t b) {
+    SideTest test;
+    const double n1 = static_cast<double>(tau - a);
+    const double n2 = static_cast<double>(b - tau);
+    const long double s1 = prefix_[tau] - prefix_[a];
+    const long double s2 = prefix_[b] - prefix_[tau];
+    const double m1 = static_cast<double>(s1 / n1);
+    const double m2 = static_cast<double>(s2 / n2);
+    const double ss1 = std::max(
+        0.0, static_cast<double>(prefix_squares_[tau] - prefix_squares_[a] - s1 * s1 / n1));
+    const double ss2 = std::max(
+        0.0, static_cast<double>(prefix_squares_[b] - prefix_squares_[tau] - s2 * s2 / n2));
+    test.before_mean = center_ + sigma_ * m1;
+    test.after_mean = center_ + sigma_ * m2;
+    test.before_stddev = n1 > 1 ? sigma_ * std::sqrt(ss1 / (n1 - 1)) : 0.0;
+    test.after_stddev = n2 > 1 ? sigma_ * std::sqrt(ss2 / (n2 - 1)) : 0.0;
+    test.relative_change = test.before_mean != 0.0 ? test.after_mean / test.before_mean - 1.0 : 0.0;
+    const double df = n1 + n2 - 2.0;
+    if (df <= 0.0) return test;
+    // Pooled sample sigma in robust-sigma units, floored at half the global robust sigma so
+    // that two short, accidentally quiet sides cannot make a tiny shift "significant".
+    const double pooled = std::max(kSigmaFloor, std::sqrt((ss1 + ss2) / df));
+    test.t = (m2 - m1) / (pooled * std::sqrt(1.0 / n1 + 1.0 / n2));
+    double p_single = StudentTwoSidedP(test.t, df);
+    // The pooled test borrows the long side's variance for the short side, valid only when
+    // both scatter alike. Spikes that escape ReplaceOutliers come in clusters (two or more
+    // within one run's 2k + 1 window, or at the series' ends), and E-Divisive then cuts a short
+    // segment around them (2 spikes of a 3-run tail, 3 of 4 runs): its mean is carried by the
+    // spikes and its variance is far above the long side's. There the F-test rejects equal
+    // variances and Welch's test, which uses each side's own variance, is the valid one; it is
+    // taken when more conservative. Only sides of at most 2k + 1 runs qualify: a longer side's
+    // mean is not carried by such a cluster, and there a larger variance more often means a
+    // further change inside that side, which the hierarchical search finds next (Welch would
+    // only lose power on it). Homoscedastic short sides switch at rate kUnequalVarianceAlpha,
+    // and a switch can only make a split fail, never pass. Evaluated only where the pooled
+    // test alone would pass (it can only raise p).
+    constexpr double kUnequalVarianceAlpha = 0.001;
+    const double short_side = static_cast<double>(2 * options_.outlier_neighbours + 1);
+    if (p_single <= options_.max_pvalue && n1 >= 2 && n2 >= 2 && std::min(n1, n2) <= short_side) {
+      const double v1 = std::max(0.25, ss1 / (n1 - 1)), v2 = std::max(0.25, ss2 / (n2 - 1));
+      if (VarianceRatioTwoSidedP(v1, n1 - 1, v2, n2 - 1) <= kUnequalVarianceAlpha) {
+        p_single = std::max(p_single, WelchTTest(m1, v1, n1, m2, v2, n2).p);
+      }
+    }
+    test.p_value = CorrectForSelection(p_single, n1 + n2);
+    const double shift = std::fabs(test.after_mean - test.before_mean);
+    test.effect_ok = std::fabs(test.relative_change) >= options_.min_relative_change;
+    // The within-run noise check costs O(b - a): only for otherwise passing splits.
+    if (test.effect_ok && test.p_value <= options_.max_pvalue &&
+        options_.min_within_noise_ratio > 0.0) {
+      test.effect_ok = AtLeastRatioTimesMedian(std::span(valid_.noise).subspan(a, b - a),
+                                               options_.min_within_noise_ratio, shift);
+    }
+    return test;
+  }
+
+  // p of the best of all admissible splits of `length` runs from the p of one: Siegmund's
+  // approximation for the maximum of a standardised two-sample statistic, capped by Bonferroni
+  // over the splits (the approximation only where p_single itself could pass).
+  double CorrectForSelection(double p_single, double length) const {
+    const double m = static_cast<double>(std::max<size_t>(1, options_.min_segment));
+    const double splits = std::max(1.0, length - 2.0 * m + 1.0);
+    double p = p_single * splits;
+    if (length > 2.0 * m && p_single <= options_.max_pvalue) {
+      const double z = NormalTwoSidedQuantile(p_single);
+      const double siegmund = 2.0 * z * NormalPdf(z) * std::log((length - m) / m);
+      p = std::min(p, siegmund);
+    }
+    return std::clamp(std::max(p, p_single), 0.0, 1.0);
+  }
+
+  // The prune step's verdict on a change point between a and b: passes, or its failure score
+  // (2 for an effect too small, else the failing p).
+  struct Verdict {
+    size_t a = 0, b = 0;
+    bool pass = false;
+    double score = 0.0;
+  };
+  Verdict Judge(size_t a, size_t tau, size_t b) {
+    Verdict v;
+    v.a = a;
+    v.b = b;
+    const SideTest test = Test(a, tau, b);
+    const double threshold = Threshold(a, tau, b);
+    v.score = test.p_value <= threshold ? 2.0 : test.p_value;
+    if (Passes(test, threshold)) {
+      if (!options_.shape_test) {
+        v.pass = true;
+        return v;
+      }
+      v.score = ShapeP(a, tau, b);
+      v.pass = v.score <= threshold;
+    }
+    return v;
+  }
+
+  // Selection-corrected p of the shape test (shape.h) of a change point between its
+  // neighbours: where two levels fit at least as well as a kinked line, the level test with
+  // the effective sample size of the two-level residuals; otherwise the level jump on top of
+  // the kinked line (whose residuals then give the effective sample size: those of two levels
+  // fitted to a trend are the trend). 0 (passes) where the test does not apply.
+  double ShapeP(size_t a, size_t tau, size_t b) {
+    if (!shape_) shape_.emplace(u_);  // its prefix sums only when a change point needs them
+    const ShapeVerdict v = shape_->Test(a, tau, b, kSigmaFloor);
+    if (!v.applicable) return 0.0;
+    return CorrectForSelection(v.step_like ? v.level_p : v.trend_p, static_cast<double>(b - a));
+  }
+
+  // The p-value a change point between a and b must reach: max_pvalue, and
+  // max_pvalue x edge_pvalue_factor when it leaves fewer than edge_segment runs at either end
+  // of the analysed runs (a split in the last few runs needs strong evidence).
+  double Threshold(size_t a, size_t tau, size_t b) const {
+    const size_t n = u_.size();
+    const bool short_edge =
+        (a == 0 && tau - a < options_.edge_segment) || (b == n && b - tau < options_.edge_segment);
+    return short_edge ? options_.max_pvalue * options_.edge_pvalue_factor : options_.max_pvalue;
+  }
+
+  bool Passes(const SideTest& test, double max_pvalue) const {
+    return test.effect_ok && test.p_value <= max_pvalue;
+  }
+
+  static size_t Before(const std::vector<size_t>& taus, size_t i) {
+    return i == 0 ? 0 : taus[i - 1];
+  }
+  static size_t After(const std::vector<size_t>& taus, size_t i, size_t n) {
+    return i + 1 == taus.size() ? n : taus[i + 1];
+  }
+
+  // Splits a value-ordered index list at position `tau` (stable: both halves stay ordered).
+  static std::pair<std::vector<uint32_t>, std::vector<uint32_t>> Partition(
+      const std::vector<uint32_t>& sorted, size_t tau) {
+    std::pair<std::vector<uint32_t>, std::vector<uint32_t>> halves;
+    for (uint32_t i : sorted) (i < tau ? halves.first : halves.second).push_back(i);
+    return halves;
+  }
+
+  // Looks for a change inside [a, split) and [split, b), each tested at max_pvalue / 2^depth
+  // (a Bonferroni share per exploration level), recursing up to kMaxExploreDepth levels.
+  std::optional<size_t> Explore(size_t a, size_t b, const std::vector<uint32_t>& sorted,
+                                size_t split, int depth) {
+    constexpr int kMaxExploreDepth = 2;
+    const size_t m = std::max<size_t>(1, options_.min_segment);
+    const double threshold = options_.max_pvalue / std::ldexp(1.0, depth);
+    auto halves = Partition(sorted, split);
+    const std::pair<size_t, size_t> bounds[2] = {{a, split}, {split, b}};
+    const std::vector<uint32_t>* orders[2] = {&halves.first, &halves.second};
+    std::optional<size_t> best;
+    double best_p = 2.0;
+    size_t next_split[2] = {0, 0};
+    for (int h = 0; h < 2; ++h) {
+      const auto [lo, hi] = bounds[h];
+      const auto candidate = BestSplitKappaFixed(u_, lo, hi, m, *orders[h], energy_);
+      if (!candidate) continue;
+      next_split[h] = candidate->tau;
+      const SideTest test = Test(lo, candidate->tau, hi);
+      if (Passes(test, threshold) && test.p_value < best_p) {
+        best = candidate->tau;
+        best_p = test.p_value;
+      }
+    }
+    if (best || depth >= kMaxExploreDepth) return best;
+    for (int h = 0; h < 2; ++h) {
+      const auto [lo, hi] = bounds[h];
+      if (next_split[h] == 0 || hi - lo < 4 * m) continue;
+      if (auto found = Explore(lo, hi, *orders[h], next_split[h], depth + 1)) return found;
+    }
+    return std::nullopt;
+  }
+
+  const Valid& valid_;
+  const DetectorOptions& options_;
+  double sigma_ = 1.0;
+  double center_ = 0.0;
+  std::vector<double> u_;
+  std::vector<long double> prefix_;
+  std::vector<long double> prefix_squares_;
+  std::vector<double> scratch_;
+  EnergyScratch energy_;
+  std::optional<ShapeTester> shape_;  // over u_
+};
+
+}  // namespace
+
+Valid CollectValid(std::span<const Point> points, size_t offset) {
+  Valid valid;
+  valid.values.reserve(points.size());
+  valid.noise.reserve(points.size());
+  valid.index.reserve(points.size());
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (!std::isfinite(points[i].value)) continue;
+    valid.values.push_back(points[i].value);
+    valid.noise.push_back(points[i].noise);
+    valid.index.push_back(offset + i);
+  }
+  return valid;
+}
+
+std::vector<ChangePoint> AnalyzeValid(const Valid& valid, const DetectorOptions& options) {
+  Analysis analysis(valid, options);
+  return analysis.Run();
+}
+
+std::vector<ChangePoint> AnalyzeDefault(std::span<const Point> points, size_t offset,
+                                        const DetectorOptions& options) {
+  return AnalyzeValid(CollectValid(points, offset), options);
+}
+
+}  // namespace devtime::detect

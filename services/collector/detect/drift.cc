@@ -1,0 +1,241 @@
+// The drift finding (detect.h: Drift, DetectDrift, Analyze, CurrentDrift) and its trend
+// statistics (drift.h).
+#include "services/collector/detect/drift.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <vector>
+
+#include "services/collector/detect/analysis.h"
+#include "services/collector/detect/detect.h"
+#include "services/collector/detect/robust.h"
+#include "services/collector/detect/stats.h"
+
+namespace devtime::detect {
+namespace {
+
+constexpr size_t kExactTheilSen = 700;
+// A creep starts at least this many valid runs before the end of the span.
+constexpr size_t kMinCreepRuns = 10;
+
+double TwoSidedNormalP(double z) { return std::erfc(std::fabs(z) / std::numbers::sqrt2); }
+
+// LongRunVarianceInflation (stats.h) of x less its Theil-Sen line.
+double TrendResidualInflation(std::span<const double> at, std::span<const double> x, double slope) {
+  std::vector<double> residual(x.size());
+  for (size_t i = 0; i < x.size(); ++i) residual[i] = x[i] - slope * at[i];
+  const double center = Median(residual);
+  for (double& r : residual) r -= center;
+  return LongRunVarianceInflation(residual);
+}
+
+}  // namespace
+
+MannKendall MannKendallS(std::span<const double> x) {
+  MannKendall result;
+  const size_t n = x.size();
+  if (n < 2) return result;
+  // Dense ranks (ties share one) and a Fenwick tree of counts over them.
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return x[a] < x[b]; });
+  std::vector<uint32_t> rank(n);
+  uint32_t ranks = 0;
+  double ties = 0.0;
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j < n && x[order[j]] == x[order[i]]) rank[order[j++]] = ranks;
+    const double t = static_cast<double>(j - i);
+    ties += t * (t - 1.0) * (2.0 * t + 5.0);
+    ++ranks;
+    i = j;
+  }
+  std::vector<uint32_t> tree(ranks + 1, 0);
+  auto count_up_to = [&](uint32_t r) {  // previous values with rank <= r
+    uint64_t c = 0;
+    for (uint32_t k = r + 1; k > 0; k -= k & (~k + 1)) c += tree[k];
+    return c;
+  };
+  int64_t s = 0;
+  for (size_t j = 0; j < n; ++j) {
+    const uint32_t r = rank[j];
+    const uint64_t less = r > 0 ? count_up_to(r - 1) : 0;
+    const uint64_t not_greater = count_up_to(r);
+    const uint64_t greater = j - not_greater;
+    s += static_cast<int64_t>(less) - static_cast<int64_t>(greater);
+    for (uint32_t k = r + 1; k <= ranks; k += k & (~k + 1)) ++tree[k];
+  }
+  const double dn = static_cast<double>(n);
+  result.s = static_cast<double>(s);
+  result.variance = (dn * (dn - 1.0) * (2.0 * dn + 5.0) - ties) / 18.0;
+  result.tau = result.s / (dn * (dn - 1.0) / 2.0);
+  return result;
+}
+
+double TheilSenSlope(std::span<const double> at, std::span<const double> x) {
+  const size_t n = x.size();
+  if (n < 2) return 0.0;
+  const size_t stride = (n + kExactTheilSen - 1) / kExactTheilSen;
+  std::vector<double> slopes;
+  const size_t m = (n + stride - 1) / stride;
+  slopes.reserve(m * (m - 1) / 2);
+  for (size_t i = 0; i < n; i += stride) {
+    for (size_t j = i + stride; j < n; j += stride) {
+      slopes.push_back((x[j] - x[i]) / (at[j] - at[i]));
+    }
+  }
+  return slopes.empty() ? 0.0 : MedianInPlace(slopes);
+}
+
+size_t HingeStart(std::span<const double> at, std::span<const double> x, size_t last) {
+  const size_t n = x.size();
+  // Suffix sums over i >= k of 1, at, at^2, x, at x; h_i = at_i - at_k for i >= k.
+  using Real = long double;
+  Real c = 0, sa = 0, saa = 0, sx = 0, sax = 0;
+  Real total_x = 0, total_xx = 0;
+  for (size_t i = 0; i < n; ++i) {
+    total_x += x[i];
+    total_xx += static_cast<Real>(x[i]) * x[i];
+  }
+  const Real mean_x = total_x / static_cast<Real>(n);
+  const Real sxx_centred = total_xx - total_x * mean_x;
+  size_t best = 0;
+  Real best_rss = sxx_centred;  // a flat line
+  for (size_t k = n; k-- > 0;) {
+    c += 1;
+    sa += at[k];
+    saa += static_cast<Real>(at[k]) * at[k];
+    sx += x[k];
+    sax += static_cast<Real>(at[k]) * x[k];
+    if (k > last) continue;
+    const Real ak = at[k];
+    const Real sh = sa - c * ak;                           // sum of h (over all i: 0 before k)
+    const Real shh = saa - 2 * ak * sa + c * ak * ak;      // sum of h^2
+    const Real shx = sax - ak * sx;                        // sum of h x
+    const Real hh = shh - sh * sh / static_cast<Real>(n);  // centred
+    const Real hx = shx - sh * mean_x;
+    if (!(hh > 0)) continue;
+    const Real rss = sxx_centred - hx * hx / hh;
+    if (rss <= best_rss) {  // ties -> the earliest start (k runs downwards)
+      best_rss = rss;
+      best = k;
+    }
+  }
+  return best;
+}
+
+absl::StatusOr<std::optional<Drift>> DetectDrift(std::span<const Point> points,
+                                                 const DetectorOptions& options) {
+  if (absl::Status status = ValidateOptions(options); !status.ok()) return status;
+  std::optional<Drift> none;
+  if (options.mode == Mode::kOtava) return none;
+  const Valid valid = CollectValid(points, 0);
+  const size_t n = valid.values.size();
+  if (n < std::max<size_t>(options.drift_min_runs, kMinCreepRuns + 2)) return none;
+  std::vector<double> scratch;
+  const double sigma = RobustSigma(valid.values, scratch);
+  const std::vector<double> clean = ReplaceOutliers(valid.values, sigma, options, scratch);
+
+  const MannKendall mk = MannKendallS(clean);
+  if (!(mk.variance > 0.0) || mk.s == 0.0) return none;
+  const double continuity = mk.s > 0 ? mk.s - 1.0 : mk.s + 1.0;
+  // Cheap first: the correction below only shrinks z.
+  if (TwoSidedNormalP(continuity / std::sqrt(mk.variance)) > options.drift_max_pvalue) return none;
+  std::vector<double> at(n);
+  for (size_t i = 0; i < n; ++i) at[i] = static_cast<double>(valid.index[i]);
+  const double inflation = TrendResidualInflation(at, clean, TheilSenSlope(at, clean));
+  const double z = continuity / std::sqrt(mk.variance * inflation);
+  const double p = TwoSidedNormalP(z);
+  if (p > options.drift_max_pvalue) return none;
+
+  // Where the creep starts, and its line from there.
+  const size_t k = HingeStart(at, clean, n - kMinCreepRuns);
+  const std::span<const double> creep_at = std::span<const double>(at).subspan(k);
+  const std::span<const double> creep = std::span<const double>(clean).subspan(k);
+  const double slope = TheilSenSlope(creep_at, creep);
+  if ((slope > 0.0) != (mk.s > 0.0)) return none;
+  std::vector<double> offsets(creep.size());
+  for (size_t i = 0; i < creep.size(); ++i) offsets[i] = creep[i] - slope * creep_at[i];
+  const double intercept = MedianInPlace(offsets);
+  Drift drift;
+  drift.start_index = valid.index[k];
+  drift.end_index = valid.index.back();
+  drift.count = n - k;
+  drift.start_value = intercept + slope * creep_at.front();
+  drift.end_value = intercept + slope * creep_at.back();
+  drift.slope = slope;
+  drift.slope_per_30 = drift.start_value != 0.0 ? 30.0 * slope / drift.start_value : 0.0;
+  drift.relative_change =
+      drift.start_value != 0.0 ? drift.end_value / drift.start_value - 1.0 : 0.0;
+  drift.kendall_tau = mk.tau;
+  drift.z = z;
+  drift.p_value = p;
+  drift.confidence = 1.0 - p;
+  // The minimum effect, as for a step: relative, against the across-run noise, and against
+  // the runs' own within-run noise.
+  const double shift = std::fabs(drift.end_value - drift.start_value);
+  if (std::fabs(drift.relative_change) < options.min_relative_change || shift < sigma) return none;
+  if (options.min_within_noise_ratio > 0.0 &&
+      !AtLeastRatioTimesMedian(std::span(valid.noise).subspan(k), options.min_within_noise_ratio,
+                               shift)) {
+    return none;
+  }
+  return drift;
+}
+
+std::string FindingKindName(FindingKind kind) {
+  return kind == FindingKind::kDrift ? "drift" : "step";
+}
+
+absl::StatusOr<std::vector<Finding>> Analyze(std::span<const Point> points,
+                                             const DetectorOptions& options) {
+  auto steps = Detect(points, options);
+  if (!steps.ok()) return steps.status();
+  std::vector<Finding> findings;
+  for (const ChangePoint& cp : *steps) {
+    Finding f;
+    f.kind = FindingKind::kStep;
+    f.index = cp.index;
+    f.step = cp;
+    findings.push_back(f);
+  }
+  if (options.mode == Mode::kOtava) return findings;
+  // One drift test per segment: [0, first step), [step, next step), ..., [last step, end).
+  std::vector<size_t> bounds = {0};
+  for (const ChangePoint& cp : *steps) bounds.push_back(cp.index);
+  bounds.push_back(points.size());
+  for (size_t s = 0; s + 1 < bounds.size(); ++s) {
+    const size_t from = bounds[s];
+    auto drift = DetectDrift(points.subspan(from, bounds[s + 1] - from), options);
+    if (!drift.ok()) return drift.status();
+    if (!drift->has_value()) continue;
+    Finding f;
+    f.kind = FindingKind::kDrift;
+    f.drift = **drift;
+    f.drift.start_index += from;
+    f.drift.end_index += from;
+    f.index = f.drift.start_index;
+    findings.push_back(f);
+  }
+  std::stable_sort(findings.begin(), findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.index < b.index; });
+  return findings;
+}
+
+absl::StatusOr<std::optional<Drift>> CurrentDrift(std::span<const Point> points,
+                                                  const DetectorOptions& options) {
+  auto steps = Detect(points, options);
+  if (!steps.ok()) return steps.status();
+  const size_t from = steps->empty() ? 0 : steps->back().index;
+  auto drift = DetectDrift(points.subspan(from), options);
+  if (drift.ok() && drift->has_value()) {
+    (*drift)->start_index += from;
+    (*drift)->end_index += from;
+  }
+  return drift;
+}
+
+}  // namespace devtime::detect

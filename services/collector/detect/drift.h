@@ -1,0 +1,28 @@
+// Trend statistics behind DetectDrift (detect.h; issue 13 item 1): Mann-Kendall's S in
+// O(n log n), the Theil-Sen slope, and the start of a creep by a flat-then-linear (hinge) fit.
+// Internal to devtime::detect. All functions are pure and thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+namespace devtime::detect {
+
+// Mann-Kendall: S = sum over i < j of sign(x_j - x_i) and its variance under "no trend" with
+// the tie correction, (n (n-1) (2n+5) - sum over tie groups of t (t-1) (2t+5)) / 18.
+struct MannKendall {
+  double s = 0.0;
+  double variance = 0.0;
+  double tau = 0.0;  // S / (n (n-1) / 2)
+};
+MannKendall MannKendallS(std::span<const double> x);
+
+// Median of the pairwise slopes (x_j - x_i) / (at_j - at_i), i < j, at strictly increasing.
+// Exact up to 700 points; longer inputs use every k-th point (k = ceil(n / 700)).
+double TheilSenSlope(std::span<const double> at, std::span<const double> x);
+
+// The position k in [0, last] minimising the squared error of x ~ a + b max(0, at - at[k])
+// (k = 0: a plain line). at strictly increasing; last < x.size().
+size_t HingeStart(std::span<const double> at, std::span<const double> x, size_t last);
+
+}  // namespace devtime::detect

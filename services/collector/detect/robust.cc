@@ -1,0 +1,124 @@
+#include "services/collector/detect/robust.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "services/collector/detect/stats.h"
+
+namespace devtime::detect {
+namespace {
+
+constexpr double kMadToSigma = 1.4826;
+
+// Median of up to k values of x on one side of i (excluding i); NaN when none.
+double SideMedian(std::span<const double> x, size_t i, size_t k, bool left,
+                  std::vector<double>& scratch) {
+  if (k == 3 && (left ? i >= 3 : i + 3 < x.size())) {  // the default: no allocation, no sort
+    const double a = left ? x[i - 1] : x[i + 1];
+    const double b = left ? x[i - 2] : x[i + 2];
+    const double c = left ? x[i - 3] : x[i + 3];
+    return std::max(std::min(a, b), std::min(std::max(a, b), c));
+  }
+  scratch.clear();
+  if (left) {
+    for (size_t j = i; j > 0 && scratch.size() < k; --j) scratch.push_back(x[j - 1]);
+  } else {
+    for (size_t j = i + 1; j < x.size() && scratch.size() < k; ++j) scratch.push_back(x[j]);
+  }
+  return MedianInPlace(scratch);
+}
+
+}  // namespace
+
+double RobustSigma(std::span<const double> x, std::vector<double>& scratch) {
+  if (x.size() >= 3) {
+    scratch.clear();
+    for (size_t i = 1; i < x.size(); ++i) scratch.push_back(std::fabs(x[i] - x[i - 1]));
+    const double sigma = kMadToSigma * MedianInPlace(scratch) / std::numbers::sqrt2;
+    if (sigma > 0.0) return sigma;
+  }
+  scratch.assign(x.begin(), x.end());
+  const double median = x.empty() ? 0.0 : MedianInPlace(scratch);
+  scratch.clear();
+  for (double v : x) scratch.push_back(std::fabs(v - median));
+  const double mad = scratch.empty() ? 0.0 : kMadToSigma * MedianInPlace(scratch);
+  if (mad > 0.0) return mad;
+  return 1e-9 * std::max(1.0, std::fabs(median));
+}
+
+// Replaces isolated outliers (see header). The first and the last run have neighbours on one
+// side only; either is replaced when it stands out from the median of its j = min(k,
+// 2 x min_segment - 3) nearest runs. That cannot remove a reportable level: a run that shares
+// a segment of min_segment runs with its neighbours has min_segment - 1 of them, a majority of
+// those j, within the limit, and then so is their median. Without this, one spike among the
+// first or last min_segment runs makes a short edge segment whose mean the spike carries
+// (a 30 % spike moves a 3-run mean by 10 %), and the pooled t-test, whose variance comes
+// from the long side, reports it.
+std::vector<double> ReplaceOutliers(std::span<const double> x, double sigma,
+                                    const DetectorOptions& options, std::vector<double>& scratch) {
+  std::vector<double> clean(x.begin(), x.end());
+  if (options.outlier_threshold <= 0.0 || options.outlier_neighbours == 0 || x.size() < 3) {
+    return clean;
+  }
+  const double limit = options.outlier_threshold * sigma;
+  const size_t k = options.outlier_neighbours;
+  // min_segment 1: a single edge run may be a level of its own; never replaced.
+  const size_t edge_neighbours =
+      options.min_segment >= 2 ? std::min(k, 2 * options.min_segment - 3) : 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const bool first = i == 0, last = i + 1 == x.size();
+    if (first || last) {
+      if (edge_neighbours == 0 || x.size() <= edge_neighbours) continue;
+      const double side = SideMedian(x, i, edge_neighbours, last, scratch);
+      if (std::fabs(x[i] - side) <= limit) continue;
+      clean[i] = side;
+      continue;
+    }
+    const double right = SideMedian(x, i, k, false, scratch);
+    const double dr = x[i] - right;
+    if (std::fabs(dr) <= limit) continue;
+    const double left = SideMedian(x, i, k, true, scratch);
+    const double dl = x[i] - left;
+    if (std::fabs(dl) <= limit || (dl > 0) != (dr > 0)) continue;
+    scratch.clear();
+    for (size_t j = i > k ? i - k : 0; j < std::min(x.size(), i + k + 1); ++j) {
+      if (j != i) scratch.push_back(x[j]);
+    }
+    clean[i] = MedianInPlace(scratch);
+  }
+  return clean;
+}
+
+// shift >= ratio x median of the known (finite, > 0) noise values; true when none is known.
+// The same decision as comparing with MedianInPlace of those values, bit for bit, in one
+// counting pass and without copying: with f(x) = ratio * x (monotone also when rounded) and
+// h = known / 2, the median is the h-th smallest value (odd count; 0-based) or the mean of
+// the (h-1)-th and h-th (even count), and
+//   #{f(x) <= shift} >= h + 1  ->  f(h-th) <= shift, and then f(median) <= shift too;
+//   #{f(x) <= shift} <= h - 1  ->  f((h-1)-th) > shift, so f(median) > shift;
+//   #{f(x) <= shift} == h (even count only decides here) -> (h-1)-th = the largest value with
+//   f(x) <= shift, h-th = the smallest with f(x) > shift: the median is computed from them.
+bool AtLeastRatioTimesMedian(std::span<const double> noise, double ratio, double shift) {
+  size_t known = 0, below = 0;
+  double largest_below = 0.0;
+  double smallest_above = std::numeric_limits<double>::infinity();
+  for (double x : noise) {
+    if (!(std::isfinite(x) && x > 0.0)) continue;
+    ++known;
+    if (ratio * x <= shift) {
+      ++below;
+      largest_below = std::max(largest_below, x);
+    } else {
+      smallest_above = std::min(smallest_above, x);
+    }
+  }
+  if (known == 0) return true;
+  const size_t half = known / 2;
+  if (below >= half + 1) return true;
+  if (known % 2 == 1 || below + 1 <= half) return false;
+  return shift >= ratio * (0.5 * (largest_below + smallest_above));
+}
+
+}  // namespace devtime::detect

@@ -1,0 +1,28 @@
+// Robust building blocks of the default detector (see detect.h, steps 2 and 3), shared by the
+// offline analysis (analysis.cc) and the newest-point gate (gate.cc): the across-run scale
+// estimate, the replacement of isolated outlier runs and the within-run-noise effect check.
+// Internal to devtime::detect. All functions are pure and thread-safe.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "services/collector/detect/detect.h"
+
+namespace devtime::detect {
+
+// Robust across-run sigma: MAD of first differences (insensitive to steps and to single
+// outliers), falling back to the MAD of the values, then to a tiny scale. `scratch` is working
+// storage.
+double RobustSigma(std::span<const double> x, std::vector<double>& scratch);
+
+// x with its isolated outlier runs (more than options.outlier_threshold x sigma away from the
+// medians of their neighbours on both sides, see detect.h step 2) replaced by their
+// neighbours' median.
+std::vector<double> ReplaceOutliers(std::span<const double> x, double sigma,
+                                    const DetectorOptions& options, std::vector<double>& scratch);
+
+// shift >= ratio x median of the known (finite, > 0) values of `noise`; true when none is known.
+bool AtLeastRatioTimesMedian(std::span<const double> noise, double ratio, double shift);
+
+}  // namespace devtime::detect

@@ -1,0 +1,223 @@
+#include "services/collector/detect/shape.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <initializer_list>
+
+#include "services/collector/detect/stats.h"
+
+namespace devtime::detect {
+namespace {
+
+using Real = long double;
+// Regressors, with c = i - tau: kOne = 1, kSlope = c, kKink = max(c, 0), kJump = [c >= 0].
+enum Term { kOne, kSlope, kKink, kJump, kTerms };
+using Matrix = std::array<std::array<Real, kTerms>, kTerms>;
+using Vector = std::array<Real, kTerms>;
+
+// Least squares over the regressors `use` from the Gram matrix and X'u: coefficients (0 for
+// unused terms) and the residual sum of squares; false when the system is singular.
+bool Fit(const Matrix& gram, const Vector& xu, Real uu, std::initializer_list<Term> use,
+         Vector& beta, Real& rss) {
+  const int n = static_cast<int>(use.size());
+  std::array<int, kTerms> idx{};
+  int k = 0;
+  for (Term t : use) idx[k++] = t;
+  Real a[kTerms][kTerms + 1];
+  for (int r = 0; r < n; ++r) {
+    for (int c = 0; c < n; ++c) a[r][c] = gram[idx[r]][idx[c]];
+    a[r][n] = xu[idx[r]];
+  }
+  for (int col = 0; col < n; ++col) {  // Gaussian elimination, partial pivoting
+    int pivot = col;
+    for (int r = col + 1; r < n; ++r) {
+      if (std::fabs(a[r][col]) > std::fabs(a[pivot][col])) pivot = r;
+    }
+    if (!(std::fabs(a[pivot][col]) > 1e-9L * std::max<Real>(1.0L, std::fabs(gram[0][0])))) {
+      return false;
+    }
+    std::swap(a[col], a[pivot]);
+    for (int r = 0; r < n; ++r) {
+      if (r == col) continue;
+      const Real f = a[r][col] / a[col][col];
+      for (int c = col; c <= n; ++c) a[r][c] -= f * a[col][c];
+    }
+  }
+  beta.fill(0.0L);
+  rss = uu;
+  for (int r = 0; r < n; ++r) {
+    beta[idx[r]] = a[r][n] / a[r][r];
+    rss -= beta[idx[r]] * xu[idx[r]];
+  }
+  rss = std::max<Real>(rss, 0.0L);
+  return true;
+}
+
+// LongRunVarianceInflation of the residuals u_i - fit_i over [a, b).
+double ResidualInflation(std::span<const double> u, size_t a, size_t tau, size_t b, size_t kappa,
+                         const Vector& beta) {
+  std::vector<double> residuals(b - a);
+  for (size_t i = a; i < b; ++i) {
+    const Real c = static_cast<Real>(i) - static_cast<Real>(tau);
+    const Real kink = i >= kappa ? static_cast<Real>(i - kappa) : 0.0L;
+    const Real fit =
+        beta[kOne] + beta[kSlope] * c + beta[kKink] * kink + (i >= tau ? beta[kJump] : 0.0L);
+    residuals[i - a] = static_cast<double>(u[i] - fit);
+  }
+  return LongRunVarianceInflation(residuals);
+}
+
+// Sums of c and c^2 for c = from .. to - 1 (integers, possibly negative).
+Real SumC(Real from, Real to) { return (to * (to - 1) - from * (from - 1)) / 2; }
+Real SumC2(Real from, Real to) {
+  auto s = [](Real x) { return (x - 1) * x * (2 * x - 1) / 6; };  // sum of c^2, c = 0 .. x - 1
+  auto signed_s = [&](Real x) { return x >= 0 ? s(x) : -s(-x + 1); };
+  return signed_s(to) - signed_s(from);
+}
+
+// The normal equations of the four regressors over [a, b) with the kink at kappa.
+struct System {
+  Matrix gram{};
+  Vector xu{};
+  Real uu = 0;
+};
+System Gram(const std::vector<Real>& prefix_, const std::vector<Real>& prefix_index_,
+            const std::vector<Real>& prefix_squares_, size_t a, size_t tau, size_t b,
+            size_t kappa) {
+  // Coordinates c = i - tau; the kink term is (i - kappa)+, over j = i - kappa = 0 .. m - 1.
+  const size_t n1 = tau - a, n2 = b - tau, m = b - kappa;
+  const Real t = static_cast<Real>(tau), kp = static_cast<Real>(kappa);
+  const Real d = kp - t;  // kink position in c coordinates
+  const Real sum_u = prefix_[b] - prefix_[a];
+  const Real right_u = prefix_[b] - prefix_[tau];
+  const Real kink_u = prefix_[b] - prefix_[kappa];
+  const Real sum_cu = (prefix_index_[b] - prefix_index_[a]) - t * sum_u;
+  const Real kink_ju = (prefix_index_[b] - prefix_index_[kappa]) - kp * kink_u;
+  const Real sc = SumC(-static_cast<Real>(n1), static_cast<Real>(n2));
+  const Real sc2 = SumC2(-static_cast<Real>(n1), static_cast<Real>(n2));
+  const Real rc = SumC(0, static_cast<Real>(n2));
+  const Real sj = SumC(0, static_cast<Real>(m)), sj2 = SumC2(0, static_cast<Real>(m));
+  const Real j0 = static_cast<Real>(tau > kappa ? tau - kappa : 0);
+  const Real sjs = SumC(j0, static_cast<Real>(m));  // kink term over the right side
+  System sys;
+  Matrix& g = sys.gram;
+  g[kOne] = {static_cast<Real>(n1 + n2), sc, sj, static_cast<Real>(n2)};
+  g[kSlope] = {sc, sc2, sj2 + d * sj, rc};
+  g[kKink] = {sj, sj2 + d * sj, sj2, sjs};
+  g[kJump] = {static_cast<Real>(n2), rc, sjs, static_cast<Real>(n2)};
+  sys.xu = {sum_u, sum_cu, kink_ju, right_u};
+  sys.uu = prefix_squares_[b] - prefix_squares_[a];
+  return sys;
+}
+
+}  // namespace
+
+ShapeTester::ShapeTester(std::span<const double> u) : u_(u) {
+  prefix_.assign(u.size() + 1, 0.0L);
+  prefix_index_.assign(u.size() + 1, 0.0L);
+  prefix_squares_.assign(u.size() + 1, 0.0L);
+  for (size_t i = 0; i < u.size(); ++i) {
+    const Real x = u[i];
+    prefix_[i + 1] = prefix_[i] + x;
+    prefix_index_[i + 1] = prefix_index_[i] + static_cast<Real>(i) * x;
+    prefix_squares_[i + 1] = prefix_squares_[i] + x * x;
+  }
+}
+
+ShapeVerdict ShapeTester::Test(size_t a, size_t tau, size_t b, double sigma_floor) const {
+  ShapeVerdict v;
+  const size_t n1 = tau - a, n2 = b - tau;
+  if (n1 < 3 || n2 < 3) return v;
+  // The null: the continuous line with one slope change that fits best, wherever it is (a
+  // creep that starts before or after tau is still a creep).
+  // RSS(kink at k) = RSS(line) - (k~ . u~)^2 / (k~ . k~), with ~ = the residual on the line's
+  // regressors (1, c): O(1) per position, in double with running sums (k goes down), which is
+  // exact enough for choosing the position (the fits below are in long double).
+  const System line = Gram(prefix_, prefix_index_, prefix_squares_, a, tau, b, tau);
+  const double g11 = static_cast<double>(line.gram[kOne][kOne]);
+  const double g1c = static_cast<double>(line.gram[kOne][kSlope]);
+  const double gcc = static_cast<double>(line.gram[kSlope][kSlope]);
+  const double det = g11 * gcc - g1c * g1c;
+  if (!(det > 0)) return v;
+  // [p, q] G^-1 [r, s]' for the 2 x 2 line Gram G.
+  auto project = [&](double p, double q, double r, double t) {
+    return (p * (gcc * r - g1c * t) + q * (g11 * t - g1c * r)) / det;
+  };
+  const double su = static_cast<double>(line.xu[kOne]);
+  const double scu = static_cast<double>(line.xu[kSlope]);
+  size_t kappa = tau;
+  double best_gain = -1.0;
+  double tail_u = u_[b - 1], tail_cu = u_[b - 1] * static_cast<double>(b - 1 - tau);
+  for (size_t k = b - 2; k > a; --k) {
+    tail_u += u_[k];  // sums over i >= k of u and of (i - tau) u
+    tail_cu += u_[k] * (static_cast<double>(k) - static_cast<double>(tau));
+    const double m = static_cast<double>(b - k),
+                 d = static_cast<double>(k) - static_cast<double>(tau);
+    const double sj = m * (m - 1) / 2, sj2 = (m - 1) * m * (2 * m - 1) / 6;
+    const double sck = sj2 + d * sj;
+    const double kk = sj2 - project(sj, sck, sj, sck);
+    if (!(kk > 1e-9 * sj2)) continue;
+    const double ku = (tail_cu - d * tail_u) - project(sj, sck, su, scu);
+    const double gain = ku * ku / kk;
+    if (gain >= best_gain) {  // ties -> the smallest k, as scanning upwards with >
+      best_gain = gain;
+      kappa = k;
+    }
+  }
+  if (best_gain < 0.0) return v;
+  const System sys = Gram(prefix_, prefix_index_, prefix_squares_, a, tau, b, kappa);
+  const Matrix& g = sys.gram;
+  Vector step{}, kink{}, full{};
+  Real rss_step = 0, rss_kink = 0, rss_full = 0;
+  if (!Fit(g, sys.xu, sys.uu, {kOne, kJump}, step, rss_step) ||
+      !Fit(g, sys.xu, sys.uu, {kOne, kSlope, kKink}, kink, rss_kink) ||
+      !Fit(g, sys.xu, sys.uu, {kOne, kSlope, kKink, kJump}, full, rss_full)) {
+    return v;
+  }
+  // (X'X)^-1 of the jump term in the full model = 1 / (its residual sum of squares on the
+  // kinked line's regressors).
+  Vector jump_on_kink{};
+  Real jump_rss = 0;
+  const Vector jump_xs = {g[kOne][kJump], g[kSlope][kJump], g[kKink][kJump], g[kJump][kJump]};
+  if (!Fit(g, jump_xs, g[kJump][kJump], {kOne, kSlope, kKink}, jump_on_kink, jump_rss) ||
+      !(jump_rss > 0)) {
+    return v;
+  }
+  v.applicable = true;
+  v.kappa = kappa;
+  const double length = static_cast<double>(n1 + n2);
+  // The kinked line has one parameter more than two levels and its kink is chosen from all
+  // positions: it must beat them by half a BIC parameter (0.5 log(n) residual variances) to
+  // make the split a trend, so that small steps in white noise are not lost to a kink that
+  // fits the noise.
+  const Real penalty = 0.5L * std::log(static_cast<Real>(length)) * rss_full / (length - 4.0);
+  v.step_like = rss_step <= rss_kink + penalty;
+
+  // Only the test that decides (see ShapeVerdict) is computed: the long-run variance costs
+  // O(K (b - a)).
+  if (v.step_like) {
+    v.inflation = ResidualInflation(u_, a, tau, b, kappa, step);
+    const double f_step = 1.0 / v.inflation;
+    const double sigma_step =
+        std::max(sigma_floor, std::sqrt(static_cast<double>(rss_step) / (length - 2.0)));
+    const double raw_level =
+        static_cast<double>(step[kJump]) /
+        (sigma_step * std::sqrt(1.0 / static_cast<double>(n1) + 1.0 / static_cast<double>(n2)));
+    v.level_t = raw_level * std::sqrt(f_step);
+    v.level_p = StudentTwoSidedP(v.level_t, std::max(1.0, length * f_step - 2.0));
+  } else {
+    v.inflation = ResidualInflation(u_, a, tau, b, kappa, full);
+    const double f_full = 1.0 / v.inflation;
+    const double sigma_full =
+        std::max(sigma_floor, std::sqrt(static_cast<double>(rss_full) / (length - 4.0)));
+    const double raw_trend =
+        static_cast<double>(full[kJump]) / (sigma_full / std::sqrt(static_cast<double>(jump_rss)));
+    v.trend_t = raw_trend * std::sqrt(f_full);
+    v.trend_p = StudentTwoSidedP(v.trend_t, std::max(1.0, length * f_full - 4.0));
+  }
+  return v;
+}
+
+}  // namespace devtime::detect

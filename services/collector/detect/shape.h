@@ -1,0 +1,63 @@
+// The shape test of a candidate step (issue 13 item 2): is the split at tau of u[a, b) a jump
+// of the level, or only a piece of a smooth trend, a slope change, a cycle or a random walk?
+//
+// Method: a piecewise-linear null model. Between a change point's neighbours the series may
+// follow a continuous line whose slope changes once, at the best position kappa anywhere in
+// [a, b) (regressors 1, c, (i - kappa)+ with c = i - tau; the scan is O(1) per position); a
+// step must add a level jump at tau (regressor [i >= tau]) that this kinked line cannot explain.
+//  - step_like: two flat levels fit at least as well as the kinked line, allowing it half a
+//    BIC parameter (0.5 log(n) residual variances) for its extra parameter and chosen kink;
+//    then the two-level test decides (level_p): a plain step keeps its full power;
+//  - otherwise the jump must be significant with the kinked line in the model (trend_p), so a
+//    staircase along a trend or at the start of a creep is not a step, and a step on top of a
+//    trend still is;
+//  - both use an effective sample size n / inflation, inflation = the long-run variance of
+//    the deciding model's residuals over their variance (LongRunVarianceInflation, stats.h):
+//    serially dependent residuals (a random walk, a slow wander, an unmodelled curve) carry
+//    less information than white noise, which is what makes a random walk look significant
+//    every few points; white noise keeps its full sample.
+// Chosen over detrending or deseasonalising the whole series first because those need a
+// global model that steps break (a trend fitted across a step is wrong on both sides), a known
+// or estimated period with several cycles of history, and fail on short series; the local test
+// reuses the E-Divisive candidates, costs O(b - a) for the kink scan plus O(K (b - a)),
+// K <= 30, for the long-run variance, and a clean step in white noise nearly always passes as
+// before (step-like, no inflation). Internal to devtime::detect. Thread-compatible (const methods
+// are thread-safe).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace devtime::detect {
+
+// The test that decides is computed, the other keeps its defaults: level_* where step_like,
+// trend_* where not.
+struct ShapeVerdict {
+  bool applicable = false;  // both sides have >= 3 runs and the fits are well defined
+  bool step_like = true;    // two levels fit about as well as the best kinked line (see below)
+  double level_t = 0.0;     // two-level t, autocorrelation-corrected
+  double level_p = 1.0;     // its two-sided p (not corrected for the choice of tau)
+  double trend_t = 0.0;     // level-jump t with the kinked line in the model, corrected
+  double trend_p = 1.0;     // its two-sided p (not corrected for the choice of tau)
+  double inflation = 1.0;   // long-run variance inflation of the deciding model's residuals
+  size_t kappa = 0;         // where the best kinked line changes slope
+};
+
+class ShapeTester {
+ public:
+  // u: the series in units of its robust sigma (kept by reference; must outlive the tester).
+  explicit ShapeTester(std::span<const double> u);
+
+  // The shape test of the split [a, tau) | [tau, b). Sigmas are floored at `sigma_floor`
+  // (robust-sigma units), as the two-sample test does.
+  ShapeVerdict Test(size_t a, size_t tau, size_t b, double sigma_floor) const;
+
+ private:
+  std::span<const double> u_;
+  std::vector<long double> prefix_;          // sums of u
+  std::vector<long double> prefix_index_;    // sums of i u
+  std::vector<long double> prefix_squares_;  // sums of u^2
+};
+
+}  // namespace devtime::detect

@@ -1,0 +1,180 @@
+#include "services/collector/detect/drift.h"
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "services/collector/detect/detect.h"
+
+namespace devtime::detect {
+namespace {
+
+using ::testing::IsEmpty;
+
+// 1000 x (1 + creep) x (1 + noise N(0, noise)): flat until `from`, then a linear creep that
+// reaches `total` at the last run.
+std::vector<Point> Creep(size_t n, size_t from, double total, double noise, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  std::vector<Point> points(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double creep =
+        i < from ? 0.0 : total * static_cast<double>(i - from + 1) / static_cast<double>(n - from);
+    const double level = 1000.0 * (1.0 + creep);
+    points[i].value = level * (1.0 + noise * gauss(rng));
+    points[i].noise = level * 0.02;
+  }
+  return points;
+}
+
+TEST(MannKendall, MatchesTheDefinitionWithTies) {
+  std::mt19937_64 rng(1);
+  std::uniform_int_distribution<int> small(0, 6);  // many ties
+  std::vector<double> x(80);
+  for (double& v : x) v = small(rng);
+  double s = 0.0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    for (size_t j = i + 1; j < x.size(); ++j) s += (x[j] > x[i]) - (x[j] < x[i]);
+  }
+  const MannKendall mk = MannKendallS(x);
+  EXPECT_EQ(mk.s, s);
+  const double n = 80.0;
+  EXPECT_LT(mk.variance, n * (n - 1) * (2 * n + 5) / 18.0);  // ties reduce it
+  const std::vector<double> rising = {1, 2, 3, 4, 5};
+  EXPECT_EQ(MannKendallS(rising).s, 10.0);
+  EXPECT_EQ(MannKendallS(rising).tau, 1.0);
+}
+
+TEST(TheilSen, IsTheSlopeOfALineAndIgnoresAnOutlier) {
+  std::vector<double> at, x;
+  for (int i = 0; i < 50; ++i) {
+    at.push_back(2.0 * i);
+    x.push_back(3.0 + 0.5 * at.back());
+  }
+  EXPECT_DOUBLE_EQ(TheilSenSlope(at, x), 0.5);
+  x[25] += 1000.0;
+  EXPECT_DOUBLE_EQ(TheilSenSlope(at, x), 0.5);
+}
+
+TEST(HingeStart, FindsWhereTheCreepBegins) {
+  std::vector<double> at, x;
+  for (int i = 0; i < 200; ++i) {
+    at.push_back(i);
+    x.push_back(i < 120 ? 10.0 : 10.0 + 0.1 * (i - 120));
+  }
+  EXPECT_EQ(HingeStart(at, x, 190), 120u);
+}
+
+TEST(DetectDrift, ReportsTheSlopePerThirtyRunsOfALinearCreep) {
+  const auto points = Creep(200, 0, 0.10, 0.01, 2);
+  auto drift = DetectDrift(points, {});
+  ASSERT_TRUE(drift.ok()) << drift.status();
+  ASSERT_TRUE(drift->has_value());
+  const Drift& d = **drift;
+  EXPECT_LE(d.start_index, 10u);
+  EXPECT_EQ(d.end_index, 199u);
+  EXPECT_NEAR(d.relative_change, 0.10, 0.02);
+  EXPECT_NEAR(d.slope_per_30, 0.10 * 30 / 200, 0.003);
+  EXPECT_GT(d.kendall_tau, 0.5);
+  EXPECT_LT(d.p_value, 1e-6);
+  EXPECT_DOUBLE_EQ(d.confidence, 1.0 - d.p_value);
+}
+
+TEST(DetectDrift, StartsWhereTheSeriesStartsToCreep) {
+  const auto points = Creep(300, 150, -0.08, 0.01, 3);
+  auto drift = DetectDrift(points, {});
+  ASSERT_TRUE(drift.ok());
+  ASSERT_TRUE(drift->has_value());
+  EXPECT_NEAR(static_cast<double>((*drift)->start_index), 150.0, 15.0);
+  EXPECT_LT((*drift)->slope, 0.0);
+  EXPECT_NEAR((*drift)->relative_change, -0.08, 0.02);
+}
+
+TEST(DetectDrift, NoneOnStationaryNoiseOrBelowTheMinimumEffect) {
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    auto flat = DetectDrift(Creep(300, 0, 0.0, 0.02, 10 + seed), {});
+    ASSERT_TRUE(flat.ok());
+    EXPECT_FALSE(flat->has_value()) << seed;
+  }
+  // 0.5 % over 2000 runs at 0.1 % noise: significant, but under min_relative_change (1 %).
+  auto tiny = DetectDrift(Creep(2000, 0, 0.005, 0.001, 4), {});
+  ASSERT_TRUE(tiny.ok());
+  EXPECT_FALSE(tiny->has_value());
+  DetectorOptions loose;
+  loose.min_relative_change = 0.002;
+  loose.min_within_noise_ratio = 0.0;
+  EXPECT_TRUE(DetectDrift(Creep(2000, 0, 0.005, 0.001, 4), loose)->has_value());
+}
+
+TEST(DetectDrift, ARandomWalkIsNotADrift) {
+  // A wandering level: each run moves it by N(0, 0.3 %), plus 1 % measurement noise. Without
+  // the serial-dependence correction most of these are "significant trends".
+  int drifts = 0;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> gauss(0.0, 1.0);
+    std::vector<Point> points(300);
+    double level = 1000.0;
+    for (Point& p : points) {
+      level *= 1.0 + 0.003 * gauss(rng);
+      p.value = level * (1.0 + 0.01 * gauss(rng));
+    }
+    drifts += DetectDrift(points, {})->has_value() ? 1 : 0;
+  }
+  EXPECT_LE(drifts, 10);
+}
+
+TEST(DetectDrift, ShortSpansOtavaModeAndBadOptions) {
+  EXPECT_FALSE(DetectDrift(Creep(15, 0, 0.2, 0.001, 5), {})->has_value());
+  DetectorOptions otava;
+  otava.mode = Mode::kOtava;
+  EXPECT_FALSE(DetectDrift(Creep(200, 0, 0.2, 0.01, 5), otava)->has_value());
+  DetectorOptions bad;
+  bad.drift_max_pvalue = 0.0;
+  EXPECT_EQ(DetectDrift({}, bad).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Analyze, ADriftingSeriesIsOneDriftFindingAndNoSteps) {
+  // +10 % over 300 nightly runs: before issue 13 this was a staircase of 4-7 steps.
+  const auto points = Creep(300, 0, 0.10, 0.01, 6);
+  auto findings = Analyze(points, {});
+  ASSERT_TRUE(findings.ok());
+  ASSERT_EQ(findings->size(), 1u);
+  EXPECT_EQ((*findings)[0].kind, FindingKind::kDrift);
+  EXPECT_EQ(FindingKindName((*findings)[0].kind), "drift");
+  EXPECT_EQ((*findings)[0].index, (*findings)[0].drift.start_index);
+  EXPECT_THAT(*Detect(points, {}), IsEmpty());
+}
+
+TEST(Analyze, AStepThenACreepIsAStepAndADriftAfterIt) {
+  auto points = Creep(300, 150, 0.10, 0.01, 7);
+  for (size_t i = 0; i < 80; ++i) points[i].value /= 1.2;  // a 20 % step at run 80
+  auto findings = Analyze(points, {});
+  ASSERT_TRUE(findings.ok());
+  ASSERT_EQ(findings->size(), 2u);
+  EXPECT_EQ((*findings)[0].kind, FindingKind::kStep);
+  EXPECT_EQ((*findings)[0].index, 80u);
+  EXPECT_EQ(FindingKindName((*findings)[0].kind), "step");
+  EXPECT_EQ((*findings)[1].kind, FindingKind::kDrift);
+  EXPECT_NEAR(static_cast<double>((*findings)[1].index), 150.0, 15.0);
+  // The gate's view: the drift since the last step, in indices of the whole history.
+  auto current = CurrentDrift(points, {});
+  ASSERT_TRUE(current.ok());
+  ASSERT_TRUE(current->has_value());
+  EXPECT_EQ((*current)->start_index, (*findings)[1].drift.start_index);
+  EXPECT_EQ((*current)->end_index, 299u);
+}
+
+TEST(Analyze, OtavaModeHasStepsOnly) {
+  DetectorOptions otava;
+  otava.mode = Mode::kOtava;
+  auto findings = Analyze(Creep(300, 0, 0.10, 0.01, 8), otava);
+  ASSERT_TRUE(findings.ok());
+  EXPECT_FALSE(findings->empty());  // its staircase
+  for (const Finding& f : *findings) EXPECT_EQ(f.kind, FindingKind::kStep);
+}
+
+}  // namespace
+}  // namespace devtime::detect
