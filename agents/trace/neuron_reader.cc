@@ -35,6 +35,13 @@ absl::Status Bad(const std::string& origin, const std::string& what) {
   return absl::InvalidArgumentError(origin + ": " + what);
 }
 
+// json::ForEachField's on_error for the fields of `where` ("system trace event 12.data").
+auto FieldError(const std::string& origin, std::string where) {
+  return [&origin, where = std::move(where)](simdjson::error_code e) {
+    return Bad(origin, where + ": " + ErrorText(e));
+  };
+}
+
 std::optional<int64_t> ParseIntText(std::string_view s) {
   bool neg = false;
   if (!s.empty() && s.front() == '-') {
@@ -148,42 +155,40 @@ absl::Status ReadFetchEvent(od::value& element, uint64_t index, const std::strin
   if (auto e = element.get_object().get(obj)) {
     return Bad(origin, where + ": not a JSON object (" + ErrorText(e) + ")");
   }
-  for (auto field_result : obj) {
-    od::field field;
-    if (auto e = std::move(field_result).get(field))
-      return Bad(origin, where + ": " + ErrorText(e));
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return Bad(origin, where + ": " + ErrorText(e));
-    od::value v = field.value();
-    if (key == "event_type") {
-      ev->type = ReadString(v);
-    } else if (key == "phase") {
-      ev->phase = ReadString(v);
-    } else if (key == "tracking_id") {
-      ev->tracking_id = ReadInt(v).value_or(-1);
-    } else if (key == "nc_idx") {
-      ev->nc_idx = ReadInt(v).value_or(-1);
-    } else if (key == "data") {
-      od::object data;
-      if (v.get_object().get(data)) continue;  // not an object: no payload
-      for (auto df : data) {
-        od::field f;
-        if (auto e = std::move(df).get(f)) return Bad(origin, where + ".data: " + ErrorText(e));
-        std::string_view k;
-        if (auto e = f.unescaped_key().get(k)) return Bad(origin, where + ".data: " + ErrorText(e));
-        od::value dv = f.value();
-        if (k == "nc_timestamp_ns") {
-          ev->nc_ts = ReadInt(dv);
-        } else if (k == "cpu_timestamp_ns") {
-          ev->cpu_ts = ReadInt(dv);
-        } else if (k == "exec_id") {
-          ev->exec_id = ReadInt(dv).value_or(-1);
-        } else if (k == "device_core_idx") {
-          ev->core = ReadInt(dv).value_or(-1);
+  absl::Status st = json::ForEachField(
+      obj,
+      [&](std::string_view key, od::value& v) -> absl::Status {
+        if (key == "event_type") {
+          ev->type = ReadString(v);
+        } else if (key == "phase") {
+          ev->phase = ReadString(v);
+        } else if (key == "tracking_id") {
+          ev->tracking_id = ReadInt(v).value_or(-1);
+        } else if (key == "nc_idx") {
+          ev->nc_idx = ReadInt(v).value_or(-1);
+        } else if (key == "data") {
+          od::object data;
+          if (v.get_object().get(data)) return absl::OkStatus();  // not an object: no payload
+          return json::ForEachField(
+              data,
+              [&](std::string_view k, od::value& dv) {
+                if (k == "nc_timestamp_ns") {
+                  ev->nc_ts = ReadInt(dv);
+                } else if (k == "cpu_timestamp_ns") {
+                  ev->cpu_ts = ReadInt(dv);
+                } else if (k == "exec_id") {
+                  ev->exec_id = ReadInt(dv).value_or(-1);
+                } else if (k == "device_core_idx") {
+                  ev->core = ReadInt(dv).value_or(-1);
+                }
+                return absl::OkStatus();
+              },
+              FieldError(origin, where + ".data"));
         }
-      }
-    }
-  }
+        return absl::OkStatus();
+      },
+      FieldError(origin, where));
+  if (!st.ok()) return st;
   if (ev->type.empty()) return Bad(origin, where + ": missing field 'event_type'");
   return absl::OkStatus();
 }
@@ -302,45 +307,42 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
     std::string name, group, process, lnc, unit;
     std::optional<int64_t> ts, dur, type;
     int64_t exec_id = -1;
-    for (auto field_result : obj) {
-      od::field field;
-      if (auto e = std::move(field_result).get(field)) {
-        return Bad(origin, where + ": " + ErrorText(e));
-      }
-      std::string_view key;
-      if (auto e = field.unescaped_key().get(key)) return Bad(origin, where + ": " + ErrorText(e));
-      od::value v = field.value();
-      if (key == "name") {
-        name = ReadString(v);
-      } else if (key == "timestamp") {
-        ts = ReadInt(v);
-      } else if (key == "duration") {
-        dur = ReadInt(v);
-      } else if (key == "timestamp_unit") {
-        unit = ReadString(v);
-      } else if (key == "group") {
-        group = ReadString(v);
-      } else if (key == "type") {
-        type = ReadInt(v);
-      } else if (key == "process_id") {
-        process = ReadIdText(v);
-      } else if (key == "lnc_idx") {
-        lnc = ReadIdText(v);
-      } else if (key == "exec_id") {
-        exec_id = ReadInt(v).value_or(-1);
-      } else if (key == "args") {
-        od::object args;
-        if (v.get_object().get(args)) continue;
-        for (auto af : args) {
-          od::field f;
-          if (auto e = std::move(af).get(f)) return Bad(origin, where + ".args: " + ErrorText(e));
-          std::string_view k;
-          if (auto e = f.unescaped_key().get(k))
-            return Bad(origin, where + ".args: " + ErrorText(e));
-          if (k == "exec_id" && exec_id < 0) exec_id = ReadInt(f.value()).value_or(-1);
-        }
-      }
-    }
+    absl::Status st = json::ForEachField(
+        obj,
+        [&](std::string_view key, od::value& v) -> absl::Status {
+          if (key == "name") {
+            name = ReadString(v);
+          } else if (key == "timestamp") {
+            ts = ReadInt(v);
+          } else if (key == "duration") {
+            dur = ReadInt(v);
+          } else if (key == "timestamp_unit") {
+            unit = ReadString(v);
+          } else if (key == "group") {
+            group = ReadString(v);
+          } else if (key == "type") {
+            type = ReadInt(v);
+          } else if (key == "process_id") {
+            process = ReadIdText(v);
+          } else if (key == "lnc_idx") {
+            lnc = ReadIdText(v);
+          } else if (key == "exec_id") {
+            exec_id = ReadInt(v).value_or(-1);
+          } else if (key == "args") {
+            od::object args;
+            if (v.get_object().get(args)) return absl::OkStatus();
+            return json::ForEachField(
+                args,
+                [&](std::string_view k, od::value& av) {
+                  if (k == "exec_id" && exec_id < 0) exec_id = ReadInt(av).value_or(-1);
+                  return absl::OkStatus();
+                },
+                FieldError(origin, where + ".args"));
+          }
+          return absl::OkStatus();
+        },
+        FieldError(origin, where));
+    if (!st.ok()) return st;
     const uint64_t this_index = index++;
     // mem_usage / cpu_util samples have no name; instant events no duration.
     if (name.empty() || !ts || !dur) continue;
@@ -386,14 +388,12 @@ std::optional<uint64_t> DroppedEventsInWarning(std::string_view w) {
 
 absl::StatusOr<NeuronSystemTrace> ParseNeuronSystemTrace(const std::string& padded, size_t size,
                                                          const std::string& origin) {
-  if (size == 0) return Bad(origin, "empty file (0 bytes of JSON)");
-  if (padded.size() < size + simdjson::SIMDJSON_PADDING) {
-    return absl::InternalError(origin + ": buffer lacks simdjson padding");
-  }
   od::parser parser;
   od::document doc;
-  if (auto e = parser.iterate(padded.data(), size, padded.size()).get(doc)) {
-    return Bad(origin, "not JSON (" + ErrorText(e) + ")");
+  if (absl::Status st =
+          json::Iterate(parser, padded, size, origin, "empty file (0 bytes of JSON)", &doc);
+      !st.ok()) {
+    return st;
   }
   od::object top;
   if (auto e = doc.get_object().get(top)) {
@@ -401,36 +401,34 @@ absl::StatusOr<NeuronSystemTrace> ParseNeuronSystemTrace(const std::string& padd
   }
   NeuronSystemTrace out;
   bool saw_events = false;
-  for (auto field_result : top) {
-    od::field field;
-    if (auto e = std::move(field_result).get(field)) {
-      return Bad(origin, "malformed JSON at top level (" + ErrorText(e) + ")");
-    }
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) {
-      return Bad(origin, "malformed JSON at top level (" + ErrorText(e) + ")");
-    }
-    od::value v = field.value();
-    if (key == "events" || key == "trace_event" || key == "trace_events") {
-      if (saw_events) return Bad(origin, "more than one event array ('" + std::string(key) + "')");
-      od::array arr;
-      if (auto e = v.get_array().get(arr)) {
-        return Bad(origin, "'" + std::string(key) + "' is not an array (" + ErrorText(e) + ")");
-      }
-      saw_events = true;
-      out.form = key == "events" ? "fetch-api" : "explorer-json";
-      absl::Status st = key == "events" ? ReadFetchEvents(arr, origin, &out)
-                                        : ReadExplorerEvents(arr, origin, &out);
-      if (!st.ok()) return st;
-    } else if (key == "warnings") {
-      absl::Status st = ReadWarnings(v, origin, &out);
-      if (!st.ok()) return st;
-    } else if (key == "events_dropped") {
-      const std::optional<int64_t> n = ReadInt(v);
-      if (!n || *n < 0) return Bad(origin, "'events_dropped' is not a non-negative integer");
-      out.events_dropped += static_cast<uint64_t>(*n);
-    }
-  }
+  absl::Status st = json::ForEachField(
+      top,
+      [&](std::string_view key, od::value& v) -> absl::Status {
+        if (key == "events" || key == "trace_event" || key == "trace_events") {
+          if (saw_events)
+            return Bad(origin, "more than one event array ('" + std::string(key) + "')");
+          od::array arr;
+          if (auto e = v.get_array().get(arr)) {
+            return Bad(origin, "'" + std::string(key) + "' is not an array (" + ErrorText(e) + ")");
+          }
+          saw_events = true;
+          out.form = key == "events" ? "fetch-api" : "explorer-json";
+          absl::Status read = key == "events" ? ReadFetchEvents(arr, origin, &out)
+                                              : ReadExplorerEvents(arr, origin, &out);
+          if (!read.ok()) return read;
+        } else if (key == "warnings") {
+          return ReadWarnings(v, origin, &out);
+        } else if (key == "events_dropped") {
+          const std::optional<int64_t> n = ReadInt(v);
+          if (!n || *n < 0) return Bad(origin, "'events_dropped' is not a non-negative integer");
+          out.events_dropped += static_cast<uint64_t>(*n);
+        }
+        return absl::OkStatus();
+      },
+      [&](simdjson::error_code e) {
+        return Bad(origin, "malformed JSON at top level (" + ErrorText(e) + ")");
+      });
+  if (!st.ok()) return st;
   if (!json::AtEnd(doc)) return Bad(origin, "trailing content after the JSON document");
   if (!saw_events) {
     return Bad(origin,

@@ -11,14 +11,8 @@ namespace {
 
 using ::devtime::trace::testing::FindOp;
 using ::devtime::trace::testing::Fixture;
+using ::devtime::trace::testing::MustSummarize;
 using ::devtime::trace::testing::TempDir;
-
-TraceSummary MustSummarize(const std::filesystem::path& p,
-                           const SummarizeOptions& options = SummarizeOptions()) {
-  absl::StatusOr<TraceSummary> s = Summarize(p, options);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? *s : TraceSummary();
-}
 
 TEST(KinetoReader, ReadsObjectFormWithBaseTimeAndFloatTimestamps) {
   TraceSummary s = MustSummarize(Fixture("kineto_cuda_basic.json"));

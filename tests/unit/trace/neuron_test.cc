@@ -12,14 +12,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::devtime::trace::testing::Fixture;
+using ::devtime::trace::testing::MustSummarize;
 using ::devtime::trace::testing::ReadAll;
 using ::devtime::trace::testing::TempDir;
-
-TraceSummary MustSummarize(const fs::path& p) {
-  absl::StatusOr<TraceSummary> s = Summarize(p);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? *s : TraceSummary{};
-}
 
 double LayerUs(const TraceSummary& s, Layer layer) {
   for (const LayerTime& l : s.layers) {
