@@ -192,12 +192,12 @@ class Parser : private stream::JsonScanner {
           }
           if (Is(key, "args") && Peek() == '{') {
             // Once the ids this category can use are read, the rest of args is skipped
-            // structurally: host ops use External id, runtime events correlation, device
-            // events both (summarizer.cc). Unknown category (cat after args): read all.
+            // structurally: host ops use External id, runtime events and device events both
+            // (summarizer.cc). Unknown category (cat after args): read all.
             const bool runtime = has_cat && (cat.ends_with("_runtime") || cat.ends_with("_driver"));
             const bool host = has_cat && !runtime && IsHostCategory(cat);
             bool want_corr = !host;
-            bool want_ext = !runtime;
+            bool want_ext = true;
             ReadObject([&](std::string_view arg) {
               if (Is(arg, "correlation")) {
                 correlation = ReadOptionalId();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,11 @@ namespace devtime::trace {
 class StringTable {
  public:
   StringTable();
+  // Moves keep the deque's elements in place (the views stay valid); copies would not.
+  StringTable(StringTable&&) = default;
+  StringTable& operator=(StringTable&&) = default;
+  StringTable(const StringTable&) = delete;
+  StringTable& operator=(const StringTable&) = delete;
   uint32_t Intern(std::string_view s);
   // The id of `s` when already interned.
   std::optional<uint32_t> Find(std::string_view s) const {
@@ -27,12 +33,10 @@ class StringTable {
   size_t size() const { return strings_.size(); }
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::vector<std::string> strings_;
-  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> ids_;
+  // A deque never moves its elements, so the index can key on views of them: one copy of
+  // each string (a trace with a million distinct names keeps them once).
+  std::deque<std::string> strings_;
+  std::unordered_map<std::string_view, uint32_t> ids_;
 };
 
 // One complete ("ph":"X") event.

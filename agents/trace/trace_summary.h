@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agents/trace/step_samples.h"
 
 namespace devtime::trace {
 
@@ -30,8 +31,9 @@ struct OpStats {
   double self_device_us = 0;
   double total_device_us = 0;
   // Self device time per ProfilerStep window, in step order (self CPU time when the
-  // trace has no device time). Empty when the trace has no ProfilerStep windows.
-  std::vector<double> step_self_device_us;
+  // trace has no device time). Empty when the trace has no ProfilerStep windows. Stored
+  // sparsely (only the steps the op occurs in), read like a std::vector<double>.
+  StepSamples step_self_device_us;
 };
 
 // One ProfilerStep#N window.
