@@ -48,8 +48,7 @@ inline absl::Status Iterate(simdjson::ondemand::parser& parser, const std::strin
 // first non-OK Status, which it returns. A field simdjson cannot read (malformed JSON) returns
 // on_error(error_code) -> absl::Status, which says where.
 template <typename OnField, typename OnError>
-absl::Status ForEachField(simdjson::ondemand::object& obj, OnField&& on_field,
-                          OnError&& on_error) {
+absl::Status ForEachField(simdjson::ondemand::object& obj, OnField&& on_field, OnError&& on_error) {
   for (auto field_result : obj) {
     simdjson::ondemand::field field;
     if (auto e = std::move(field_result).get(field)) return on_error(e);

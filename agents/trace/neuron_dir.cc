@@ -1,10 +1,13 @@
 #include "agents/trace/neuron_dir.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <system_error>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agents/trace/neuron_reader.h"
+#include "agents/trace/system_trace_finder.h"
 
 namespace devtime::trace {
 namespace {
@@ -21,12 +24,6 @@ uint64_t FileSize(const fs::path& p) {
   return ec ? 0 : static_cast<uint64_t>(size);
 }
 
-bool IsSystemTraceJsonName(const std::string& name) {
-  if (!(EndsWith(name, ".json") || EndsWith(name, ".json.gz"))) return false;
-  return name.starts_with("system_profile") || name.starts_with("ntrace") ||
-         name.starts_with("system_trace") || name.starts_with("sys_trace");
-}
-
 std::vector<fs::path> Entries(const fs::path& dir, bool dirs) {
   std::vector<fs::path> out;
   std::error_code ec;
@@ -40,16 +37,36 @@ std::vector<fs::path> Entries(const fs::path& dir, bool dirs) {
 
 bool IsNeuronFileName(const std::string& name) {
   return name == "ntrace.pb" || name == "trace_info.pb" || EndsWith(name, ".ntff") ||
-         EndsWith(name, ".neff") || IsSystemTraceJsonName(name);
+         EndsWith(name, ".neff");
 }
 
-bool LooksLikeSession(const fs::path& dir) {
+// What a directory holds, as far as finding the session goes.
+struct DirKind {
+  bool artifacts = false;        // ntrace.pb, trace_info.pb, NEFF/NTFF (also under neffs/)
+  bool framework_trace = false;  // trace.json, neuron_framework_trace_rank_<N>.json, ...
+  bool system_json = false;      // a JSON system trace, recognised by content
+  // Certainly a session: Neuron artifacts, or a framework trace next to a system trace.
+  bool Strong() const { return artifacts || (framework_trace && system_json); }
+  bool Any() const { return artifacts || system_json; }
+};
+
+DirKind Classify(const fs::path& dir) {
+  DirKind k;
   for (const fs::path& f : Entries(dir, false)) {
-    if (IsNeuronFileName(f.filename().string())) return true;
+    const std::string name = f.filename().string();
+    if (IsNeuronFileName(name)) {
+      k.artifacts = true;
+    } else if (IsFrameworkTraceName(name)) {
+      k.framework_trace = true;
+    } else if (!k.system_json && IsJsonName(name) &&
+               SniffSystemTraceFile(f) != SystemTraceForm::kNone) {
+      k.system_json = true;
+    }
   }
   const fs::path neffs = dir / "neffs";
   std::error_code ec;
-  return fs::is_directory(neffs, ec) && !Entries(neffs, false).empty();
+  if (fs::is_directory(neffs, ec) && !Entries(neffs, false).empty()) k.artifacts = true;
+  return k;
 }
 
 // Strips a trailing "_<tag>_<digits>" (e.g. "_vnc_0", "_instid_0").
@@ -101,7 +118,7 @@ int64_t UnionLength(std::vector<NsInterval> v, int64_t lo, int64_t hi) {
   return total + (ce - cs);
 }
 
-void AddArtifacts(const fs::path& dir, TraceSummary* summary, std::vector<fs::path>* systems) {
+void AddArtifacts(const fs::path& dir, TraceSummary* summary) {
   std::vector<fs::path> files = Entries(dir, false);
   for (const fs::path& f : Entries(dir / "neffs", false)) files.push_back(f);
   struct Ntff {
@@ -122,9 +139,6 @@ void AddArtifacts(const fs::path& dir, TraceSummary* summary, std::vector<fs::pa
       summary->artifacts.push_back({"cpu_util", f, size, ""});
     } else if (name == "host_mem.pb") {
       summary->artifacts.push_back({"host_memory", f, size, ""});
-    } else if (IsSystemTraceJsonName(name)) {
-      summary->artifacts.push_back({"system_trace_json", f, size, ""});
-      systems->push_back(f);
     } else if (EndsWith(name, ".neff")) {
       neffs.push_back({"neff", f, size, NeffKey(name)});
       summary->artifacts.push_back(neffs.back());
@@ -152,6 +166,55 @@ void AddArtifacts(const fs::path& dir, TraceSummary* summary, std::vector<fs::pa
   }
 }
 
+int64_t BusyNs(const NeuronSystemTrace& t) {
+  int64_t ns = 0;
+  for (const NsInterval& x : t.device) ns += x.end_ns - x.start_ns;
+  return ns;
+}
+
+// Reads every candidate system trace. When they agree (the same number of NeuronCore
+// executions and busy time within 0.1 %: two renderings of one capture, e.g. the fetch-API
+// buffer and neuron-explorer's JSON) it returns the one already on the host clock, else the
+// first by path, and says so in a warning; when they disagree, `disagreement` names each.
+absl::StatusOr<NeuronSystemTrace> ReadSystemTraces(const std::vector<fs::path>& files,
+                                                   TraceSummary* summary,
+                                                   std::optional<std::string>* disagreement) {
+  std::vector<NeuronSystemTrace> traces;
+  for (const fs::path& f : files) {
+    absl::StatusOr<NeuronSystemTrace> t = ReadNeuronSystemTrace(f);
+    if (!t.ok()) return t.status();
+    traces.push_back(std::move(*t));
+  }
+  if (traces.size() == 1) return std::move(traces.front());
+  size_t chosen = 0;
+  bool agree = true;
+  const int64_t busy0 = BusyNs(traces[0]);
+  for (size_t i = 0; i < traces.size(); ++i) {
+    const int64_t busy = BusyNs(traces[i]);
+    if (traces[i].device.size() != traces[0].device.size() ||
+        std::abs(busy - busy0) * 1000 > std::max<int64_t>(busy0, 1)) {
+      agree = false;
+    }
+    if (traces[i].device_on_host_clock && !traces[chosen].device_on_host_clock) chosen = i;
+  }
+  if (agree) {
+    summary->warnings.push_back(absl::StrFormat(
+        "%d Neuron system traces of the same capture (%d NeuronCore executions each); read %s",
+        traces.size(), traces[0].device.size(), files[chosen].string()));
+  } else {
+    std::string text =
+        absl::StrFormat("%d Neuron system traces in the output directory disagree:", traces.size());
+    for (size_t i = 0; i < traces.size(); ++i) {
+      absl::StrAppend(&text, i ? ";" : "", " ", files[i].string(), " (", traces[i].form, ", ",
+                      traces[i].device.size(), " NeuronCore executions, ",
+                      absl::StrFormat("%.3f", Us(BusyNs(traces[i]))), " us)");
+    }
+    absl::StrAppend(&text, "; keep the one of this capture and remove the others");
+    *disagreement = std::move(text);
+  }
+  return std::move(traces[chosen]);
+}
+
 }  // namespace
 
 bool IsFrameworkTraceName(const std::string& name) {
@@ -163,13 +226,20 @@ bool IsFrameworkTraceName(const std::string& name) {
 
 std::optional<NeuronSession> FindNeuronSession(const fs::path& dir) {
   NeuronSession session;
+  // `d` when it certainly is a session, else the newest session directly below it, else `d`
+  // when it holds only a JSON system trace (files directly in an older-layout <pid> directory
+  // or a converted JSON next to <timestamp>/ directories).
   auto pick_session_below = [&session](const fs::path& d) -> std::optional<fs::path> {
-    if (LooksLikeSession(d)) return d;
+    const DirKind here = Classify(d);
+    if (here.Strong()) return d;
     std::vector<fs::path> sessions;
     for (const fs::path& sub : Entries(d, true)) {
-      if (LooksLikeSession(sub)) sessions.push_back(sub);
+      if (sub.filename() != "neffs" && Classify(sub).Any()) sessions.push_back(sub);
     }
-    if (sessions.empty()) return std::nullopt;
+    if (sessions.empty()) {
+      if (here.Any()) return d;
+      return std::nullopt;
+    }
     if (sessions.size() > 1) {
       session.warnings.push_back(
           absl::StrFormat("%d Neuron capture sessions in %s; summarized the newest by name, %s",
@@ -178,7 +248,7 @@ std::optional<NeuronSession> FindNeuronSession(const fs::path& dir) {
     return sessions.back();
   };
   std::optional<fs::path> found;
-  if (LooksLikeSession(dir)) {
+  if (Classify(dir).Strong()) {
     found = dir;
   } else {
     std::vector<fs::path> ranks;
@@ -198,6 +268,7 @@ std::optional<NeuronSession> FindNeuronSession(const fs::path& dir) {
   }
   if (!found) return std::nullopt;
   session.dir = *found;
+  session.root = dir;
   // <instance-id>_pid_<pid>: the session directory itself (older layout) or its parent.
   for (const fs::path& p : {session.dir, session.dir.parent_path()}) {
     const std::string name = p.filename().string();
@@ -217,8 +288,11 @@ absl::Status ApplyNeuronSession(const NeuronSession& session,
   summary->device_kind = DeviceKind::kNeuron;
   for (const std::string& w : session.warnings) summary->warnings.push_back(w);
   for (const auto& [k, v] : session.facts) summary->environment.emplace(k, v);
-  std::vector<fs::path> systems;
-  AddArtifacts(session.dir, summary, &systems);
+  AddArtifacts(session.dir, summary);
+  const std::vector<fs::path> systems = FindSystemTraces(session.dir, session.root);
+  for (const fs::path& f : systems) {
+    summary->artifacts.push_back({"system_trace_json", f, FileSize(f), ""});
+  }
 
   const double framework_us = summary->self_cpu_total_us;
   auto set_reason = [summary](std::string reason) {
@@ -238,13 +312,10 @@ absl::Status ApplyNeuronSession(const NeuronSession& session,
                              " (was ProfileMode.RUNTIME enabled?)"));
     return absl::OkStatus();
   }
-  if (systems.size() > 1) {
-    summary->warnings.push_back(
-        absl::StrFormat("%d Neuron system trace JSON files in %s; read the first by name, %s",
-                        systems.size(), session.dir.string(), systems.front().filename().string()));
-  }
-  absl::StatusOr<NeuronSystemTrace> sys = ReadNeuronSystemTrace(systems.front());
+  std::optional<std::string> disagreement;
+  absl::StatusOr<NeuronSystemTrace> sys = ReadSystemTraces(systems, summary, &disagreement);
   if (!sys.ok()) return sys.status();
+  if (disagreement) set_reason(*disagreement);
   summary->capture.events_dropped = sys->events_dropped;
   for (const std::string& w : sys->runtime_warnings) {
     summary->warnings.push_back("Neuron runtime: " + w);

@@ -2,9 +2,9 @@
 //   <out>/<instance-id>_pid_<pid>/<timestamp>/{trace.json | neuron_framework_trace_rank_<N>.json,
 //     ntrace.pb, trace_info.pb, cpu_util.pb, host_mem.pb, neff_<hash>[_vnc_N].neff,
 //     profile_nc_<n>_session_<k>.ntff | <hash>[_instid_<i>]_vnc_<N>.ntff, neffs/graph_<hash>.neff}
-// plus the JSON system trace devtime reads (system_profile.json from `neuron-explorer view
-// --output-format json`, or ntrace*.json / system_trace*.json / sys_trace*.json in either JSON
-// form, see neuron_reader.h). Internal to devtime::trace.
+// plus the JSON system trace devtime reads, in either JSON form (neuron_reader.h) and under any
+// name: recognised by content anywhere in the session (system_trace_finder.h). Internal to
+// devtime::trace.
 #pragma once
 
 #include <filesystem>
@@ -21,6 +21,7 @@ namespace devtime::trace {
 
 struct NeuronSession {
   std::filesystem::path dir;                 // the <timestamp> (or older: <pid>) directory
+  std::filesystem::path root;                // the directory the user named (dir or above)
   std::vector<std::string> warnings;         // several ranks / sessions: which one was taken
   std::map<std::string, std::string> facts;  // neuron.instance_id, neuron.pid
 };

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "agents/trace/neuron_reader.h"
+#include "agents/trace/system_trace_finder.h"
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 
@@ -195,6 +196,96 @@ TEST(NeuronReader, DroppedEventsWarningText) {
             1001u);
   EXPECT_FALSE(DroppedEventsInWarning("no events were dropped"));
   EXPECT_FALSE(DroppedEventsInWarning(" trace events were dropped"));
+}
+
+TEST(SystemTraceFinder, RecognisesBothJsonFormsByTheirTopLevelKeys) {
+  EXPECT_EQ(SniffSystemTrace(R"({"trace_event": [{"name": "nc_exec_running"}]})"),
+            SystemTraceForm::kExplorerJson);
+  EXPECT_EQ(SniffSystemTrace(R"({"warnings": ["a", {"x": [1]}], "trace_events": [)"),
+            SystemTraceForm::kExplorerJson);  // cut inside the array: the key is enough
+  EXPECT_EQ(SniffSystemTrace(R"( {"events": [ {"event_type": "nrt_execute", "phase": "start"})"),
+            SystemTraceForm::kFetchApi);
+  EXPECT_EQ(SniffSystemTrace(R"({"events_dropped": 7, "events": []})"), SystemTraceForm::kFetchApi);
+  // Not system traces: Kineto, an `events` array of something else, a nested key, an array.
+  EXPECT_EQ(SniffSystemTrace(R"({"traceEvents": [{"ph": "X"}]})"), SystemTraceForm::kNone);
+  EXPECT_EQ(SniffSystemTrace(R"({"events": [{"name": "click"}]})"), SystemTraceForm::kNone);
+  EXPECT_EQ(SniffSystemTrace(R"({"meta": {"trace_event": []}})"), SystemTraceForm::kNone);
+  EXPECT_EQ(SniffSystemTrace(R"([{"trace_event": []}])"), SystemTraceForm::kNone);
+  EXPECT_EQ(SniffSystemTrace(R"({"a\"b": "}", "trace_event": [])"),
+            SystemTraceForm::kExplorerJson);  // escapes and brackets inside strings
+}
+
+TEST(NeuronDir, FetchApiTraceUnderAnyNameAnywhereInTheSessionIsRead) {
+  // The fetch-API fixture saved as runtime_dump_0001.json.gz two levels down: before issue 12
+  // only ntrace*/system_trace*/sys_trace* names were read and this run was INVALID.
+  TempDir dir;
+  fs::create_directories(dir.path() / "dumps" / "nc0");
+  dir.Write("trace.json", ReadAll(Fixture(kFetchSession / "neuron_framework_trace_rank_0.json")));
+  dir.Write("dumps/nc0/runtime_dump_0001.json.gz",
+            testing::Gzip(ReadAll(Fixture(kFetchSession / "ntrace.json"))));
+  dir.Write("ntrace.pb", "x");
+  TraceSummary s = MustSummarize(dir.path());
+  EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
+  EXPECT_TRUE(s.has_device_time);
+  EXPECT_DOUBLE_EQ(s.device_total_us, MustSummarize(Fixture(kFetchSession)).device_total_us);
+  const ArtifactRef* json = FindArtifact(s, "runtime_dump_0001.json.gz");
+  ASSERT_NE(json, nullptr);
+  EXPECT_EQ(json->kind, "system_trace_json");
+}
+
+TEST(NeuronDir, SystemTraceNextToTheSessionDirectoryIsRead) {
+  // <out>/<instance>_pid_<pid>/<timestamp>/ with the converted JSON one level up.
+  TempDir dir;
+  const fs::path session = dir.path() / "i-1_pid_7" / "1729888380";
+  fs::create_directories(session);
+  dir.Write("i-1_pid_7/1729888380/trace.json", ReadAll(Fixture(kExplorerSession / "trace.json")));
+  dir.Write("i-1_pid_7/1729888380/ntrace.pb", "x");
+  dir.Write("i-1_pid_7/converted.json", ReadAll(Fixture(kExplorerSession / "system_profile.json")));
+  TraceSummary s = MustSummarize(dir.path());
+  EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
+  EXPECT_DOUBLE_EQ(s.device_total_us, 1520.0);
+}
+
+TEST(NeuronDir, TwoRenderingsOfOneCaptureAgree) {
+  TempDir dir;
+  dir.Write("trace.json", ReadAll(Fixture(kExplorerSession / "trace.json")));
+  const std::string system = ReadAll(Fixture(kExplorerSession / "system_profile.json"));
+  dir.Write("system_profile.json", system);
+  dir.Write("copy_of_profile.json", system);
+  TraceSummary s = MustSummarize(dir.path());
+  EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
+  EXPECT_TRUE(HasWarning(s, "2 Neuron system traces of the same capture"));
+  EXPECT_DOUBLE_EQ(s.device_total_us, 1520.0);
+}
+
+TEST(NeuronDir, SystemTracesThatDisagreeMakeTheRunInvalidAndNameEach) {
+  TempDir dir;
+  dir.Write("trace.json", ReadAll(Fixture(kExplorerSession / "trace.json")));
+  dir.Write("system_profile.json", ReadAll(Fixture(kExplorerSession / "system_profile.json")));
+  dir.Write("other_run.json", R"({"trace_event": [{"name": "nc_exec_running",
+    "timestamp": 1729888381300000000, "duration": 5000, "exec_id": 9, "lnc_idx": "0"}]})");
+  TraceSummary s = MustSummarize(dir.path());
+  ASSERT_TRUE(s.invalid_reason);
+  EXPECT_NE(s.invalid_reason->find("2 Neuron system traces in the output directory disagree"),
+            std::string::npos)
+      << *s.invalid_reason;
+  EXPECT_NE(s.invalid_reason->find("other_run.json (explorer-json, 1 NeuronCore executions, "
+                                   "5.000 us)"),
+            std::string::npos)
+      << *s.invalid_reason;
+  EXPECT_NE(s.invalid_reason->find("system_profile.json (explorer-json, 3 NeuronCore executions"),
+            std::string::npos)
+      << *s.invalid_reason;
+}
+
+TEST(NeuronDir, AnEventsArrayOfSomethingElseIsNotASystemTrace) {
+  // A CUDA harness directory with an unrelated events.json stays a plain trace directory.
+  TempDir dir;
+  dir.Write("trace.json", ReadAll(Fixture("kineto_cuda_basic.json")));
+  dir.Write("events.json", R"({"events": [{"name": "epoch_end", "value": 3}]})");
+  TraceSummary s = MustSummarize(dir.path());
+  EXPECT_EQ(s.source_format, "kineto-json");
+  EXPECT_EQ(s.device_kind, DeviceKind::kCuda);
 }
 
 }  // namespace
