@@ -144,7 +144,7 @@ class Parser : private stream::JsonScanner {
     std::string_view ph, name, cat, ts, dur, pid, tid;
     bool has_ph = false, has_name = false, has_cat = false;
     bool skipped = false;  // a category the caller does not keep: the rest is skipped unread
-    int64_t correlation = -1, external_id = -1;
+    int64_t correlation = -1, external_id = -1, exec_id = -1, sequence_id = -1;
     ReadObject([&](std::string_view key) {
       switch (key.size()) {
         case 2:
@@ -192,8 +192,10 @@ class Parser : private stream::JsonScanner {
           }
           if (Is(key, "args") && Peek() == '{') {
             // Once the ids this category can use are read, the rest of args is skipped
-            // structurally: host ops use External id, runtime events and device events both
-            // (summarizer.cc). Unknown category (cat after args): read all.
+            // structurally: host ops use External id, device events correlation and External
+            // id (summarizer.cc). Runtime/driver events are read whole: they may also carry
+            // the exec_id / nrt_sequence_id that join a Neuron execution (neuron_join.h).
+            // Unknown category (cat after args): read all.
             const bool runtime = has_cat && (cat.ends_with("_runtime") || cat.ends_with("_driver"));
             const bool host = has_cat && !runtime && IsHostCategory(cat);
             bool want_corr = !host;
@@ -205,11 +207,15 @@ class Parser : private stream::JsonScanner {
               } else if (Is(arg, "External id")) {
                 external_id = ReadOptionalId();
                 want_ext = false;
+              } else if (Is(arg, "exec_id") && (runtime || !has_cat)) {
+                exec_id = ReadOptionalId();
+              } else if (Is(arg, "nrt_sequence_id") && (runtime || !has_cat)) {
+                sequence_id = ReadOptionalId();
               } else {
                 SkipValue(3);
                 return true;
               }
-              return want_corr || want_ext;
+              return runtime || want_corr || want_ext;
             });
             return true;
           }
@@ -251,6 +257,9 @@ class Parser : private stream::JsonScanner {
       ev.dur_ns = *d;
       ev.correlation = correlation;
       ev.external_id = external_id;
+      if (exec_id >= 0 || sequence_id >= 0) {
+        trace_->launch_ids.push_back({trace_->events.size(), exec_id, sequence_id});
+      }
       trace_->events.push_back(ev);
     }
     ++index_;

@@ -177,7 +177,7 @@ int64_t BusyNs(const NeuronSystemTrace& t) {
 // buffer and neuron-explorer's JSON) it returns the one already on the host clock, else the
 // first by path, and says so in a warning; when they disagree, `disagreement` names each.
 absl::StatusOr<NeuronSystemTrace> ReadSystemTraces(const std::vector<fs::path>& files,
-                                                   TraceSummary* summary,
+                                                   std::vector<std::string>* warnings,
                                                    std::optional<std::string>* disagreement) {
   std::vector<NeuronSystemTrace> traces;
   for (const fs::path& f : files) {
@@ -198,7 +198,7 @@ absl::StatusOr<NeuronSystemTrace> ReadSystemTraces(const std::vector<fs::path>& 
     if (traces[i].device_on_host_clock && !traces[chosen].device_on_host_clock) chosen = i;
   }
   if (agree) {
-    summary->warnings.push_back(absl::StrFormat(
+    warnings->push_back(absl::StrFormat(
         "%d Neuron system traces of the same capture (%d NeuronCore executions each); read %s",
         traces.size(), traces[0].device.size(), files[chosen].string()));
   } else {
@@ -282,17 +282,52 @@ std::optional<NeuronSession> FindNeuronSession(const fs::path& dir) {
   return session;
 }
 
-absl::Status ApplyNeuronSession(const NeuronSession& session,
+absl::StatusOr<NeuronCapture> ReadNeuronCapture(const NeuronSession& session) {
+  NeuronCapture capture;
+  capture.files = FindSystemTraces(session.dir, session.root);
+  if (capture.files.empty()) return capture;
+  absl::StatusOr<NeuronSystemTrace> sys =
+      ReadSystemTraces(capture.files, &capture.warnings, &capture.disagreement);
+  if (!sys.ok()) return sys.status();
+  capture.trace = std::move(*sys);
+  return capture;
+}
+
+CaptureWindow CaptureWindowOf(const NeuronSystemTrace& sys,
+                              const std::vector<StepWindow>& windows) {
+  // The ProfilerStep windows when both traces share the host clock (epoch ns; relative Kineto
+  // timestamps cannot be aligned), else everything.
+  CaptureWindow w;
+  w.aligned = !windows.empty() && sys.device_on_host_clock &&
+              windows.front().start_ns > 100'000'000'000'000'000LL;
+  if (w.aligned) {
+    w.lo_ns = windows.front().start_ns;
+    w.hi_ns = w.lo_ns;
+    for (const StepWindow& s : windows) w.hi_ns = std::max(w.hi_ns, s.end_ns);
+  }
+  return w;
+}
+
+std::vector<NeuronExecution> CountedExecutions(const NeuronSystemTrace& sys,
+                                               const CaptureWindow& window) {
+  std::vector<NeuronExecution> out;
+  for (const NeuronExecution& x : sys.executions) {
+    if (x.start_ns >= window.lo_ns && x.start_ns < window.hi_ns) out.push_back(x);
+  }
+  return out;
+}
+
+absl::Status ApplyNeuronSession(const NeuronSession& session, const NeuronCapture& capture,
                                 const std::vector<StepWindow>& windows, TraceSummary* summary) {
   summary->source_format = "neuron-dir";
   summary->device_kind = DeviceKind::kNeuron;
   for (const std::string& w : session.warnings) summary->warnings.push_back(w);
   for (const auto& [k, v] : session.facts) summary->environment.emplace(k, v);
   AddArtifacts(session.dir, summary);
-  const std::vector<fs::path> systems = FindSystemTraces(session.dir, session.root);
-  for (const fs::path& f : systems) {
+  for (const fs::path& f : capture.files) {
     summary->artifacts.push_back({"system_trace_json", f, FileSize(f), ""});
   }
+  for (const std::string& w : capture.warnings) summary->warnings.push_back(w);
 
   const double framework_us = summary->self_cpu_total_us;
   auto set_reason = [summary](std::string reason) {
@@ -300,7 +335,7 @@ absl::Status ApplyNeuronSession(const NeuronSession& session,
       summary->invalid_reason = std::move(reason);
     }
   };
-  if (systems.empty()) {
+  if (!capture.trace) {
     const bool has_pb = std::any_of(summary->artifacts.begin(), summary->artifacts.end(),
                                     [](const ArtifactRef& a) { return a.kind == "system_trace"; });
     set_reason(std::string(kDeviceTimeEmpty) + ": " +
@@ -312,10 +347,8 @@ absl::Status ApplyNeuronSession(const NeuronSession& session,
                              " (was ProfileMode.RUNTIME enabled?)"));
     return absl::OkStatus();
   }
-  std::optional<std::string> disagreement;
-  absl::StatusOr<NeuronSystemTrace> sys = ReadSystemTraces(systems, summary, &disagreement);
-  if (!sys.ok()) return sys.status();
-  if (disagreement) set_reason(*disagreement);
+  const NeuronSystemTrace* sys = &*capture.trace;
+  if (capture.disagreement) set_reason(*capture.disagreement);
   summary->capture.events_dropped = sys->events_dropped;
   for (const std::string& w : sys->runtime_warnings) {
     summary->warnings.push_back("Neuron runtime: " + w);
@@ -327,17 +360,10 @@ absl::Status ApplyNeuronSession(const NeuronSession& session,
         sys->unpaired));
   }
 
-  // The captured window: the ProfilerStep windows when both traces share the host clock (epoch
-  // ns; relative Kineto timestamps cannot be aligned), else the span of the executions.
-  const bool aligned = !windows.empty() && sys->device_on_host_clock &&
-                       windows.front().start_ns > 100'000'000'000'000'000LL;
-  int64_t lo = INT64_MIN;
-  int64_t hi = INT64_MAX;
-  if (aligned) {
-    lo = windows.front().start_ns;
-    hi = lo;
-    for (const StepWindow& w : windows) hi = std::max(hi, w.end_ns);
-  }
+  const CaptureWindow window = CaptureWindowOf(*sys, windows);
+  const bool aligned = window.aligned;
+  const int64_t lo = window.lo_ns;
+  const int64_t hi = window.hi_ns;
   std::vector<NsInterval> counted;
   int64_t outside_ns = 0;
   for (const NsInterval& x : sys->device) {
@@ -357,9 +383,23 @@ absl::Status ApplyNeuronSession(const NeuronSession& session,
   for (const NsInterval& x : counted) device_ns += x.end_ns - x.start_ns;
   summary->has_device_time = device_ns > 0;
   summary->device_total_us = Us(device_ns);
-  // The system trace names no operator: NeuronCore time is per execution and per step only.
-  summary->unattributed_device_us = Us(device_ns);
-  for (OpStats& op : summary->ops) op.step_self_device_us.clear();
+  const bool joined =
+      summary->device_join && summary->device_join->unjoined < summary->device_join->by_id +
+                                                                   summary->device_join->by_order +
+                                                                   summary->device_join->unjoined;
+  if (!joined) {
+    // Nothing joined: NeuronCore time is per execution and per step only; the ops keep their
+    // CPU columns and carry no (all-zero) per-step samples.
+    summary->unattributed_device_us = Us(device_ns);
+    for (OpStats& op : summary->ops) op.step_self_device_us.clear();
+  }
+  // The summarizer's own note on device events without a launching op is about CUDA launches;
+  // the join's warning says what happened to NeuronCore executions.
+  std::erase_if(summary->warnings, [](const std::string& w) {
+    return w.find(" device events (") != std::string::npos &&
+           w.find("have no launching op in the trace") != std::string::npos;
+  });
+  for (StepStats& step : summary->steps) step.device_us = 0;  // refilled by execution below
 
   // Steps: an execution belongs to the last window that started at or before it (device work
   // is asynchronous and may end after the host has left the window).
@@ -379,10 +419,10 @@ absl::Status ApplyNeuronSession(const NeuronSession& session,
             : std::string("the system trace has no timestamp_sync_point to move NeuronCore "
                           "times to the host clock; steps carry no device time"));
   }
-  if (summary->has_device_time) {
+  if (summary->has_device_time && !joined) {
     summary->warnings.push_back(absl::StrFormat(
         "NeuronCore time (%d executions from nc_exec_running) is not attributed to operators: "
-        "the system trace names no operator; per-step and layer totals only",
+        "no execution could be joined to a launching op; per-step and layer totals only",
         counted.size()));
   }
 

@@ -95,25 +95,30 @@ std::string ReadString(od::value& v) {
   return std::string(s);
 }
 
-// Merges rows that share a key into one interval (first start, last end): the rows of the
-// physical cores of one logical core's execution (LNC>1, §2.4).
+// Merges rows that share a key into one execution (first start, last end): the rows of the
+// physical cores of one logical core's execution (LNC>1, §2.4). Sets out->device and
+// out->executions, sorted by (start, end).
 template <typename Key>
-std::vector<NsInterval> MergeByKey(const std::vector<std::pair<Key, NsInterval>>& rows) {
-  std::map<Key, NsInterval> merged;
-  for (const auto& [key, iv] : rows) {
-    auto [it, inserted] = merged.emplace(key, iv);
+void MergeByKey(const std::vector<std::pair<Key, NeuronExecution>>& rows, NeuronSystemTrace* out) {
+  std::map<Key, NeuronExecution> merged;
+  for (const auto& [key, x] : rows) {
+    auto [it, inserted] = merged.emplace(key, x);
     if (!inserted) {
-      it->second.start_ns = std::min(it->second.start_ns, iv.start_ns);
-      it->second.end_ns = std::max(it->second.end_ns, iv.end_ns);
+      NeuronExecution& m = it->second;
+      m.start_ns = std::min(m.start_ns, x.start_ns);
+      m.end_ns = std::max(m.end_ns, x.end_ns);
+      if (m.sequence_id < 0) m.sequence_id = x.sequence_id;
     }
   }
-  std::vector<NsInterval> out;
-  out.reserve(merged.size());
-  for (const auto& [key, iv] : merged) out.push_back(iv);
-  std::sort(out.begin(), out.end(), [](const NsInterval& a, const NsInterval& b) {
-    return a.start_ns < b.start_ns || (a.start_ns == b.start_ns && a.end_ns < b.end_ns);
-  });
-  return out;
+  out->executions.clear();
+  out->executions.reserve(merged.size());
+  for (const auto& [key, x] : merged) out->executions.push_back(x);
+  std::sort(out->executions.begin(), out->executions.end(),
+            [](const NeuronExecution& a, const NeuronExecution& b) {
+              return a.start_ns < b.start_ns || (a.start_ns == b.start_ns && a.end_ns < b.end_ns);
+            });
+  out->device.clear();
+  for (const NeuronExecution& x : out->executions) out->device.push_back({x.start_ns, x.end_ns});
 }
 
 absl::Status ReadWarnings(od::value& v, const std::string& origin, NeuronSystemTrace* out) {
@@ -144,6 +149,7 @@ struct FetchEvent {
   int64_t nc_idx = -1;
   int64_t core = -1;  // data.device_core_idx
   int64_t exec_id = -1;
+  int64_t sequence_id = -1;       // data.nrt_sequence_id
   std::optional<int64_t> nc_ts;   // data.nc_timestamp_ns (device clock)
   std::optional<int64_t> cpu_ts;  // data.cpu_timestamp_ns (host clock)
 };
@@ -178,6 +184,8 @@ absl::Status ReadFetchEvent(od::value& element, uint64_t index, const std::strin
                   ev->cpu_ts = ReadInt(dv);
                 } else if (k == "exec_id") {
                   ev->exec_id = ReadInt(dv).value_or(-1);
+                } else if (k == "nrt_sequence_id") {
+                  ev->sequence_id = ReadInt(dv).value_or(-1);
                 } else if (k == "device_core_idx") {
                   ev->core = ReadInt(dv).value_or(-1);
                 }
@@ -197,7 +205,7 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
   using PairKey = std::tuple<std::string, int64_t, int64_t, int64_t>;
   std::map<PairKey, FetchEvent> open;
   struct Exec {
-    int64_t nc_idx, exec_id;
+    int64_t nc_idx, exec_id, sequence_id;
     uint64_t index;
     int64_t start, stop;  // device clock
   };
@@ -247,7 +255,8 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
           ev.type, ev.tracking_id, this_index);
     }
     if (exec) {
-      execs.push_back({ev.nc_idx, start.exec_id >= 0 ? start.exec_id : ev.exec_id, this_index, *t0,
+      execs.push_back({ev.nc_idx, start.exec_id >= 0 ? start.exec_id : ev.exec_id,
+                       start.sequence_id >= 0 ? start.sequence_id : ev.sequence_id, this_index, *t0,
                        std::max(*t0, *t1)});
     } else if (!IsHardwareEvent(ev.type)) {
       out->runtime.push_back({*t0, std::max(*t0, *t1)});
@@ -261,7 +270,7 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
   for (const Exec& x : execs) {
     if (!syncs.contains(x.nc_idx)) aligned = false;
   }
-  std::vector<std::pair<std::tuple<int64_t, int64_t, uint64_t>, NsInterval>> rows;
+  std::vector<std::pair<std::tuple<int64_t, int64_t, uint64_t>, NeuronExecution>> rows;
   rows.reserve(execs.size());
   for (const Exec& x : execs) {
     int64_t shift = 0;
@@ -280,9 +289,11 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
     }
     // Rows without an exec_id cannot be merged: each is its own execution.
     const uint64_t unique = x.exec_id >= 0 ? 0 : x.index + 1;
-    rows.push_back({{x.nc_idx, x.exec_id, unique}, {x.start + shift, x.stop + shift}});
+    rows.push_back(
+        {{x.nc_idx, x.exec_id, unique},
+         {x.start + shift, x.stop + shift, std::to_string(x.nc_idx), x.exec_id, x.sequence_id}});
   }
-  out->device = MergeByKey(rows);
+  MergeByKey(rows, out);
   out->device_on_host_clock = aligned;
   return absl::OkStatus();
 }
@@ -291,7 +302,7 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
 
 absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
                                 NeuronSystemTrace* out) {
-  std::vector<std::pair<std::tuple<std::string, std::string, int64_t, uint64_t>, NsInterval>>
+  std::vector<std::pair<std::tuple<std::string, std::string, int64_t, uint64_t>, NeuronExecution>>
       exec_rows;
   uint64_t index = 0;
   for (auto element_result : events) {
@@ -307,6 +318,7 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
     std::string name, group, process, lnc, unit;
     std::optional<int64_t> ts, dur, type;
     int64_t exec_id = -1;
+    int64_t sequence_id = -1;
     absl::Status st = json::ForEachField(
         obj,
         [&](std::string_view key, od::value& v) -> absl::Status {
@@ -328,6 +340,8 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
             lnc = ReadIdText(v);
           } else if (key == "exec_id") {
             exec_id = ReadInt(v).value_or(-1);
+          } else if (key == "nrt_sequence_id") {
+            sequence_id = ReadInt(v).value_or(-1);
           } else if (key == "args") {
             od::object args;
             if (v.get_object().get(args)) return absl::OkStatus();
@@ -335,6 +349,9 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
                 args,
                 [&](std::string_view k, od::value& av) {
                   if (k == "exec_id" && exec_id < 0) exec_id = ReadInt(av).value_or(-1);
+                  if (k == "nrt_sequence_id" && sequence_id < 0) {
+                    sequence_id = ReadInt(av).value_or(-1);
+                  }
                   return absl::OkStatus();
                 },
                 FieldError(origin, where + ".args"));
@@ -359,7 +376,8 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
     const NsInterval iv{*ts, *ts + *dur};
     if (name == kExec) {
       const uint64_t unique = exec_id >= 0 ? 0 : this_index + 1;
-      exec_rows.push_back({{process, lnc, exec_id, unique}, iv});
+      exec_rows.push_back({{process, lnc, exec_id, unique},
+                           {iv.start_ns, iv.end_ns, process + "/" + lnc, exec_id, sequence_id}});
     } else if (type == 99999 || group.starts_with("framework")) {
       out->framework.push_back(iv);
     } else if (!IsHardwareEvent(name)) {
@@ -367,7 +385,7 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
     }
   }
   out->event_count = index;
-  out->device = MergeByKey(exec_rows);
+  MergeByKey(exec_rows, out);
   out->device_on_host_clock = true;
   return absl::OkStatus();
 }

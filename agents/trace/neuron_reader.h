@@ -25,10 +25,21 @@ struct NsInterval {
   int64_t end_ns = 0;
 };
 
+// One NeuronCore execution (nc_exec_running, physical-core rows merged) with what can join it
+// to the framework op that launched it.
+struct NeuronExecution {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  std::string queue;         // the NeuronCore queue: "<process>/<lnc_idx>" or fetch "<nc_idx>"
+  int64_t exec_id = -1;      // exec_id (top level, args or data), -1 when absent
+  int64_t sequence_id = -1;  // nrt_sequence_id, -1 when absent
+};
+
 struct NeuronSystemTrace {
   std::string form;  // "fetch-api" or "explorer-json"
   // nc_exec_running, merged per (process, logical core, exec_id) across physical cores.
   std::vector<NsInterval> device;
+  std::vector<NeuronExecution> executions;  // the same executions as `device`, with their ids
   // True when `device` is on the host clock (epoch ns): always for form (b), whose JSON output
   // already applies the timestamp_sync_point adjustment (§2.4); for form (a) only when every
   // core had a timestamp_sync_point to adjust with.

@@ -52,6 +52,14 @@ struct RawEvent {
   int64_t external_id = -1;  // args["External id"], -1 when absent
 };
 
+// Ids a runtime/driver event carries that can join it to a device execution recorded elsewhere
+// (a Neuron system trace): args.exec_id, args.nrt_sequence_id. Listed only when one is present.
+struct LaunchIds {
+  size_t event = 0;  // position in RawTrace::events
+  int64_t exec_id = -1;
+  int64_t sequence_id = -1;
+};
+
 struct RawTrace {
   std::string format;  // "legacy-array" or "kineto-json"
   StringTable strings;
@@ -60,6 +68,7 @@ struct RawTrace {
   uint64_t complete_events = 0;  // "X" events, kept or not (TraceReadOptions::keep_categories)
   std::optional<int64_t> base_time_ns;              // baseTimeNanoseconds
   std::optional<uint64_t> device_properties_count;  // size of deviceProperties, when present
+  std::vector<LaunchIds> launch_ids;                // runtime/driver events with join ids
 };
 
 }  // namespace devtime::trace

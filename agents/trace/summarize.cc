@@ -11,6 +11,7 @@
 #include "agents/trace/json_trace_reader.h"
 #include "agents/trace/key_averages_reader.h"
 #include "agents/trace/neuron_dir.h"
+#include "agents/trace/neuron_join.h"
 #include "agents/trace/summarizer.h"
 #include "agents/trace/trace_summary.h"
 
@@ -121,9 +122,12 @@ void ApplyHarnessEnvironment(TraceSummary* summary) {
 }
 
 // `windows`, when given, receives the ProfilerStep windows in absolute ns where the trace has
-// baseTimeNanoseconds (else as written).
+// baseTimeNanoseconds (else as written). `neuron`, when given, is the Neuron session's system
+// trace: its counted executions are joined to the ops that launched them (neuron_join.h) and
+// summarized as their device time.
 absl::StatusOr<TraceSummary> SummarizeFile(const fs::path& path, const SummarizeOptions& options,
-                                           std::vector<StepWindow>* windows = nullptr) {
+                                           std::vector<StepWindow>* windows = nullptr,
+                                           const NeuronCapture* neuron = nullptr) {
   // Keep only the events the summary uses (python_function & co. are counted, not stored).
   std::set<std::string> keep = options.host_op_categories;
   keep.insert(options.device_categories.begin(), options.device_categories.end());
@@ -132,14 +136,24 @@ absl::StatusOr<TraceSummary> SummarizeFile(const fs::path& path, const Summarize
   read_options.host_categories = &options.host_op_categories;
   absl::StatusOr<RawTrace> raw = ReadTraceFile(path, read_options);
   if (!raw.ok()) return raw.status();
-  TraceSummary summary = SummarizeRawTrace(*raw, options);
-  if (windows) {
-    *windows = StepWindows(*raw, options);
-    for (StepWindow& w : *windows) {
-      w.start_ns += raw->base_time_ns.value_or(0);
-      w.end_ns += raw->base_time_ns.value_or(0);
-    }
+  std::vector<StepWindow> absolute = StepWindows(*raw, options);
+  for (StepWindow& w : absolute) {
+    w.start_ns += raw->base_time_ns.value_or(0);
+    w.end_ns += raw->base_time_ns.value_or(0);
   }
+  SummarizeOptions effective = options;
+  std::optional<DeviceJoin> join;
+  std::vector<std::string> join_warnings;
+  if (neuron && neuron->trace) {
+    const CaptureWindow window = CaptureWindowOf(*neuron->trace, absolute);
+    join = JoinNeuronExecutions(CountedExecutions(*neuron->trace, window), window.aligned,
+                                window.lo_ns, window.hi_ns, &*raw, &join_warnings);
+    effective.device_categories.insert(kNeuronExecCategory);
+  }
+  TraceSummary summary = SummarizeRawTrace(*raw, effective);
+  summary.device_join = join;
+  for (std::string& w : join_warnings) summary.warnings.push_back(std::move(w));
+  if (windows) *windows = std::move(absolute);
   summary.artifacts.push_back({"framework_trace", path, FileSize(path), ""});
   return summary;
 }
@@ -149,6 +163,12 @@ absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& top,
   // A TorchNeuron output directory: work in its session directory.
   const std::optional<NeuronSession> neuron = FindNeuronSession(top);
   const fs::path dir = neuron ? neuron->dir : top;
+  NeuronCapture capture;
+  if (neuron) {
+    absl::StatusOr<NeuronCapture> read = ReadNeuronCapture(*neuron);
+    if (!read.ok()) return read.status();
+    capture = std::move(*read);
+  }
   std::vector<fs::path> traces;
   fs::path environment;
   fs::path key_averages;
@@ -185,7 +205,8 @@ absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& top,
   TraceSummary summary;
   std::vector<StepWindow> windows;
   if (!traces.empty()) {
-    absl::StatusOr<TraceSummary> s = SummarizeFile(traces.back(), options, &windows);
+    absl::StatusOr<TraceSummary> s =
+        SummarizeFile(traces.back(), options, &windows, neuron ? &capture : nullptr);
     if (!s.ok()) return s.status();
     summary = std::move(*s);
     if (traces.size() > 1) {
@@ -212,7 +233,7 @@ absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& top,
                                "key_averages.json in directory");
   }
   if (neuron) {
-    absl::Status st = ApplyNeuronSession(*neuron, windows, &summary);
+    absl::Status st = ApplyNeuronSession(*neuron, capture, windows, &summary);
     if (!st.ok()) return st;
   }
   if (!key_averages.empty()) {

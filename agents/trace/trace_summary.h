@@ -69,6 +69,24 @@ struct CaptureInfo {
 
 enum class DeviceKind { kCpu, kCuda, kNeuron };
 
+// How device executions recorded outside the framework trace (a Neuron system trace) were joined
+// to the ops that launched them (neuron_join.h). Times are microseconds.
+struct DeviceJoin {
+  uint64_t by_id = 0;     // executions joined by an id both files carry (exec_id, nrt_sequence_id)
+  uint64_t by_order = 0;  // executions joined by order on their NeuronCore queue
+  uint64_t unjoined = 0;  // executions left unattributed
+  double by_id_us = 0;
+  double by_order_us = 0;
+  double unjoined_us = 0;
+  // "id", "order", "id+order" or "none" (nothing joined).
+  std::string Method() const {
+    if (by_id > 0 && by_order > 0) return "id+order";
+    if (by_id > 0) return "id";
+    if (by_order > 0) return "order";
+    return "none";
+  }
+};
+
 struct TraceSummary {
   // "kineto-json", "legacy-array", "key-averages-json" or "neuron-dir".
   std::string source_format;
@@ -94,6 +112,8 @@ struct TraceSummary {
   // device_total_us, never dropped; a warning says how much.
   double unattributed_device_us = 0;
   uint64_t event_count = 0;  // complete ("X") events read from the trace
+  // Set for a Neuron session with a system trace: how its executions were joined to ops.
+  std::optional<DeviceJoin> device_join;
 };
 
 // Knobs for Summarize. The defaults follow torch's key_averages() (profiler-formats.md §1.8).
