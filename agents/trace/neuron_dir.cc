@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agents/trace/neuron_reader.h"
+#include "agents/trace/pftrace_reader.h"
 #include "agents/trace/system_trace_finder.h"
 
 namespace devtime::trace {
@@ -44,7 +45,7 @@ bool IsNeuronFileName(const std::string& name) {
 struct DirKind {
   bool artifacts = false;        // ntrace.pb, trace_info.pb, NEFF/NTFF (also under neffs/)
   bool framework_trace = false;  // trace.json, neuron_framework_trace_rank_<N>.json, ...
-  bool system_json = false;      // a JSON system trace, recognised by content
+  bool system_json = false;      // a system trace (JSON or Perfetto), recognised by content
   // Certainly a session: Neuron artifacts, or a framework trace next to a system trace.
   bool Strong() const { return artifacts || (framework_trace && system_json); }
   bool Any() const { return artifacts || system_json; }
@@ -58,8 +59,7 @@ DirKind Classify(const fs::path& dir) {
       k.artifacts = true;
     } else if (IsFrameworkTraceName(name)) {
       k.framework_trace = true;
-    } else if (!k.system_json && IsJsonName(name) &&
-               SniffSystemTraceFile(f) != SystemTraceForm::kNone) {
+    } else if (!k.system_json && SniffAnySystemTraceFile(f) != SystemTraceForm::kNone) {
       k.system_json = true;
     }
   }
@@ -181,7 +181,9 @@ absl::StatusOr<NeuronSystemTrace> ReadSystemTraces(const std::vector<fs::path>& 
                                                    std::optional<std::string>* disagreement) {
   std::vector<NeuronSystemTrace> traces;
   for (const fs::path& f : files) {
-    absl::StatusOr<NeuronSystemTrace> t = ReadNeuronSystemTrace(f);
+    absl::StatusOr<NeuronSystemTrace> t = IsPerfettoSystemTraceName(f.filename().string())
+                                              ? ReadPerfettoSystemTrace(f)
+                                              : ReadNeuronSystemTrace(f);
     if (!t.ok()) return t.status();
     traces.push_back(std::move(*t));
   }

@@ -23,13 +23,16 @@ using json::TrimToken;
 constexpr std::string_view kExec = "nc_exec_running";
 constexpr std::string_view kSync = "timestamp_sync_point";
 
-// The "hardware" event group (§2.4) — not runtime (software) time.
-bool IsHardwareEvent(std::string_view name) {
+}  // namespace
+
+bool IsNeuronHardwareEvent(std::string_view name) {
   static const std::set<std::string_view> kHardware = {
       "nc_exec_running",  "cc_running",      "cc_exec_barrier",      "numerical_err",
       "nrt_model_switch", "nc_model_switch", "timestamp_sync_point", "hw_notify"};
   return kHardware.contains(name);
 }
+
+namespace {
 
 absl::Status Bad(const std::string& origin, const std::string& what) {
   return absl::InvalidArgumentError(origin + ": " + what);
@@ -258,7 +261,7 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
       execs.push_back({ev.nc_idx, start.exec_id >= 0 ? start.exec_id : ev.exec_id,
                        start.sequence_id >= 0 ? start.sequence_id : ev.sequence_id, this_index, *t0,
                        std::max(*t0, *t1)});
-    } else if (!IsHardwareEvent(ev.type)) {
+    } else if (!IsNeuronHardwareEvent(ev.type)) {
       out->runtime.push_back({*t0, std::max(*t0, *t1)});
     }
   }
@@ -380,7 +383,7 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
                            {iv.start_ns, iv.end_ns, process + "/" + lnc, exec_id, sequence_id}});
     } else if (type == 99999 || group.starts_with("framework")) {
       out->framework.push_back(iv);
-    } else if (!IsHardwareEvent(name)) {
+    } else if (!IsNeuronHardwareEvent(name)) {
       out->runtime.push_back(iv);
     }
   }
@@ -391,6 +394,13 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
 }
 
 }  // namespace
+
+void MergeExecutionRows(const std::vector<ExecutionRow>& rows, NeuronSystemTrace* out) {
+  std::vector<std::pair<std::string, NeuronExecution>> keyed;
+  keyed.reserve(rows.size());
+  for (const ExecutionRow& r : rows) keyed.emplace_back(r.key, r.execution);
+  MergeByKey(keyed, out);
+}
 
 std::optional<uint64_t> DroppedEventsInWarning(std::string_view w) {
   constexpr std::string_view kNeedle = " trace events were dropped";

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -57,6 +58,19 @@ struct NeuronSystemTrace {
 absl::StatusOr<NeuronSystemTrace> ParseNeuronSystemTrace(const std::string& padded, size_t size,
                                                          const std::string& origin);
 absl::StatusOr<NeuronSystemTrace> ReadNeuronSystemTrace(const std::filesystem::path& path);
+
+// True for the system trace's "hardware" event group (nc_exec_running, cc_running, ...,
+// timestamp_sync_point, hw_notify; §2.4): device time, not runtime (software) time.
+bool IsNeuronHardwareEvent(std::string_view name);
+
+// One physical core's row of an execution; rows with the same `key` are one execution.
+struct ExecutionRow {
+  std::string key;
+  NeuronExecution execution;
+};
+// Merges the rows of each execution (first start, last end) and sets out->executions and
+// out->device, sorted by (start, end). Used by every system-trace form.
+void MergeExecutionRows(const std::vector<ExecutionRow>& rows, NeuronSystemTrace* out);
 
 // "1001 trace events were dropped during capture ..." → 1001 (§2.4); nullopt otherwise.
 std::optional<uint64_t> DroppedEventsInWarning(std::string_view warning);

@@ -1,6 +1,7 @@
 // Summarize(): the library's entry point — a trace file, or a harness output directory
 // (trace + optional environment.json and key_averages.json).
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -74,6 +75,36 @@ void CrossCheckCalls(const KeyAverages& ka, TraceSummary* summary) {
   if (mismatches.empty()) return;
   std::string msg = absl::StrFormat(
       "key_averages.json and the trace disagree on calls for %d ops: ", mismatches.size());
+  for (size_t i = 0; i < mismatches.size() && i < 5; ++i) {
+    if (i > 0) msg += "; ";
+    msg += mismatches[i];
+  }
+  if (mismatches.size() > 5) msg += "; ...";
+  summary->warnings.push_back(std::move(msg));
+}
+
+// Warns where the harness's key_averages.json carries device time and it disagrees with the
+// trace's per-op self device time (more than 5 % and 1 us apart).
+void CrossCheckDevice(const KeyAverages& ka, TraceSummary* summary) {
+  const bool ka_has_device = std::any_of(ka.rows.begin(), ka.rows.end(),
+                                         [](const OpStats& r) { return r.self_device_us > 0; });
+  if (!ka_has_device || !summary->has_device_time) return;
+  std::map<std::string, double> trace_device;
+  for (const OpStats& op : summary->ops) trace_device[op.name] = op.self_device_us;
+  std::vector<std::string> mismatches;
+  for (const OpStats& row : ka.rows) {
+    auto it = trace_device.find(row.name);
+    const double in_trace = it == trace_device.end() ? 0 : it->second;
+    const double diff = std::abs(in_trace - row.self_device_us);
+    if (diff > 1.0 && diff > 0.05 * std::max(in_trace, row.self_device_us)) {
+      mismatches.push_back(absl::StrFormat("%s (%.3f us in key_averages.json, %.3f us in trace)",
+                                           row.name, row.self_device_us, in_trace));
+    }
+  }
+  if (mismatches.empty()) return;
+  std::string msg =
+      absl::StrFormat("key_averages.json and the trace disagree on self device time for %d ops: ",
+                      mismatches.size());
   for (size_t i = 0; i < mismatches.size() && i < 5; ++i) {
     if (i > 0) msg += "; ";
     msg += mismatches[i];
@@ -216,6 +247,7 @@ absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& top,
     }
     if (ka) {
       CrossCheckCalls(*ka, &summary);
+      CrossCheckDevice(*ka, &summary);
       // The harness knows which backend it profiled, even when the trace has no device rows.
       if (auto kind = ParseDeviceKind(ka->device);
           kind && *kind != DeviceKind::kCpu && summary.device_kind == DeviceKind::kCpu) {

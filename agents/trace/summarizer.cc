@@ -231,6 +231,28 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
   for (auto it = host.rbegin(); it != host.rend(); ++it) {
     if (parent[*it] != kNone) total_device[parent[*it]] += total_device[*it];
   }
+  // Per-kernel totals: device events grouped by name.
+  {
+    std::vector<int64_t> row_of_kernel(trace.strings.size(), -1);
+    std::vector<int64_t> kernel_ns;
+    for (size_t d : device) {
+      int64_t& row = row_of_kernel[events[d].name];
+      if (row < 0) {
+        row = static_cast<int64_t>(summary.kernels.size());
+        summary.kernels.push_back({trace.strings.Get(events[d].name), 0, 0});
+        kernel_ns.push_back(0);
+      }
+      summary.kernels[static_cast<size_t>(row)].calls += 1;
+      kernel_ns[static_cast<size_t>(row)] += dur[d];
+    }
+    for (size_t k = 0; k < summary.kernels.size(); ++k)
+      summary.kernels[k].device_us = Us(kernel_ns[k]);
+    std::sort(summary.kernels.begin(), summary.kernels.end(),
+              [](const KernelStats& a, const KernelStats& b) {
+                if (a.device_us != b.device_us) return a.device_us > b.device_us;
+                return a.name < b.name;
+              });
+  }
   summary.has_device_time = device_total_ns > 0;
   summary.device_total_us = Us(device_total_ns);
   summary.unattributed_device_us = Us(unattributed_ns);

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "agents/trace/neuron_dir.h"
+#include "agents/trace/pftrace_reader.h"
 
 namespace devtime::trace {
 namespace {
@@ -122,6 +123,20 @@ SystemTraceForm SniffSystemTraceFile(const fs::path& file) {
   return SniffSystemTrace(buf);
 }
 
+SystemTraceForm SniffAnySystemTraceFile(const fs::path& file) {
+  const std::string name = file.filename().string();
+  if (IsPerfettoSystemTraceName(name)) {
+    gzFile f = gzopen(file.c_str(), "rb");
+    if (f == nullptr) return SystemTraceForm::kNone;
+    unsigned char first = 0;
+    const int n = gzread(f, &first, 1);
+    gzclose(f);
+    return n == 1 && first == 0x0A ? SystemTraceForm::kPerfetto : SystemTraceForm::kNone;
+  }
+  if (!IsJsonName(name) || IsFrameworkTraceName(name)) return SystemTraceForm::kNone;
+  return SniffSystemTraceFile(file);
+}
+
 std::vector<fs::path> FindSystemTraces(const fs::path& session_dir, const fs::path& root) {
   std::vector<fs::path> files;
   Walk(session_dir, 1, &files);
@@ -141,9 +156,7 @@ std::vector<fs::path> FindSystemTraces(const fs::path& session_dir, const fs::pa
   }
   std::vector<fs::path> out;
   for (const fs::path& f : files) {
-    const std::string name = f.filename().string();
-    if (!IsJsonName(name) || IsFrameworkTraceName(name)) continue;
-    if (SniffSystemTraceFile(f) != SystemTraceForm::kNone) out.push_back(f);
+    if (SniffAnySystemTraceFile(f) != SystemTraceForm::kNone) out.push_back(f);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

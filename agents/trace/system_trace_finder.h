@@ -11,7 +11,7 @@
 
 namespace devtime::trace {
 
-enum class SystemTraceForm { kNone, kFetchApi, kExplorerJson };
+enum class SystemTraceForm { kNone, kFetchApi, kExplorerJson, kPerfetto };
 
 // The form of the JSON text `prefix` (the start of a file; it may be cut anywhere): judged from
 // the first top-level key that names an event array, within the prefix.
@@ -21,12 +21,16 @@ SystemTraceForm SniffSystemTrace(std::string_view prefix);
 // files that cannot be read.
 SystemTraceForm SniffSystemTraceFile(const std::filesystem::path& file);
 
+// kPerfetto for a system-profile name (pftrace_reader.h) whose first byte (gunzipped) is a
+// TracePacket record tag (0x0A); else SniffSystemTraceFile().
+SystemTraceForm SniffAnySystemTraceFile(const std::filesystem::path& file);
+
 // True for *.json and *.json.gz names.
 bool IsJsonName(const std::string& name);
 
-// The JSON system traces of a session, sorted by path: every *.json[.gz] file under
+// The system traces of a session, sorted by path: every *.json[.gz] or *.pftrace[.gz] file under
 // `session_dir` (3 levels deep at most) or directly in one of its ancestors up to and including
-// `root`, framework trace names excluded, whose content SniffSystemTraceFile() recognises.
+// `root`, framework trace names excluded, whose content SniffAnySystemTraceFile() recognises.
 std::vector<std::filesystem::path> FindSystemTraces(const std::filesystem::path& session_dir,
                                                     const std::filesystem::path& root);
 

@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -34,6 +35,13 @@ struct OpStats {
   // trace has no device time). Empty when the trace has no ProfilerStep windows. Stored
   // sparsely (only the steps the op occurs in), read like a std::vector<double>.
   StepSamples step_self_device_us;
+};
+
+// Device events of one name (a kernel, a memcpy, nc_exec_running), over the whole trace.
+struct KernelStats {
+  std::string name;
+  uint64_t calls = 0;
+  double device_us = 0;
 };
 
 // One ProfilerStep#N window.
@@ -114,7 +122,15 @@ struct TraceSummary {
   uint64_t event_count = 0;  // complete ("X") events read from the trace
   // Set for a Neuron session with a system trace: how its executions were joined to ops.
   std::optional<DeviceJoin> device_join;
+  // Device events grouped by name, most device time first (ties by name). All of them: a
+  // consumer that keeps the top N sums the rest.
+  std::vector<KernelStats> kernels;
 };
+
+// The kind of a TraceSummary warning, a stable snake_case word for machines
+// ("neff_without_ntff", "unattributed_device_events", "executions_not_joined", ...; "other"
+// for text this library does not write). Each warning the library writes has its own kind.
+std::string WarningKind(std::string_view warning);
 
 // Knobs for Summarize. The defaults follow torch's key_averages() (profiler-formats.md §1.8).
 struct SummarizeOptions {
