@@ -168,8 +168,7 @@ TEST(PerfettoReader, GzipFileAndExecutionsOfPhysicalCoresMerged) {
 TEST(PerfettoReader, DroppedPacketsMakeTheRunInvalid) {
   TempDir dir;
   // The writer reports a lost packet on the device sequence (before the file's cut last record).
-  const std::string bytes =
-      Record(Proto().Varint(10, kDeviceSeq).Varint(42, 1)) + RmsNormPftrace();
+  const std::string bytes = Record(Proto().Varint(10, kDeviceSeq).Varint(42, 1)) + RmsNormPftrace();
   TraceSummary s = MustSummarize(PerfettoSession(dir, "system_profile.pftrace", bytes));
   ASSERT_TRUE(s.invalid_reason);
   EXPECT_NE(s.invalid_reason->find("dropped"), std::string::npos) << *s.invalid_reason;
