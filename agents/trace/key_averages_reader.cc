@@ -17,6 +17,22 @@ absl::Status Bad(const std::filesystem::path& path, const std::string& what) {
 
 std::string Err(simdjson::error_code e) { return json::ErrorText(e); }
 
+// The error for a top-level field simdjson cannot read.
+auto MalformedAt(const std::filesystem::path& path) {
+  return [&path](simdjson::error_code e) { return Bad(path, "malformed JSON (" + Err(e) + ")"); };
+}
+
+// Starts `parser` on a side file whose top level must be a JSON object.
+absl::Status IterateObject(od::parser& parser, const std::string& padded, size_t size,
+                           const std::filesystem::path& path, od::document* doc, od::object* top) {
+  if (absl::Status st = json::Iterate(parser, padded, size, path.string(), "empty file", doc);
+      !st.ok()) {
+    return st;
+  }
+  if (doc->get_object().get(*top)) return Bad(path, "top level is not an object");
+  return absl::OkStatus();
+}
+
 absl::Status ReadRow(const std::filesystem::path& path, size_t index, od::value& element,
                      OpStats* row) {
   const std::string where = "rows[" + std::to_string(index) + "]";
@@ -24,34 +40,34 @@ absl::Status ReadRow(const std::filesystem::path& path, size_t index, od::value&
   if (element.get_object().get(obj)) return Bad(path, where + " is not an object");
   bool has_name = false;
   bool has_calls = false;
-  for (auto field_result : obj) {
-    od::field field;
-    if (auto e = std::move(field_result).get(field)) return Bad(path, where + ": " + Err(e));
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return Bad(path, where + ": " + Err(e));
-    od::value v = field.value();
-    if (key == "name") {
-      std::string_view s;
-      if (auto e = v.get_string().get(s)) return Bad(path, where + ".name: " + Err(e));
-      row->name = std::string(s);
-      has_name = true;
-    } else if (key == "calls") {
-      uint64_t c = 0;
-      if (auto e = v.get_uint64().get(c)) return Bad(path, where + ".calls: " + Err(e));
-      row->calls = c;
-      has_calls = true;
-    } else if (key == "self_cpu_us" || key == "cpu_total_us" || key == "self_device_us" ||
-               key == "device_total_us") {
-      double d = 0;
-      if (auto e = v.get_double().get(d)) {
-        return Bad(path, where + "." + std::string(key) + ": " + Err(e));
-      }
-      if (key == "self_cpu_us") row->self_cpu_us = d;
-      if (key == "cpu_total_us") row->total_cpu_us = d;
-      if (key == "self_device_us") row->self_device_us = d;
-      if (key == "device_total_us") row->total_device_us = d;
-    }
-  }
+  absl::Status st = json::ForEachField(
+      obj,
+      [&](std::string_view key, od::value& v) -> absl::Status {
+        if (key == "name") {
+          std::string_view s;
+          if (auto e = v.get_string().get(s)) return Bad(path, where + ".name: " + Err(e));
+          row->name = std::string(s);
+          has_name = true;
+        } else if (key == "calls") {
+          uint64_t c = 0;
+          if (auto e = v.get_uint64().get(c)) return Bad(path, where + ".calls: " + Err(e));
+          row->calls = c;
+          has_calls = true;
+        } else if (key == "self_cpu_us" || key == "cpu_total_us" || key == "self_device_us" ||
+                   key == "device_total_us") {
+          double d = 0;
+          if (auto e = v.get_double().get(d)) {
+            return Bad(path, where + "." + std::string(key) + ": " + Err(e));
+          }
+          if (key == "self_cpu_us") row->self_cpu_us = d;
+          if (key == "cpu_total_us") row->total_cpu_us = d;
+          if (key == "self_device_us") row->self_device_us = d;
+          if (key == "device_total_us") row->total_device_us = d;
+        }
+        return absl::OkStatus();
+      },
+      [&](simdjson::error_code e) { return Bad(path, where + ": " + Err(e)); });
+  if (!st.ok()) return st;
   if (!has_name) return Bad(path, where + ": missing field 'name'");
   if (!has_calls) return Bad(path, where + ": missing field 'calls'");
   return absl::OkStatus();
@@ -69,48 +85,40 @@ absl::StatusOr<KeyAverages> ParseKeyAverages(const std::string& padded, size_t s
                                              const std::filesystem::path& path) {
   od::parser parser;
   od::document doc;
-  if (size == 0) return Bad(path, "empty file");
-  if (padded.size() < size + simdjson::SIMDJSON_PADDING) {
-    return absl::InternalError(path.string() + ": buffer lacks simdjson padding");
-  }
-  if (auto e = parser.iterate(padded.data(), size, padded.size()).get(doc)) {
-    return Bad(path, "not JSON (" + Err(e) + ")");
-  }
   od::object top;
-  if (doc.get_object().get(top)) return Bad(path, "top level is not an object");
+  if (absl::Status st = IterateObject(parser, padded, size, path, &doc, &top); !st.ok()) {
+    return st;
+  }
   KeyAverages out;
   bool has_rows = false;
-  for (auto field_result : top) {
-    od::field field;
-    if (auto e = std::move(field_result).get(field))
-      return Bad(path, "malformed JSON (" + Err(e) + ")");
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) {
-      return Bad(path, "malformed JSON (" + Err(e) + ")");
-    }
-    od::value v = field.value();
-    if (key == "device") {
-      std::string_view s;
-      if (auto e = v.get_string().get(s)) return Bad(path, "'device': " + Err(e));
-      out.device = std::string(s);
-    } else if (key == "rows") {
-      od::array rows;
-      if (v.get_array().get(rows)) return Bad(path, "'rows' is not an array");
-      size_t index = 0;
-      for (auto element_result : rows) {
-        od::value element;
-        if (auto e = element_result.get(element)) {
-          return Bad(path, "rows[" + std::to_string(index) + "]: " + Err(e));
+  absl::Status st = json::ForEachField(
+      top,
+      [&](std::string_view key, od::value& v) -> absl::Status {
+        if (key == "device") {
+          std::string_view s;
+          if (auto e = v.get_string().get(s)) return Bad(path, "'device': " + Err(e));
+          out.device = std::string(s);
+        } else if (key == "rows") {
+          od::array rows;
+          if (v.get_array().get(rows)) return Bad(path, "'rows' is not an array");
+          size_t index = 0;
+          for (auto element_result : rows) {
+            od::value element;
+            if (auto e = element_result.get(element)) {
+              return Bad(path, "rows[" + std::to_string(index) + "]: " + Err(e));
+            }
+            OpStats row;
+            absl::Status row_status = ReadRow(path, index, element, &row);
+            if (!row_status.ok()) return row_status;
+            out.rows.push_back(std::move(row));
+            ++index;
+          }
+          has_rows = true;
         }
-        OpStats row;
-        absl::Status st = ReadRow(path, index, element, &row);
-        if (!st.ok()) return st;
-        out.rows.push_back(std::move(row));
-        ++index;
-      }
-      has_rows = true;
-    }
-  }
+        return absl::OkStatus();
+      },
+      MalformedAt(path));
+  if (!st.ok()) return st;
   if (!json::AtEnd(doc)) return Bad(path, "trailing content after the JSON document");
   if (!has_rows) return Bad(path, "missing field 'rows'");
   return out;
@@ -125,40 +133,32 @@ absl::StatusOr<std::map<std::string, std::string>> ReadEnvironment(
 
 absl::StatusOr<std::map<std::string, std::string>> ParseEnvironment(
     const std::string& padded, size_t size, const std::filesystem::path& path) {
-  if (size == 0) return Bad(path, "empty file");
-  if (padded.size() < size + simdjson::SIMDJSON_PADDING) {
-    return absl::InternalError(path.string() + ": buffer lacks simdjson padding");
-  }
   od::parser parser;
   od::document doc;
-  if (auto e = parser.iterate(padded.data(), size, padded.size()).get(doc)) {
-    return Bad(path, "not JSON (" + Err(e) + ")");
-  }
   od::object top;
-  if (doc.get_object().get(top)) return Bad(path, "top level is not an object");
-  std::map<std::string, std::string> env;
-  for (auto field_result : top) {
-    od::field field;
-    if (auto e = std::move(field_result).get(field))
-      return Bad(path, "malformed JSON (" + Err(e) + ")");
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) {
-      return Bad(path, "malformed JSON (" + Err(e) + ")");
-    }
-    std::string k(key);
-    od::value v = field.value();
-    od::json_type type;
-    if (auto e = v.type().get(type)) return Bad(path, "'" + k + "': " + Err(e));
-    if (type == od::json_type::string) {
-      std::string_view s;
-      if (auto e = v.get_string().get(s)) return Bad(path, "'" + k + "': " + Err(e));
-      env[k] = std::string(s);
-    } else if (type == od::json_type::object || type == od::json_type::array) {
-      return Bad(path, "'" + k + "' is not a string (environment.json must be flat)");
-    } else {
-      env[k] = std::string(json::TrimToken(v.raw_json_token()));
-    }
+  if (absl::Status st = IterateObject(parser, padded, size, path, &doc, &top); !st.ok()) {
+    return st;
   }
+  std::map<std::string, std::string> env;
+  absl::Status st = json::ForEachField(
+      top,
+      [&](std::string_view key, od::value& v) -> absl::Status {
+        std::string k(key);
+        od::json_type type;
+        if (auto e = v.type().get(type)) return Bad(path, "'" + k + "': " + Err(e));
+        if (type == od::json_type::string) {
+          std::string_view s;
+          if (auto e = v.get_string().get(s)) return Bad(path, "'" + k + "': " + Err(e));
+          env[k] = std::string(s);
+        } else if (type == od::json_type::object || type == od::json_type::array) {
+          return Bad(path, "'" + k + "' is not a string (environment.json must be flat)");
+        } else {
+          env[k] = std::string(json::TrimToken(v.raw_json_token()));
+        }
+        return absl::OkStatus();
+      },
+      MalformedAt(path));
+  if (!st.ok()) return st;
   if (!json::AtEnd(doc)) return Bad(path, "trailing content after the JSON document");
   return env;
 }

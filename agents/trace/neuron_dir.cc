@@ -1,10 +1,14 @@
 #include "agents/trace/neuron_dir.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <system_error>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agents/trace/neuron_reader.h"
+#include "agents/trace/pftrace_reader.h"
+#include "agents/trace/system_trace_finder.h"
 
 namespace devtime::trace {
 namespace {
@@ -21,12 +25,6 @@ uint64_t FileSize(const fs::path& p) {
   return ec ? 0 : static_cast<uint64_t>(size);
 }
 
-bool IsSystemTraceJsonName(const std::string& name) {
-  if (!(EndsWith(name, ".json") || EndsWith(name, ".json.gz"))) return false;
-  return name.starts_with("system_profile") || name.starts_with("ntrace") ||
-         name.starts_with("system_trace") || name.starts_with("sys_trace");
-}
-
 std::vector<fs::path> Entries(const fs::path& dir, bool dirs) {
   std::vector<fs::path> out;
   std::error_code ec;
@@ -40,16 +38,35 @@ std::vector<fs::path> Entries(const fs::path& dir, bool dirs) {
 
 bool IsNeuronFileName(const std::string& name) {
   return name == "ntrace.pb" || name == "trace_info.pb" || EndsWith(name, ".ntff") ||
-         EndsWith(name, ".neff") || IsSystemTraceJsonName(name);
+         EndsWith(name, ".neff");
 }
 
-bool LooksLikeSession(const fs::path& dir) {
+// What a directory holds, as far as finding the session goes.
+struct DirKind {
+  bool artifacts = false;        // ntrace.pb, trace_info.pb, NEFF/NTFF (also under neffs/)
+  bool framework_trace = false;  // trace.json, neuron_framework_trace_rank_<N>.json, ...
+  bool system_json = false;      // a system trace (JSON or Perfetto), recognised by content
+  // Certainly a session: Neuron artifacts, or a framework trace next to a system trace.
+  bool Strong() const { return artifacts || (framework_trace && system_json); }
+  bool Any() const { return artifacts || system_json; }
+};
+
+DirKind Classify(const fs::path& dir) {
+  DirKind k;
   for (const fs::path& f : Entries(dir, false)) {
-    if (IsNeuronFileName(f.filename().string())) return true;
+    const std::string name = f.filename().string();
+    if (IsNeuronFileName(name)) {
+      k.artifacts = true;
+    } else if (IsFrameworkTraceName(name)) {
+      k.framework_trace = true;
+    } else if (!k.system_json && SniffAnySystemTraceFile(f) != SystemTraceForm::kNone) {
+      k.system_json = true;
+    }
   }
   const fs::path neffs = dir / "neffs";
   std::error_code ec;
-  return fs::is_directory(neffs, ec) && !Entries(neffs, false).empty();
+  if (fs::is_directory(neffs, ec) && !Entries(neffs, false).empty()) k.artifacts = true;
+  return k;
 }
 
 // Strips a trailing "_<tag>_<digits>" (e.g. "_vnc_0", "_instid_0").
@@ -101,7 +118,7 @@ int64_t UnionLength(std::vector<NsInterval> v, int64_t lo, int64_t hi) {
   return total + (ce - cs);
 }
 
-void AddArtifacts(const fs::path& dir, TraceSummary* summary, std::vector<fs::path>* systems) {
+void AddArtifacts(const fs::path& dir, TraceSummary* summary) {
   std::vector<fs::path> files = Entries(dir, false);
   for (const fs::path& f : Entries(dir / "neffs", false)) files.push_back(f);
   struct Ntff {
@@ -122,9 +139,6 @@ void AddArtifacts(const fs::path& dir, TraceSummary* summary, std::vector<fs::pa
       summary->artifacts.push_back({"cpu_util", f, size, ""});
     } else if (name == "host_mem.pb") {
       summary->artifacts.push_back({"host_memory", f, size, ""});
-    } else if (IsSystemTraceJsonName(name)) {
-      summary->artifacts.push_back({"system_trace_json", f, size, ""});
-      systems->push_back(f);
     } else if (EndsWith(name, ".neff")) {
       neffs.push_back({"neff", f, size, NeffKey(name)});
       summary->artifacts.push_back(neffs.back());
@@ -152,6 +166,57 @@ void AddArtifacts(const fs::path& dir, TraceSummary* summary, std::vector<fs::pa
   }
 }
 
+int64_t BusyNs(const NeuronSystemTrace& t) {
+  int64_t ns = 0;
+  for (const NsInterval& x : t.device) ns += x.end_ns - x.start_ns;
+  return ns;
+}
+
+// Reads every candidate system trace. When they agree (the same number of NeuronCore
+// executions and busy time within 0.1 %: two renderings of one capture, e.g. the fetch-API
+// buffer and neuron-explorer's JSON) it returns the one already on the host clock, else the
+// first by path, and says so in a warning; when they disagree, `disagreement` names each.
+absl::StatusOr<NeuronSystemTrace> ReadSystemTraces(const std::vector<fs::path>& files,
+                                                   std::vector<std::string>* warnings,
+                                                   std::optional<std::string>* disagreement) {
+  std::vector<NeuronSystemTrace> traces;
+  for (const fs::path& f : files) {
+    absl::StatusOr<NeuronSystemTrace> t = IsPerfettoSystemTraceName(f.filename().string())
+                                              ? ReadPerfettoSystemTrace(f)
+                                              : ReadNeuronSystemTrace(f);
+    if (!t.ok()) return t.status();
+    traces.push_back(std::move(*t));
+  }
+  if (traces.size() == 1) return std::move(traces.front());
+  size_t chosen = 0;
+  bool agree = true;
+  const int64_t busy0 = BusyNs(traces[0]);
+  for (size_t i = 0; i < traces.size(); ++i) {
+    const int64_t busy = BusyNs(traces[i]);
+    if (traces[i].device.size() != traces[0].device.size() ||
+        std::abs(busy - busy0) * 1000 > std::max<int64_t>(busy0, 1)) {
+      agree = false;
+    }
+    if (traces[i].device_on_host_clock && !traces[chosen].device_on_host_clock) chosen = i;
+  }
+  if (agree) {
+    warnings->push_back(absl::StrFormat(
+        "%d Neuron system traces of the same capture (%d NeuronCore executions each); read %s",
+        traces.size(), traces[0].device.size(), files[chosen].string()));
+  } else {
+    std::string text =
+        absl::StrFormat("%d Neuron system traces in the output directory disagree:", traces.size());
+    for (size_t i = 0; i < traces.size(); ++i) {
+      absl::StrAppend(&text, i ? ";" : "", " ", files[i].string(), " (", traces[i].form, ", ",
+                      traces[i].device.size(), " NeuronCore executions, ",
+                      absl::StrFormat("%.3f", Us(BusyNs(traces[i]))), " us)");
+    }
+    absl::StrAppend(&text, "; keep the one of this capture and remove the others");
+    *disagreement = std::move(text);
+  }
+  return std::move(traces[chosen]);
+}
+
 }  // namespace
 
 bool IsFrameworkTraceName(const std::string& name) {
@@ -163,13 +228,20 @@ bool IsFrameworkTraceName(const std::string& name) {
 
 std::optional<NeuronSession> FindNeuronSession(const fs::path& dir) {
   NeuronSession session;
+  // `d` when it certainly is a session, else the newest session directly below it, else `d`
+  // when it holds only a JSON system trace (files directly in an older-layout <pid> directory
+  // or a converted JSON next to <timestamp>/ directories).
   auto pick_session_below = [&session](const fs::path& d) -> std::optional<fs::path> {
-    if (LooksLikeSession(d)) return d;
+    const DirKind here = Classify(d);
+    if (here.Strong()) return d;
     std::vector<fs::path> sessions;
     for (const fs::path& sub : Entries(d, true)) {
-      if (LooksLikeSession(sub)) sessions.push_back(sub);
+      if (sub.filename() != "neffs" && Classify(sub).Any()) sessions.push_back(sub);
     }
-    if (sessions.empty()) return std::nullopt;
+    if (sessions.empty()) {
+      if (here.Any()) return d;
+      return std::nullopt;
+    }
     if (sessions.size() > 1) {
       session.warnings.push_back(
           absl::StrFormat("%d Neuron capture sessions in %s; summarized the newest by name, %s",
@@ -178,7 +250,7 @@ std::optional<NeuronSession> FindNeuronSession(const fs::path& dir) {
     return sessions.back();
   };
   std::optional<fs::path> found;
-  if (LooksLikeSession(dir)) {
+  if (Classify(dir).Strong()) {
     found = dir;
   } else {
     std::vector<fs::path> ranks;
@@ -198,6 +270,7 @@ std::optional<NeuronSession> FindNeuronSession(const fs::path& dir) {
   }
   if (!found) return std::nullopt;
   session.dir = *found;
+  session.root = dir;
   // <instance-id>_pid_<pid>: the session directory itself (older layout) or its parent.
   for (const fs::path& p : {session.dir, session.dir.parent_path()}) {
     const std::string name = p.filename().string();
@@ -211,14 +284,52 @@ std::optional<NeuronSession> FindNeuronSession(const fs::path& dir) {
   return session;
 }
 
-absl::Status ApplyNeuronSession(const NeuronSession& session,
+absl::StatusOr<NeuronCapture> ReadNeuronCapture(const NeuronSession& session) {
+  NeuronCapture capture;
+  capture.files = FindSystemTraces(session.dir, session.root);
+  if (capture.files.empty()) return capture;
+  absl::StatusOr<NeuronSystemTrace> sys =
+      ReadSystemTraces(capture.files, &capture.warnings, &capture.disagreement);
+  if (!sys.ok()) return sys.status();
+  capture.trace = std::move(*sys);
+  return capture;
+}
+
+CaptureWindow CaptureWindowOf(const NeuronSystemTrace& sys,
+                              const std::vector<StepWindow>& windows) {
+  // The ProfilerStep windows when both traces share the host clock (epoch ns; relative Kineto
+  // timestamps cannot be aligned), else everything.
+  CaptureWindow w;
+  w.aligned = !windows.empty() && sys.device_on_host_clock &&
+              windows.front().start_ns > 100'000'000'000'000'000LL;
+  if (w.aligned) {
+    w.lo_ns = windows.front().start_ns;
+    w.hi_ns = w.lo_ns;
+    for (const StepWindow& s : windows) w.hi_ns = std::max(w.hi_ns, s.end_ns);
+  }
+  return w;
+}
+
+std::vector<NeuronExecution> CountedExecutions(const NeuronSystemTrace& sys,
+                                               const CaptureWindow& window) {
+  std::vector<NeuronExecution> out;
+  for (const NeuronExecution& x : sys.executions) {
+    if (x.start_ns >= window.lo_ns && x.start_ns < window.hi_ns) out.push_back(x);
+  }
+  return out;
+}
+
+absl::Status ApplyNeuronSession(const NeuronSession& session, const NeuronCapture& capture,
                                 const std::vector<StepWindow>& windows, TraceSummary* summary) {
   summary->source_format = "neuron-dir";
   summary->device_kind = DeviceKind::kNeuron;
   for (const std::string& w : session.warnings) summary->warnings.push_back(w);
   for (const auto& [k, v] : session.facts) summary->environment.emplace(k, v);
-  std::vector<fs::path> systems;
-  AddArtifacts(session.dir, summary, &systems);
+  AddArtifacts(session.dir, summary);
+  for (const fs::path& f : capture.files) {
+    summary->artifacts.push_back({"system_trace_json", f, FileSize(f), ""});
+  }
+  for (const std::string& w : capture.warnings) summary->warnings.push_back(w);
 
   const double framework_us = summary->self_cpu_total_us;
   auto set_reason = [summary](std::string reason) {
@@ -226,7 +337,7 @@ absl::Status ApplyNeuronSession(const NeuronSession& session,
       summary->invalid_reason = std::move(reason);
     }
   };
-  if (systems.empty()) {
+  if (!capture.trace) {
     const bool has_pb = std::any_of(summary->artifacts.begin(), summary->artifacts.end(),
                                     [](const ArtifactRef& a) { return a.kind == "system_trace"; });
     set_reason(std::string(kDeviceTimeEmpty) + ": " +
@@ -238,13 +349,8 @@ absl::Status ApplyNeuronSession(const NeuronSession& session,
                              " (was ProfileMode.RUNTIME enabled?)"));
     return absl::OkStatus();
   }
-  if (systems.size() > 1) {
-    summary->warnings.push_back(
-        absl::StrFormat("%d Neuron system trace JSON files in %s; read the first by name, %s",
-                        systems.size(), session.dir.string(), systems.front().filename().string()));
-  }
-  absl::StatusOr<NeuronSystemTrace> sys = ReadNeuronSystemTrace(systems.front());
-  if (!sys.ok()) return sys.status();
+  const NeuronSystemTrace* sys = &*capture.trace;
+  if (capture.disagreement) set_reason(*capture.disagreement);
   summary->capture.events_dropped = sys->events_dropped;
   for (const std::string& w : sys->runtime_warnings) {
     summary->warnings.push_back("Neuron runtime: " + w);
@@ -256,17 +362,10 @@ absl::Status ApplyNeuronSession(const NeuronSession& session,
         sys->unpaired));
   }
 
-  // The captured window: the ProfilerStep windows when both traces share the host clock (epoch
-  // ns; relative Kineto timestamps cannot be aligned), else the span of the executions.
-  const bool aligned = !windows.empty() && sys->device_on_host_clock &&
-                       windows.front().start_ns > 100'000'000'000'000'000LL;
-  int64_t lo = INT64_MIN;
-  int64_t hi = INT64_MAX;
-  if (aligned) {
-    lo = windows.front().start_ns;
-    hi = lo;
-    for (const StepWindow& w : windows) hi = std::max(hi, w.end_ns);
-  }
+  const CaptureWindow window = CaptureWindowOf(*sys, windows);
+  const bool aligned = window.aligned;
+  const int64_t lo = window.lo_ns;
+  const int64_t hi = window.hi_ns;
   std::vector<NsInterval> counted;
   int64_t outside_ns = 0;
   for (const NsInterval& x : sys->device) {
@@ -286,9 +385,23 @@ absl::Status ApplyNeuronSession(const NeuronSession& session,
   for (const NsInterval& x : counted) device_ns += x.end_ns - x.start_ns;
   summary->has_device_time = device_ns > 0;
   summary->device_total_us = Us(device_ns);
-  // The system trace names no operator: NeuronCore time is per execution and per step only.
-  summary->unattributed_device_us = Us(device_ns);
-  for (OpStats& op : summary->ops) op.step_self_device_us.clear();
+  const bool joined =
+      summary->device_join && summary->device_join->unjoined < summary->device_join->by_id +
+                                                                   summary->device_join->by_order +
+                                                                   summary->device_join->unjoined;
+  if (!joined) {
+    // Nothing joined: NeuronCore time is per execution and per step only; the ops keep their
+    // CPU columns and carry no (all-zero) per-step samples.
+    summary->unattributed_device_us = Us(device_ns);
+    for (OpStats& op : summary->ops) op.step_self_device_us.clear();
+  }
+  // The summarizer's own note on device events without a launching op is about CUDA launches;
+  // the join's warning says what happened to NeuronCore executions.
+  std::erase_if(summary->warnings, [](const std::string& w) {
+    return w.find(" device events (") != std::string::npos &&
+           w.find("have no launching op in the trace") != std::string::npos;
+  });
+  for (StepStats& step : summary->steps) step.device_us = 0;  // refilled by execution below
 
   // Steps: an execution belongs to the last window that started at or before it (device work
   // is asynchronous and may end after the host has left the window).
@@ -308,10 +421,10 @@ absl::Status ApplyNeuronSession(const NeuronSession& session,
             : std::string("the system trace has no timestamp_sync_point to move NeuronCore "
                           "times to the host clock; steps carry no device time"));
   }
-  if (summary->has_device_time) {
+  if (summary->has_device_time && !joined) {
     summary->warnings.push_back(absl::StrFormat(
         "NeuronCore time (%d executions from nc_exec_running) is not attributed to operators: "
-        "the system trace names no operator; per-step and layer totals only",
+        "no execution could be joined to a launching op; per-step and layer totals only",
         counted.size()));
   }
 

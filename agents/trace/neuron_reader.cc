@@ -23,16 +23,26 @@ using json::TrimToken;
 constexpr std::string_view kExec = "nc_exec_running";
 constexpr std::string_view kSync = "timestamp_sync_point";
 
-// The "hardware" event group (§2.4) — not runtime (software) time.
-bool IsHardwareEvent(std::string_view name) {
+}  // namespace
+
+bool IsNeuronHardwareEvent(std::string_view name) {
   static const std::set<std::string_view> kHardware = {
       "nc_exec_running",  "cc_running",      "cc_exec_barrier",      "numerical_err",
       "nrt_model_switch", "nc_model_switch", "timestamp_sync_point", "hw_notify"};
   return kHardware.contains(name);
 }
 
+namespace {
+
 absl::Status Bad(const std::string& origin, const std::string& what) {
   return absl::InvalidArgumentError(origin + ": " + what);
+}
+
+// json::ForEachField's on_error for the fields of `where` ("system trace event 12.data").
+auto FieldError(const std::string& origin, std::string where) {
+  return [&origin, where = std::move(where)](simdjson::error_code e) {
+    return Bad(origin, where + ": " + ErrorText(e));
+  };
 }
 
 std::optional<int64_t> ParseIntText(std::string_view s) {
@@ -88,25 +98,30 @@ std::string ReadString(od::value& v) {
   return std::string(s);
 }
 
-// Merges rows that share a key into one interval (first start, last end): the rows of the
-// physical cores of one logical core's execution (LNC>1, §2.4).
+// Merges rows that share a key into one execution (first start, last end): the rows of the
+// physical cores of one logical core's execution (LNC>1, §2.4). Sets out->device and
+// out->executions, sorted by (start, end).
 template <typename Key>
-std::vector<NsInterval> MergeByKey(const std::vector<std::pair<Key, NsInterval>>& rows) {
-  std::map<Key, NsInterval> merged;
-  for (const auto& [key, iv] : rows) {
-    auto [it, inserted] = merged.emplace(key, iv);
+void MergeByKey(const std::vector<std::pair<Key, NeuronExecution>>& rows, NeuronSystemTrace* out) {
+  std::map<Key, NeuronExecution> merged;
+  for (const auto& [key, x] : rows) {
+    auto [it, inserted] = merged.emplace(key, x);
     if (!inserted) {
-      it->second.start_ns = std::min(it->second.start_ns, iv.start_ns);
-      it->second.end_ns = std::max(it->second.end_ns, iv.end_ns);
+      NeuronExecution& m = it->second;
+      m.start_ns = std::min(m.start_ns, x.start_ns);
+      m.end_ns = std::max(m.end_ns, x.end_ns);
+      if (m.sequence_id < 0) m.sequence_id = x.sequence_id;
     }
   }
-  std::vector<NsInterval> out;
-  out.reserve(merged.size());
-  for (const auto& [key, iv] : merged) out.push_back(iv);
-  std::sort(out.begin(), out.end(), [](const NsInterval& a, const NsInterval& b) {
-    return a.start_ns < b.start_ns || (a.start_ns == b.start_ns && a.end_ns < b.end_ns);
-  });
-  return out;
+  out->executions.clear();
+  out->executions.reserve(merged.size());
+  for (const auto& [key, x] : merged) out->executions.push_back(x);
+  std::sort(out->executions.begin(), out->executions.end(),
+            [](const NeuronExecution& a, const NeuronExecution& b) {
+              return a.start_ns < b.start_ns || (a.start_ns == b.start_ns && a.end_ns < b.end_ns);
+            });
+  out->device.clear();
+  for (const NeuronExecution& x : out->executions) out->device.push_back({x.start_ns, x.end_ns});
 }
 
 absl::Status ReadWarnings(od::value& v, const std::string& origin, NeuronSystemTrace* out) {
@@ -137,6 +152,7 @@ struct FetchEvent {
   int64_t nc_idx = -1;
   int64_t core = -1;  // data.device_core_idx
   int64_t exec_id = -1;
+  int64_t sequence_id = -1;       // data.nrt_sequence_id
   std::optional<int64_t> nc_ts;   // data.nc_timestamp_ns (device clock)
   std::optional<int64_t> cpu_ts;  // data.cpu_timestamp_ns (host clock)
 };
@@ -148,42 +164,42 @@ absl::Status ReadFetchEvent(od::value& element, uint64_t index, const std::strin
   if (auto e = element.get_object().get(obj)) {
     return Bad(origin, where + ": not a JSON object (" + ErrorText(e) + ")");
   }
-  for (auto field_result : obj) {
-    od::field field;
-    if (auto e = std::move(field_result).get(field))
-      return Bad(origin, where + ": " + ErrorText(e));
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return Bad(origin, where + ": " + ErrorText(e));
-    od::value v = field.value();
-    if (key == "event_type") {
-      ev->type = ReadString(v);
-    } else if (key == "phase") {
-      ev->phase = ReadString(v);
-    } else if (key == "tracking_id") {
-      ev->tracking_id = ReadInt(v).value_or(-1);
-    } else if (key == "nc_idx") {
-      ev->nc_idx = ReadInt(v).value_or(-1);
-    } else if (key == "data") {
-      od::object data;
-      if (v.get_object().get(data)) continue;  // not an object: no payload
-      for (auto df : data) {
-        od::field f;
-        if (auto e = std::move(df).get(f)) return Bad(origin, where + ".data: " + ErrorText(e));
-        std::string_view k;
-        if (auto e = f.unescaped_key().get(k)) return Bad(origin, where + ".data: " + ErrorText(e));
-        od::value dv = f.value();
-        if (k == "nc_timestamp_ns") {
-          ev->nc_ts = ReadInt(dv);
-        } else if (k == "cpu_timestamp_ns") {
-          ev->cpu_ts = ReadInt(dv);
-        } else if (k == "exec_id") {
-          ev->exec_id = ReadInt(dv).value_or(-1);
-        } else if (k == "device_core_idx") {
-          ev->core = ReadInt(dv).value_or(-1);
+  absl::Status st = json::ForEachField(
+      obj,
+      [&](std::string_view key, od::value& v) -> absl::Status {
+        if (key == "event_type") {
+          ev->type = ReadString(v);
+        } else if (key == "phase") {
+          ev->phase = ReadString(v);
+        } else if (key == "tracking_id") {
+          ev->tracking_id = ReadInt(v).value_or(-1);
+        } else if (key == "nc_idx") {
+          ev->nc_idx = ReadInt(v).value_or(-1);
+        } else if (key == "data") {
+          od::object data;
+          if (v.get_object().get(data)) return absl::OkStatus();  // not an object: no payload
+          return json::ForEachField(
+              data,
+              [&](std::string_view k, od::value& dv) {
+                if (k == "nc_timestamp_ns") {
+                  ev->nc_ts = ReadInt(dv);
+                } else if (k == "cpu_timestamp_ns") {
+                  ev->cpu_ts = ReadInt(dv);
+                } else if (k == "exec_id") {
+                  ev->exec_id = ReadInt(dv).value_or(-1);
+                } else if (k == "nrt_sequence_id") {
+                  ev->sequence_id = ReadInt(dv).value_or(-1);
+                } else if (k == "device_core_idx") {
+                  ev->core = ReadInt(dv).value_or(-1);
+                }
+                return absl::OkStatus();
+              },
+              FieldError(origin, where + ".data"));
         }
-      }
-    }
-  }
+        return absl::OkStatus();
+      },
+      FieldError(origin, where));
+  if (!st.ok()) return st;
   if (ev->type.empty()) return Bad(origin, where + ": missing field 'event_type'");
   return absl::OkStatus();
 }
@@ -192,7 +208,7 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
   using PairKey = std::tuple<std::string, int64_t, int64_t, int64_t>;
   std::map<PairKey, FetchEvent> open;
   struct Exec {
-    int64_t nc_idx, exec_id;
+    int64_t nc_idx, exec_id, sequence_id;
     uint64_t index;
     int64_t start, stop;  // device clock
   };
@@ -242,9 +258,10 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
           ev.type, ev.tracking_id, this_index);
     }
     if (exec) {
-      execs.push_back({ev.nc_idx, start.exec_id >= 0 ? start.exec_id : ev.exec_id, this_index, *t0,
+      execs.push_back({ev.nc_idx, start.exec_id >= 0 ? start.exec_id : ev.exec_id,
+                       start.sequence_id >= 0 ? start.sequence_id : ev.sequence_id, this_index, *t0,
                        std::max(*t0, *t1)});
-    } else if (!IsHardwareEvent(ev.type)) {
+    } else if (!IsNeuronHardwareEvent(ev.type)) {
       out->runtime.push_back({*t0, std::max(*t0, *t1)});
     }
   }
@@ -256,7 +273,7 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
   for (const Exec& x : execs) {
     if (!syncs.contains(x.nc_idx)) aligned = false;
   }
-  std::vector<std::pair<std::tuple<int64_t, int64_t, uint64_t>, NsInterval>> rows;
+  std::vector<std::pair<std::tuple<int64_t, int64_t, uint64_t>, NeuronExecution>> rows;
   rows.reserve(execs.size());
   for (const Exec& x : execs) {
     int64_t shift = 0;
@@ -275,9 +292,11 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
     }
     // Rows without an exec_id cannot be merged: each is its own execution.
     const uint64_t unique = x.exec_id >= 0 ? 0 : x.index + 1;
-    rows.push_back({{x.nc_idx, x.exec_id, unique}, {x.start + shift, x.stop + shift}});
+    rows.push_back(
+        {{x.nc_idx, x.exec_id, unique},
+         {x.start + shift, x.stop + shift, std::to_string(x.nc_idx), x.exec_id, x.sequence_id}});
   }
-  out->device = MergeByKey(rows);
+  MergeByKey(rows, out);
   out->device_on_host_clock = aligned;
   return absl::OkStatus();
 }
@@ -286,7 +305,7 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
 
 absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
                                 NeuronSystemTrace* out) {
-  std::vector<std::pair<std::tuple<std::string, std::string, int64_t, uint64_t>, NsInterval>>
+  std::vector<std::pair<std::tuple<std::string, std::string, int64_t, uint64_t>, NeuronExecution>>
       exec_rows;
   uint64_t index = 0;
   for (auto element_result : events) {
@@ -302,45 +321,48 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
     std::string name, group, process, lnc, unit;
     std::optional<int64_t> ts, dur, type;
     int64_t exec_id = -1;
-    for (auto field_result : obj) {
-      od::field field;
-      if (auto e = std::move(field_result).get(field)) {
-        return Bad(origin, where + ": " + ErrorText(e));
-      }
-      std::string_view key;
-      if (auto e = field.unescaped_key().get(key)) return Bad(origin, where + ": " + ErrorText(e));
-      od::value v = field.value();
-      if (key == "name") {
-        name = ReadString(v);
-      } else if (key == "timestamp") {
-        ts = ReadInt(v);
-      } else if (key == "duration") {
-        dur = ReadInt(v);
-      } else if (key == "timestamp_unit") {
-        unit = ReadString(v);
-      } else if (key == "group") {
-        group = ReadString(v);
-      } else if (key == "type") {
-        type = ReadInt(v);
-      } else if (key == "process_id") {
-        process = ReadIdText(v);
-      } else if (key == "lnc_idx") {
-        lnc = ReadIdText(v);
-      } else if (key == "exec_id") {
-        exec_id = ReadInt(v).value_or(-1);
-      } else if (key == "args") {
-        od::object args;
-        if (v.get_object().get(args)) continue;
-        for (auto af : args) {
-          od::field f;
-          if (auto e = std::move(af).get(f)) return Bad(origin, where + ".args: " + ErrorText(e));
-          std::string_view k;
-          if (auto e = f.unescaped_key().get(k))
-            return Bad(origin, where + ".args: " + ErrorText(e));
-          if (k == "exec_id" && exec_id < 0) exec_id = ReadInt(f.value()).value_or(-1);
-        }
-      }
-    }
+    int64_t sequence_id = -1;
+    absl::Status st = json::ForEachField(
+        obj,
+        [&](std::string_view key, od::value& v) -> absl::Status {
+          if (key == "name") {
+            name = ReadString(v);
+          } else if (key == "timestamp") {
+            ts = ReadInt(v);
+          } else if (key == "duration") {
+            dur = ReadInt(v);
+          } else if (key == "timestamp_unit") {
+            unit = ReadString(v);
+          } else if (key == "group") {
+            group = ReadString(v);
+          } else if (key == "type") {
+            type = ReadInt(v);
+          } else if (key == "process_id") {
+            process = ReadIdText(v);
+          } else if (key == "lnc_idx") {
+            lnc = ReadIdText(v);
+          } else if (key == "exec_id") {
+            exec_id = ReadInt(v).value_or(-1);
+          } else if (key == "nrt_sequence_id") {
+            sequence_id = ReadInt(v).value_or(-1);
+          } else if (key == "args") {
+            od::object args;
+            if (v.get_object().get(args)) return absl::OkStatus();
+            return json::ForEachField(
+                args,
+                [&](std::string_view k, od::value& av) {
+                  if (k == "exec_id" && exec_id < 0) exec_id = ReadInt(av).value_or(-1);
+                  if (k == "nrt_sequence_id" && sequence_id < 0) {
+                    sequence_id = ReadInt(av).value_or(-1);
+                  }
+                  return absl::OkStatus();
+                },
+                FieldError(origin, where + ".args"));
+          }
+          return absl::OkStatus();
+        },
+        FieldError(origin, where));
+    if (!st.ok()) return st;
     const uint64_t this_index = index++;
     // mem_usage / cpu_util samples have no name; instant events no duration.
     if (name.empty() || !ts || !dur) continue;
@@ -357,20 +379,28 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
     const NsInterval iv{*ts, *ts + *dur};
     if (name == kExec) {
       const uint64_t unique = exec_id >= 0 ? 0 : this_index + 1;
-      exec_rows.push_back({{process, lnc, exec_id, unique}, iv});
+      exec_rows.push_back({{process, lnc, exec_id, unique},
+                           {iv.start_ns, iv.end_ns, process + "/" + lnc, exec_id, sequence_id}});
     } else if (type == 99999 || group.starts_with("framework")) {
       out->framework.push_back(iv);
-    } else if (!IsHardwareEvent(name)) {
+    } else if (!IsNeuronHardwareEvent(name)) {
       out->runtime.push_back(iv);
     }
   }
   out->event_count = index;
-  out->device = MergeByKey(exec_rows);
+  MergeByKey(exec_rows, out);
   out->device_on_host_clock = true;
   return absl::OkStatus();
 }
 
 }  // namespace
+
+void MergeExecutionRows(const std::vector<ExecutionRow>& rows, NeuronSystemTrace* out) {
+  std::vector<std::pair<std::string, NeuronExecution>> keyed;
+  keyed.reserve(rows.size());
+  for (const ExecutionRow& r : rows) keyed.emplace_back(r.key, r.execution);
+  MergeByKey(keyed, out);
+}
 
 std::optional<uint64_t> DroppedEventsInWarning(std::string_view w) {
   constexpr std::string_view kNeedle = " trace events were dropped";
@@ -386,14 +416,12 @@ std::optional<uint64_t> DroppedEventsInWarning(std::string_view w) {
 
 absl::StatusOr<NeuronSystemTrace> ParseNeuronSystemTrace(const std::string& padded, size_t size,
                                                          const std::string& origin) {
-  if (size == 0) return Bad(origin, "empty file (0 bytes of JSON)");
-  if (padded.size() < size + simdjson::SIMDJSON_PADDING) {
-    return absl::InternalError(origin + ": buffer lacks simdjson padding");
-  }
   od::parser parser;
   od::document doc;
-  if (auto e = parser.iterate(padded.data(), size, padded.size()).get(doc)) {
-    return Bad(origin, "not JSON (" + ErrorText(e) + ")");
+  if (absl::Status st =
+          json::Iterate(parser, padded, size, origin, "empty file (0 bytes of JSON)", &doc);
+      !st.ok()) {
+    return st;
   }
   od::object top;
   if (auto e = doc.get_object().get(top)) {
@@ -401,36 +429,34 @@ absl::StatusOr<NeuronSystemTrace> ParseNeuronSystemTrace(const std::string& padd
   }
   NeuronSystemTrace out;
   bool saw_events = false;
-  for (auto field_result : top) {
-    od::field field;
-    if (auto e = std::move(field_result).get(field)) {
-      return Bad(origin, "malformed JSON at top level (" + ErrorText(e) + ")");
-    }
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) {
-      return Bad(origin, "malformed JSON at top level (" + ErrorText(e) + ")");
-    }
-    od::value v = field.value();
-    if (key == "events" || key == "trace_event" || key == "trace_events") {
-      if (saw_events) return Bad(origin, "more than one event array ('" + std::string(key) + "')");
-      od::array arr;
-      if (auto e = v.get_array().get(arr)) {
-        return Bad(origin, "'" + std::string(key) + "' is not an array (" + ErrorText(e) + ")");
-      }
-      saw_events = true;
-      out.form = key == "events" ? "fetch-api" : "explorer-json";
-      absl::Status st = key == "events" ? ReadFetchEvents(arr, origin, &out)
-                                        : ReadExplorerEvents(arr, origin, &out);
-      if (!st.ok()) return st;
-    } else if (key == "warnings") {
-      absl::Status st = ReadWarnings(v, origin, &out);
-      if (!st.ok()) return st;
-    } else if (key == "events_dropped") {
-      const std::optional<int64_t> n = ReadInt(v);
-      if (!n || *n < 0) return Bad(origin, "'events_dropped' is not a non-negative integer");
-      out.events_dropped += static_cast<uint64_t>(*n);
-    }
-  }
+  absl::Status st = json::ForEachField(
+      top,
+      [&](std::string_view key, od::value& v) -> absl::Status {
+        if (key == "events" || key == "trace_event" || key == "trace_events") {
+          if (saw_events)
+            return Bad(origin, "more than one event array ('" + std::string(key) + "')");
+          od::array arr;
+          if (auto e = v.get_array().get(arr)) {
+            return Bad(origin, "'" + std::string(key) + "' is not an array (" + ErrorText(e) + ")");
+          }
+          saw_events = true;
+          out.form = key == "events" ? "fetch-api" : "explorer-json";
+          absl::Status read = key == "events" ? ReadFetchEvents(arr, origin, &out)
+                                              : ReadExplorerEvents(arr, origin, &out);
+          if (!read.ok()) return read;
+        } else if (key == "warnings") {
+          return ReadWarnings(v, origin, &out);
+        } else if (key == "events_dropped") {
+          const std::optional<int64_t> n = ReadInt(v);
+          if (!n || *n < 0) return Bad(origin, "'events_dropped' is not a non-negative integer");
+          out.events_dropped += static_cast<uint64_t>(*n);
+        }
+        return absl::OkStatus();
+      },
+      [&](simdjson::error_code e) {
+        return Bad(origin, "malformed JSON at top level (" + ErrorText(e) + ")");
+      });
+  if (!st.ok()) return st;
   if (!json::AtEnd(doc)) return Bad(origin, "trailing content after the JSON document");
   if (!saw_events) {
     return Bad(origin,

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -25,10 +26,21 @@ struct NsInterval {
   int64_t end_ns = 0;
 };
 
+// One NeuronCore execution (nc_exec_running, physical-core rows merged) with what can join it
+// to the framework op that launched it.
+struct NeuronExecution {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  std::string queue;         // the NeuronCore queue: "<process>/<lnc_idx>" or fetch "<nc_idx>"
+  int64_t exec_id = -1;      // exec_id (top level, args or data), -1 when absent
+  int64_t sequence_id = -1;  // nrt_sequence_id, -1 when absent
+};
+
 struct NeuronSystemTrace {
   std::string form;  // "fetch-api" or "explorer-json"
   // nc_exec_running, merged per (process, logical core, exec_id) across physical cores.
   std::vector<NsInterval> device;
+  std::vector<NeuronExecution> executions;  // the same executions as `device`, with their ids
   // True when `device` is on the host clock (epoch ns): always for form (b), whose JSON output
   // already applies the timestamp_sync_point adjustment (§2.4); for form (a) only when every
   // core had a timestamp_sync_point to adjust with.
@@ -46,6 +58,19 @@ struct NeuronSystemTrace {
 absl::StatusOr<NeuronSystemTrace> ParseNeuronSystemTrace(const std::string& padded, size_t size,
                                                          const std::string& origin);
 absl::StatusOr<NeuronSystemTrace> ReadNeuronSystemTrace(const std::filesystem::path& path);
+
+// True for the system trace's "hardware" event group (nc_exec_running, cc_running, ...,
+// timestamp_sync_point, hw_notify; §2.4): device time, not runtime (software) time.
+bool IsNeuronHardwareEvent(std::string_view name);
+
+// One physical core's row of an execution; rows with the same `key` are one execution.
+struct ExecutionRow {
+  std::string key;
+  NeuronExecution execution;
+};
+// Merges the rows of each execution (first start, last end) and sets out->executions and
+// out->device, sorted by (start, end). Used by every system-trace form.
+void MergeExecutionRows(const std::vector<ExecutionRow>& rows, NeuronSystemTrace* out);
 
 // "1001 trace events were dropped during capture ..." → 1001 (§2.4); nullopt otherwise.
 std::optional<uint64_t> DroppedEventsInWarning(std::string_view warning);

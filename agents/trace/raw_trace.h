@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,11 @@ namespace devtime::trace {
 class StringTable {
  public:
   StringTable();
+  // Moves keep the deque's elements in place (the views stay valid); copies would not.
+  StringTable(StringTable&&) = default;
+  StringTable& operator=(StringTable&&) = default;
+  StringTable(const StringTable&) = delete;
+  StringTable& operator=(const StringTable&) = delete;
   uint32_t Intern(std::string_view s);
   // The id of `s` when already interned.
   std::optional<uint32_t> Find(std::string_view s) const {
@@ -27,12 +33,10 @@ class StringTable {
   size_t size() const { return strings_.size(); }
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::vector<std::string> strings_;
-  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> ids_;
+  // A deque never moves its elements, so the index can key on views of them: one copy of
+  // each string (a trace with a million distinct names keeps them once).
+  std::deque<std::string> strings_;
+  std::unordered_map<std::string_view, uint32_t> ids_;
 };
 
 // One complete ("ph":"X") event.
@@ -48,6 +52,14 @@ struct RawEvent {
   int64_t external_id = -1;  // args["External id"], -1 when absent
 };
 
+// Ids a runtime/driver event carries that can join it to a device execution recorded elsewhere
+// (a Neuron system trace): args.exec_id, args.nrt_sequence_id. Listed only when one is present.
+struct LaunchIds {
+  size_t event = 0;  // position in RawTrace::events
+  int64_t exec_id = -1;
+  int64_t sequence_id = -1;
+};
+
 struct RawTrace {
   std::string format;  // "legacy-array" or "kineto-json"
   StringTable strings;
@@ -56,6 +68,7 @@ struct RawTrace {
   uint64_t complete_events = 0;  // "X" events, kept or not (TraceReadOptions::keep_categories)
   std::optional<int64_t> base_time_ns;              // baseTimeNanoseconds
   std::optional<uint64_t> device_properties_count;  // size of deviceProperties, when present
+  std::vector<LaunchIds> launch_ids;                // runtime/driver events with join ids
 };
 
 }  // namespace devtime::trace

@@ -133,7 +133,7 @@ std::string RenderTable(const TraceSummary& s) {
     absl::StrAppend(&line,
                     absl::StrFormat("  %8.2f%%", share_total > 0 ? 100 * mine / share_total : 0.0));
     if (steps) {
-      const std::vector<double>& v = op->step_self_device_us;
+      const StepSamples& v = op->step_self_device_us;
       if (v.empty()) {
         absl::StrAppend(&line, absl::StrFormat("  %12s  %12s  %12s", "-", "-", "-"));
       } else {

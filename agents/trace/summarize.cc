@@ -1,6 +1,7 @@
 // Summarize(): the library's entry point — a trace file, or a harness output directory
 // (trace + optional environment.json and key_averages.json).
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -11,6 +12,7 @@
 #include "agents/trace/json_trace_reader.h"
 #include "agents/trace/key_averages_reader.h"
 #include "agents/trace/neuron_dir.h"
+#include "agents/trace/neuron_join.h"
 #include "agents/trace/summarizer.h"
 #include "agents/trace/trace_summary.h"
 
@@ -81,6 +83,36 @@ void CrossCheckCalls(const KeyAverages& ka, TraceSummary* summary) {
   summary->warnings.push_back(std::move(msg));
 }
 
+// Warns where the harness's key_averages.json carries device time and it disagrees with the
+// trace's per-op self device time (more than 5 % and 1 us apart).
+void CrossCheckDevice(const KeyAverages& ka, TraceSummary* summary) {
+  const bool ka_has_device = std::any_of(ka.rows.begin(), ka.rows.end(),
+                                         [](const OpStats& r) { return r.self_device_us > 0; });
+  if (!ka_has_device || !summary->has_device_time) return;
+  std::map<std::string, double> trace_device;
+  for (const OpStats& op : summary->ops) trace_device[op.name] = op.self_device_us;
+  std::vector<std::string> mismatches;
+  for (const OpStats& row : ka.rows) {
+    auto it = trace_device.find(row.name);
+    const double in_trace = it == trace_device.end() ? 0 : it->second;
+    const double diff = std::abs(in_trace - row.self_device_us);
+    if (diff > 1.0 && diff > 0.05 * std::max(in_trace, row.self_device_us)) {
+      mismatches.push_back(absl::StrFormat("%s (%.3f us in key_averages.json, %.3f us in trace)",
+                                           row.name, row.self_device_us, in_trace));
+    }
+  }
+  if (mismatches.empty()) return;
+  std::string msg =
+      absl::StrFormat("key_averages.json and the trace disagree on self device time for %d ops: ",
+                      mismatches.size());
+  for (size_t i = 0; i < mismatches.size() && i < 5; ++i) {
+    if (i > 0) msg += "; ";
+    msg += mismatches[i];
+  }
+  if (mismatches.size() > 5) msg += "; ...";
+  summary->warnings.push_back(std::move(msg));
+}
+
 std::optional<uint32_t> ParseCount(const std::map<std::string, std::string>& env,
                                    const std::string& key) {
   auto it = env.find(key);
@@ -121,9 +153,12 @@ void ApplyHarnessEnvironment(TraceSummary* summary) {
 }
 
 // `windows`, when given, receives the ProfilerStep windows in absolute ns where the trace has
-// baseTimeNanoseconds (else as written).
+// baseTimeNanoseconds (else as written). `neuron`, when given, is the Neuron session's system
+// trace: its counted executions are joined to the ops that launched them (neuron_join.h) and
+// summarized as their device time.
 absl::StatusOr<TraceSummary> SummarizeFile(const fs::path& path, const SummarizeOptions& options,
-                                           std::vector<StepWindow>* windows = nullptr) {
+                                           std::vector<StepWindow>* windows = nullptr,
+                                           const NeuronCapture* neuron = nullptr) {
   // Keep only the events the summary uses (python_function & co. are counted, not stored).
   std::set<std::string> keep = options.host_op_categories;
   keep.insert(options.device_categories.begin(), options.device_categories.end());
@@ -132,14 +167,24 @@ absl::StatusOr<TraceSummary> SummarizeFile(const fs::path& path, const Summarize
   read_options.host_categories = &options.host_op_categories;
   absl::StatusOr<RawTrace> raw = ReadTraceFile(path, read_options);
   if (!raw.ok()) return raw.status();
-  TraceSummary summary = SummarizeRawTrace(*raw, options);
-  if (windows) {
-    *windows = StepWindows(*raw, options);
-    for (StepWindow& w : *windows) {
-      w.start_ns += raw->base_time_ns.value_or(0);
-      w.end_ns += raw->base_time_ns.value_or(0);
-    }
+  std::vector<StepWindow> absolute = StepWindows(*raw, options);
+  for (StepWindow& w : absolute) {
+    w.start_ns += raw->base_time_ns.value_or(0);
+    w.end_ns += raw->base_time_ns.value_or(0);
   }
+  SummarizeOptions effective = options;
+  std::optional<DeviceJoin> join;
+  std::vector<std::string> join_warnings;
+  if (neuron && neuron->trace) {
+    const CaptureWindow window = CaptureWindowOf(*neuron->trace, absolute);
+    join = JoinNeuronExecutions(CountedExecutions(*neuron->trace, window), window.aligned,
+                                window.lo_ns, window.hi_ns, &*raw, &join_warnings);
+    effective.device_categories.insert(kNeuronExecCategory);
+  }
+  TraceSummary summary = SummarizeRawTrace(*raw, effective);
+  summary.device_join = join;
+  for (std::string& w : join_warnings) summary.warnings.push_back(std::move(w));
+  if (windows) *windows = std::move(absolute);
   summary.artifacts.push_back({"framework_trace", path, FileSize(path), ""});
   return summary;
 }
@@ -149,6 +194,12 @@ absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& top,
   // A TorchNeuron output directory: work in its session directory.
   const std::optional<NeuronSession> neuron = FindNeuronSession(top);
   const fs::path dir = neuron ? neuron->dir : top;
+  NeuronCapture capture;
+  if (neuron) {
+    absl::StatusOr<NeuronCapture> read = ReadNeuronCapture(*neuron);
+    if (!read.ok()) return read.status();
+    capture = std::move(*read);
+  }
   std::vector<fs::path> traces;
   fs::path environment;
   fs::path key_averages;
@@ -185,7 +236,8 @@ absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& top,
   TraceSummary summary;
   std::vector<StepWindow> windows;
   if (!traces.empty()) {
-    absl::StatusOr<TraceSummary> s = SummarizeFile(traces.back(), options, &windows);
+    absl::StatusOr<TraceSummary> s =
+        SummarizeFile(traces.back(), options, &windows, neuron ? &capture : nullptr);
     if (!s.ok()) return s.status();
     summary = std::move(*s);
     if (traces.size() > 1) {
@@ -195,6 +247,7 @@ absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& top,
     }
     if (ka) {
       CrossCheckCalls(*ka, &summary);
+      CrossCheckDevice(*ka, &summary);
       // The harness knows which backend it profiled, even when the trace has no device rows.
       if (auto kind = ParseDeviceKind(ka->device);
           kind && *kind != DeviceKind::kCpu && summary.device_kind == DeviceKind::kCpu) {
@@ -212,7 +265,7 @@ absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& top,
                                "key_averages.json in directory");
   }
   if (neuron) {
-    absl::Status st = ApplyNeuronSession(*neuron, windows, &summary);
+    absl::Status st = ApplyNeuronSession(*neuron, capture, windows, &summary);
     if (!st.ok()) return st;
   }
   if (!key_averages.empty()) {

@@ -3,14 +3,18 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include "absl/strings/str_format.h"
 
 namespace devtime::trace {
 namespace {
 
-enum class EventKind : uint8_t { kUnknown, kIgnored, kHostOp, kRuntime, kDevice };
+// kAnnotation: a user_annotation range (record_function, ProfilerStep#N, nccl:all_reduce). It is
+// a host op for nesting and CPU time, but never the owner of device time (torch links a
+// kernel to the op whose External id its launch carries; Kineto gives launches the cpu_op's).
+enum class EventKind : uint8_t { kUnknown, kIgnored, kHostOp, kAnnotation, kRuntime, kDevice };
+
+constexpr std::string_view kAnnotationCategory = "user_annotation";
 
 double Us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
@@ -19,6 +23,9 @@ bool IsRuntimeCategory(std::string_view cat) {
 }
 
 uint64_t ThreadKey(const RawEvent& e) { return (uint64_t{e.pid} << 32) | e.tid; }
+
+// key_averages()'s one row for all ProfilerStep#N.
+constexpr char kStepRowName[] = "ProfilerStep*";
 
 }  // namespace
 
@@ -60,7 +67,7 @@ std::vector<StepWindow> StepWindows(const RawTrace& trace, const SummarizeOption
 }
 
 std::string KeyAveragesName(std::string_view name) {
-  if (name.starts_with("ProfilerStep#")) return "ProfilerStep*";
+  if (name.starts_with("ProfilerStep#")) return kStepRowName;
   return std::string(name);
 }
 
@@ -83,7 +90,9 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
       } else if (options.device_categories.contains(cat)) {
         k = EventKind::kDevice;
       } else if (options.host_op_categories.contains(cat)) {
-        k = IsRuntimeCategory(cat) ? EventKind::kRuntime : EventKind::kHostOp;
+        k = IsRuntimeCategory(cat)       ? EventKind::kRuntime
+            : cat == kAnnotationCategory ? EventKind::kAnnotation
+                                         : EventKind::kHostOp;
       } else {
         k = EventKind::kIgnored;
       }
@@ -111,7 +120,7 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
       summary.invalid_reason = absl::StrFormat("timestamps go backwards at event %d", e.index);
     }
     const EventKind k = kind_of(e);
-    if (k == EventKind::kHostOp || k == EventKind::kRuntime) {
+    if (k == EventKind::kHostOp || k == EventKind::kAnnotation || k == EventKind::kRuntime) {
       host.push_back(i);
       const std::string& cat = trace.strings.Get(e.cat);
       if (cat.starts_with("privateuse1_")) saw_privateuse1 = true;
@@ -161,40 +170,37 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
     }
   }
 
-  // Attribute device events to the launching op. Runtime events by correlation: a sorted
-  // vector (16 bytes per event; the first in `host` order wins on duplicates).
-  std::vector<std::pair<int64_t, size_t>> runtime_by_correlation;
-  for (size_t i : host) {
-    const RawEvent& e = events[i];
-    if (kind_of(e) == EventKind::kRuntime && e.correlation >= 0) {
-      runtime_by_correlation.emplace_back(e.correlation, i);
+  // Attribute device events to the launching op, the way torch does (profiler-formats.md
+  // §1.8): device event → the runtime event with the same correlation (its launch) → the host
+  // op (not an annotation) whose External id the launch carries. A launch without a usable
+  // External id goes to the innermost op enclosing it, annotations skipped (old traces whose ids
+  // are correlations, §7.1). A device event without a launch falls back to its own External id.
+  // Anything else — a launch outside every op — is unattributed. Lookups are sorted vectors
+  // (16 bytes per event; the first in `host` order wins on duplicates).
+  using IdIndex = std::vector<std::pair<int64_t, size_t>>;
+  auto sorted_index = [&](auto&& wanted, auto&& id_of) {
+    IdIndex index;
+    for (size_t i : host) {
+      if (wanted(events[i]) && id_of(events[i]) >= 0) index.emplace_back(id_of(events[i]), i);
     }
-  }
-  std::stable_sort(runtime_by_correlation.begin(), runtime_by_correlation.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  auto runtime_for = [&](int64_t correlation) -> size_t {
+    std::stable_sort(index.begin(), index.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    return index;
+  };
+  auto find_in = [&](const IdIndex& index, int64_t id) -> size_t {
+    if (id < 0) return kNone;
     auto it = std::lower_bound(
-        runtime_by_correlation.begin(), runtime_by_correlation.end(), correlation,
+        index.begin(), index.end(), id,
         [](const std::pair<int64_t, size_t>& x, int64_t c) { return x.first < c; });
-    if (it == runtime_by_correlation.end() || it->first != correlation) return kNone;
+    if (it == index.end() || it->first != id) return kNone;
     return it->second;
   };
-  // Host ops by External id: the fallback, built only when some device event needs it.
-  std::unordered_map<int64_t, size_t> op_by_external_id;
-  bool external_ids_built = false;
-  auto op_for_external_id = [&](int64_t id) -> size_t {
-    if (!external_ids_built) {
-      external_ids_built = true;
-      for (size_t i : host) {
-        const RawEvent& e = events[i];
-        if (kind_of(e) != EventKind::kRuntime && e.external_id >= 0) {
-          op_by_external_id.emplace(e.external_id, i);
-        }
-      }
-    }
-    auto it = op_by_external_id.find(id);
-    return it == op_by_external_id.end() ? kNone : it->second;
-  };
+  auto can_own = [&](const RawEvent& e) { return kind_of(e) == EventKind::kHostOp; };
+  const IdIndex runtime_by_correlation =
+      sorted_index([&](const RawEvent& e) { return kind_of(e) == EventKind::kRuntime; },
+                   [](const RawEvent& e) { return e.correlation; });
+  const IdIndex op_by_external_id =
+      sorted_index(can_own, [](const RawEvent& e) { return e.external_id; });
   std::vector<int64_t> own_device(n, 0);
   int64_t device_total_ns = 0;
   int64_t unattributed_ns = 0;
@@ -203,13 +209,15 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
     const RawEvent& e = events[d];
     device_total_ns += dur[d];
     size_t owner = kNone;
-    if (const size_t r = e.correlation >= 0 ? runtime_for(e.correlation) : kNone; r != kNone) {
-      owner = parent[r];
-      while (owner != kNone && kind_of(events[owner]) == EventKind::kRuntime) {
-        owner = parent[owner];
+    if (const size_t r = find_in(runtime_by_correlation, e.correlation); r != kNone) {
+      owner = find_in(op_by_external_id, events[r].external_id);
+      if (owner == kNone) {
+        owner = parent[r];
+        while (owner != kNone && !can_own(events[owner])) owner = parent[owner];
       }
+    } else {
+      owner = find_in(op_by_external_id, e.external_id);
     }
-    if (owner == kNone && e.external_id >= 0) owner = op_for_external_id(e.external_id);
     if (owner == kNone) {
       unattributed_ns += dur[d];
       ++unattributed_events;
@@ -223,13 +231,36 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
   for (auto it = host.rbegin(); it != host.rend(); ++it) {
     if (parent[*it] != kNone) total_device[parent[*it]] += total_device[*it];
   }
+  // Per-kernel totals: device events grouped by name.
+  {
+    std::vector<int64_t> row_of_kernel(trace.strings.size(), -1);
+    std::vector<int64_t> kernel_ns;
+    for (size_t d : device) {
+      int64_t& row = row_of_kernel[events[d].name];
+      if (row < 0) {
+        row = static_cast<int64_t>(summary.kernels.size());
+        summary.kernels.push_back({trace.strings.Get(events[d].name), 0, 0});
+        kernel_ns.push_back(0);
+      }
+      summary.kernels[static_cast<size_t>(row)].calls += 1;
+      kernel_ns[static_cast<size_t>(row)] += dur[d];
+    }
+    for (size_t k = 0; k < summary.kernels.size(); ++k)
+      summary.kernels[k].device_us = Us(kernel_ns[k]);
+    std::sort(summary.kernels.begin(), summary.kernels.end(),
+              [](const KernelStats& a, const KernelStats& b) {
+                if (a.device_us != b.device_us) return a.device_us > b.device_us;
+                return a.name < b.name;
+              });
+  }
   summary.has_device_time = device_total_ns > 0;
   summary.device_total_us = Us(device_total_ns);
   summary.unattributed_device_us = Us(unattributed_ns);
   if (unattributed_events > 0) {
     summary.warnings.push_back(absl::StrFormat(
-        "%d device events (%.3f us) have no launching op in the trace (no runtime event with "
-        "the same correlation and no External id match); counted in the device total only",
+        "%d device events (%.3f us) have no launching op in the trace (no launch inside an "
+        "op or carrying an op's External id, no External id match); counted in the device "
+        "total only",
         unattributed_events, Us(unattributed_ns)));
   }
   // Steps: ProfilerStep#N windows, in time order.
@@ -256,25 +287,39 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
     return kNone;
   };
 
-  // Aggregate by key_averages() name.
-  std::vector<int64_t> row_of_name(trace.strings.size(), -1);
+  // Aggregate by key_averages() name. Distinct strings are distinct names except for the
+  // ProfilerStep#N rewrite, so every name that becomes "ProfilerStep*" shares one row and no
+  // name-keyed merge (a second copy of every name) is needed.
+  constexpr int64_t kNoRow = -1;
+  std::vector<int64_t> row_of_name(trace.strings.size(), kNoRow);
+  int64_t step_row = kNoRow;  // the "ProfilerStep*" row
   std::vector<OpStats>& ops = summary.ops;
   std::vector<int64_t> row_self_cpu, row_total_cpu, row_self_dev, row_total_dev;
+  auto new_row = [&](std::string name) {
+    const auto row = static_cast<int64_t>(ops.size());
+    OpStats op;
+    op.name = std::move(name);
+    op.step_self_device_us = StepSamples(windows.size());
+    ops.push_back(std::move(op));
+    row_self_cpu.push_back(0);
+    row_total_cpu.push_back(0);
+    row_self_dev.push_back(0);
+    row_total_dev.push_back(0);
+    return row;
+  };
   int64_t self_cpu_total_ns = 0;
   int64_t runtime_cpu_ns = 0;
   for (size_t i : host) {
     const RawEvent& e = events[i];
     int64_t& row = row_of_name[e.name];
-    if (row < 0) {
-      row = static_cast<int64_t>(ops.size());
-      OpStats op;
-      op.name = KeyAveragesName(trace.strings.Get(e.name));
-      op.step_self_device_us.assign(windows.size(), 0.0);
-      ops.push_back(std::move(op));
-      row_self_cpu.push_back(0);
-      row_total_cpu.push_back(0);
-      row_self_dev.push_back(0);
-      row_total_dev.push_back(0);
+    if (row == kNoRow) {
+      std::string name = KeyAveragesName(trace.strings.Get(e.name));
+      if (name == kStepRowName) {
+        if (step_row == kNoRow) step_row = new_row(std::move(name));
+        row = step_row;
+      } else {
+        row = new_row(std::move(name));
+      }
     }
     const auto r = static_cast<size_t>(row);
     ops[r].calls += 1;
@@ -289,43 +334,16 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
       if (s != kNone) {
         summary.steps[s].cpu_us += Us(self_cpu[i]);
         summary.steps[s].device_us += Us(own_device[i]);
-        ops[r].step_self_device_us[s] +=
-            summary.has_device_time ? Us(own_device[i]) : Us(self_cpu[i]);
+        ops[r].step_self_device_us.Add(
+            s, summary.has_device_time ? Us(own_device[i]) : Us(self_cpu[i]));
       }
     }
   }
-  // Merge rows that share a key_averages() name (ProfilerStep#1, #2, ... → ProfilerStep*).
-  {
-    std::unordered_map<std::string, size_t> first;
-    std::vector<OpStats> merged;
-    std::vector<int64_t> m_self_cpu, m_total_cpu, m_self_dev, m_total_dev;
-    for (size_t r = 0; r < ops.size(); ++r) {
-      auto [it, inserted] = first.emplace(ops[r].name, merged.size());
-      if (inserted) {
-        merged.push_back(std::move(ops[r]));
-        m_self_cpu.push_back(row_self_cpu[r]);
-        m_total_cpu.push_back(row_total_cpu[r]);
-        m_self_dev.push_back(row_self_dev[r]);
-        m_total_dev.push_back(row_total_dev[r]);
-        continue;
-      }
-      const size_t m = it->second;
-      merged[m].calls += ops[r].calls;
-      m_self_cpu[m] += row_self_cpu[r];
-      m_total_cpu[m] += row_total_cpu[r];
-      m_self_dev[m] += row_self_dev[r];
-      m_total_dev[m] += row_total_dev[r];
-      for (size_t s = 0; s < windows.size(); ++s) {
-        merged[m].step_self_device_us[s] += ops[r].step_self_device_us[s];
-      }
-    }
-    for (size_t m = 0; m < merged.size(); ++m) {
-      merged[m].self_cpu_us = Us(m_self_cpu[m]);
-      merged[m].total_cpu_us = Us(m_total_cpu[m]);
-      merged[m].self_device_us = Us(m_self_dev[m]);
-      merged[m].total_device_us = Us(m_total_dev[m]);
-    }
-    ops = std::move(merged);
+  for (size_t r = 0; r < ops.size(); ++r) {
+    ops[r].self_cpu_us = Us(row_self_cpu[r]);
+    ops[r].total_cpu_us = Us(row_total_cpu[r]);
+    ops[r].self_device_us = Us(row_self_dev[r]);
+    ops[r].total_device_us = Us(row_total_dev[r]);
   }
   std::stable_sort(ops.begin(), ops.end(), [](const OpStats& a, const OpStats& b) {
     if (a.self_device_us != b.self_device_us) return a.self_device_us > b.self_device_us;

@@ -12,7 +12,7 @@
 namespace devtime::trace {
 
 // Never fails on well-formed RawTrace content; problems of trust go to invalid_reason and
-// warnings. `origin` names the input in messages.
+// warnings, which name events by their index in the file (the caller knows the file's name).
 TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& options);
 
 // The quality-gate reason for a device backend whose device time is empty.

@@ -14,9 +14,11 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agents/trace/step_samples.h"
 
 namespace devtime::trace {
 
@@ -30,8 +32,16 @@ struct OpStats {
   double self_device_us = 0;
   double total_device_us = 0;
   // Self device time per ProfilerStep window, in step order (self CPU time when the
-  // trace has no device time). Empty when the trace has no ProfilerStep windows.
-  std::vector<double> step_self_device_us;
+  // trace has no device time). Empty when the trace has no ProfilerStep windows. Stored
+  // sparsely (only the steps the op occurs in), read like a std::vector<double>.
+  StepSamples step_self_device_us;
+};
+
+// Device events of one name (a kernel, a memcpy, nc_exec_running), over the whole trace.
+struct KernelStats {
+  std::string name;
+  uint64_t calls = 0;
+  double device_us = 0;
 };
 
 // One ProfilerStep#N window.
@@ -67,6 +77,24 @@ struct CaptureInfo {
 
 enum class DeviceKind { kCpu, kCuda, kNeuron };
 
+// How device executions recorded outside the framework trace (a Neuron system trace) were joined
+// to the ops that launched them (neuron_join.h). Times are microseconds.
+struct DeviceJoin {
+  uint64_t by_id = 0;     // executions joined by an id both files carry (exec_id, nrt_sequence_id)
+  uint64_t by_order = 0;  // executions joined by order on their NeuronCore queue
+  uint64_t unjoined = 0;  // executions left unattributed
+  double by_id_us = 0;
+  double by_order_us = 0;
+  double unjoined_us = 0;
+  // "id", "order", "id+order" or "none" (nothing joined).
+  std::string Method() const {
+    if (by_id > 0 && by_order > 0) return "id+order";
+    if (by_id > 0) return "id";
+    if (by_order > 0) return "order";
+    return "none";
+  }
+};
+
 struct TraceSummary {
   // "kineto-json", "legacy-array", "key-averages-json" or "neuron-dir".
   std::string source_format;
@@ -92,7 +120,17 @@ struct TraceSummary {
   // device_total_us, never dropped; a warning says how much.
   double unattributed_device_us = 0;
   uint64_t event_count = 0;  // complete ("X") events read from the trace
+  // Set for a Neuron session with a system trace: how its executions were joined to ops.
+  std::optional<DeviceJoin> device_join;
+  // Device events grouped by name, most device time first (ties by name). All of them: a
+  // consumer that keeps the top N sums the rest.
+  std::vector<KernelStats> kernels;
 };
+
+// The kind of a TraceSummary warning, a stable snake_case word for machines
+// ("neff_without_ntff", "unattributed_device_events", "executions_not_joined", ...; "other"
+// for text this library does not write). Each warning the library writes has its own kind.
+std::string WarningKind(std::string_view warning);
 
 // Knobs for Summarize. The defaults follow torch's key_averages() (profiler-formats.md §1.8).
 struct SummarizeOptions {

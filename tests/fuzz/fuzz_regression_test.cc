@@ -68,6 +68,9 @@ TEST(FuzzRegression, KinetoJsonCorpusAndNastyInputs) { Replay("kineto_json", fuz
 TEST(FuzzRegression, NeuronSystemTraceCorpusAndNastyInputs) {
   Replay("neuron_system_trace", fuzz::NeuronSystemTrace);
 }
+TEST(FuzzRegression, PerfettoSystemTraceCorpusAndNastyInputs) {
+  Replay("perfetto_system_trace", fuzz::PerfettoSystemTrace);
+}
 TEST(FuzzRegression, KeyAveragesCorpusAndNastyInputs) { Replay("key_averages", fuzz::KeyAverages); }
 TEST(FuzzRegression, EnvironmentCorpusAndNastyInputs) { Replay("environment", fuzz::Environment); }
 

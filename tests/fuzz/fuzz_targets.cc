@@ -7,6 +7,7 @@
 #include "agents/trace/json_trace_reader.h"
 #include "agents/trace/key_averages_reader.h"
 #include "agents/trace/neuron_reader.h"
+#include "agents/trace/pftrace_reader.h"
 #include "agents/trace/summarizer.h"
 #include "agents/trace/trace_summary.h"
 
@@ -42,6 +43,12 @@ int KinetoJson(const uint8_t* data, size_t size) {
 
 int NeuronSystemTrace(const uint8_t* data, size_t size) {
   (void)ParseNeuronSystemTrace(Padded(data, size), size, "fuzz");
+  return 0;
+}
+
+int PerfettoSystemTrace(const uint8_t* data, size_t size) {
+  (void)ParsePerfettoSystemTrace(std::string_view(reinterpret_cast<const char*>(data), size),
+                                 "fuzz");
   return 0;
 }
 

@@ -13,6 +13,8 @@ namespace devtime::trace::fuzz {
 int KinetoJson(const uint8_t* data, size_t size);
 // Neuron system trace JSON (fetch-API or neuron-explorer form).
 int NeuronSystemTrace(const uint8_t* data, size_t size);
+// Neuron Explorer's Perfetto system profile (.pftrace bytes, plain or gzip).
+int PerfettoSystemTrace(const uint8_t* data, size_t size);
 // The harness's key_averages.json.
 int KeyAverages(const uint8_t* data, size_t size);
 // The harness's environment.json.

@@ -1,6 +1,9 @@
 // trace_bench — speed and memory of devtime::trace on large Kineto traces (issue 3 item 7).
 //
-//   trace_bench generate OUT BYTES     deterministic realistic Kineto trace of about BYTES
+//   trace_bench generate OUT BYTES [--steps N] [--names N]
+//                                      deterministic realistic Kineto trace of about BYTES:
+//                                      about N ProfilerStep windows (default: 200 ops each),
+//                                      about N distinct cpu_op names (default: kOps' 9)
 //   trace_bench summarize FILE         Summarize(FILE) once: MB/s of JSON text, peak RSS
 //   trace_bench smoke                  a 2 MB generate + summarize (plain and .gz) self-check
 //
@@ -10,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -131,10 +135,26 @@ struct Ts {
   }
 };
 
+struct GenerateOptions {
+  uint64_t steps = 0;  // ProfilerStep windows to spread the bytes over; 0: 200 ops per step
+  uint64_t names = 0;  // distinct cpu_op names (outer and inner op numbered); 0: kOps' names
+};
+
+// About the JSON bytes of one op (its 6 X events and 2 flow events), to size the steps.
+constexpr uint64_t kBytesPerOp = 1970;
+
 // Writes a trace of about `bytes` bytes of JSON: ProfilerStep windows, python_function noise
 // (two frames per op), nested cpu_ops, cudaLaunchKernel + kernel linked by correlation, ac2g
 // flow events, 3-decimal timestamps and baseTimeNanoseconds, keys in Kineto's order.
-void Generate(const fs::path& out, uint64_t bytes, bool gzip) {
+void Generate(const fs::path& out, uint64_t bytes, bool gzip, const GenerateOptions& options) {
+  const uint64_t ops_per_step =
+      options.steps == 0 ? 200 : std::max<uint64_t>(1, bytes / kBytesPerOp / options.steps);
+  uint64_t op_count = 0;
+  // "aten::addmm" or, with options.names, "aten::addmm.<n>" (n cycling through `names`).
+  auto op_name = [&](const char* base, uint64_t slot) {
+    if (options.names == 0) return std::string(base);
+    return std::string(base) + "." + std::to_string(slot % options.names);
+  };
   Writer w(out, gzip);
   Rng rng(20240703);
   w.Printf(
@@ -159,7 +179,7 @@ void Generate(const fs::path& out, uint64_t bytes, bool gzip) {
     const int64_t step_start = t;
     const int64_t step_ext = ext++;
     t += rng.Between(5000, 20000);
-    for (int i = 0; i < 200; ++i) {
+    for (uint64_t i = 0; i < ops_per_step; ++i, ++op_count) {
       const OpKind& k = kOps[rng.Next() % (sizeof(kOps) / sizeof(kOps[0]))];
       const int64_t d_launch = rng.Between(3000, 9000);
       const int64_t d_inner = d_launch + rng.Between(8000, 30000);
@@ -169,7 +189,9 @@ void Generate(const fs::path& out, uint64_t bytes, bool gzip) {
       const int64_t p1 = t, p2 = p1 + 1000, op = p2 + 1000, inner = op + 2000,
                     launch = inner + 3000;
       const int64_t op_ext = ext++, inner_ext = ext++;
-      const int idx = i % 24;
+      const int idx = static_cast<int>(i % 24);
+      const std::string outer_name = op_name(k.op, 2 * op_count);
+      const std::string inner_name = op_name(k.inner, 2 * op_count + 1);
       sep();
       w.Printf(
           "  {\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"%s%d\", \"pid\": %d, "
@@ -190,14 +212,15 @@ void Generate(const fs::path& out, uint64_t bytes, bool gzip) {
           ", \"Input Dims\": %s, \"Input type\": [\"float\", \"float\", \"float\"], "
           "\"Input Strides\": [[512, 1], [1, 512], [1]], \"Concrete Inputs\": [\"\", \"\", "
           "\"\"]}}",
-          k.op, pid, tid, Ts(op).text, Ts(d_op).text, op_ext, op_ext, k.dims);
+          outer_name.c_str(), pid, tid, Ts(op).text, Ts(d_op).text, op_ext, op_ext, k.dims);
       sep();
       w.Printf(
           "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": %d, \"tid\": "
           "%d, \"ts\": %s, \"dur\": %s, \"args\": {\"External id\": %" PRId64
           ", \"Record function id\": 0, \"Ev Idx\": %" PRId64
           ", \"Input Dims\": %s, \"Input type\": [\"float\", \"float\", \"float\"]}}",
-          k.inner, pid, tid, Ts(inner).text, Ts(d_inner).text, inner_ext, inner_ext, k.dims);
+          inner_name.c_str(), pid, tid, Ts(inner).text, Ts(d_inner).text, inner_ext, inner_ext,
+          k.dims);
       sep();
       w.Printf(
           "  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
@@ -317,8 +340,8 @@ int Smoke() {
   char tmpl[] = "/tmp/devtime_trace_bench_XXXXXX";
   if (!mkdtemp(tmpl)) return 2;
   const fs::path dir = tmpl;
-  Generate(dir / "t.json", 2'000'000, false);
-  Generate(dir / "t.json.gz", 2'000'000, true);
+  Generate(dir / "t.json", 2'000'000, false, {});
+  Generate(dir / "t.json.gz", 2'000'000, true, {});
   int rc = Summarize(dir / "t.json", false);
   if (rc == 0) rc = Summarize(dir / "t.json.gz", false);
   absl::StatusOr<devtime::trace::TraceSummary> a = devtime::trace::Summarize(dir / "t.json");
@@ -341,11 +364,27 @@ int main(int argc, char** argv) {
     const fs::path out = argv[2];
     const std::string name = out.filename().string();
     const bool gz = name.size() > 3 && name.substr(name.size() - 3) == ".gz";
-    Generate(out, std::strtoull(argv[3], nullptr, 10), gz);
+    GenerateOptions options;
+    for (int a = 4; a + 1 < argc; a += 2) {
+      const std::string flag = argv[a];
+      const uint64_t value = std::strtoull(argv[a + 1], nullptr, 10);
+      if (flag == "--steps") {
+        options.steps = value;
+      } else if (flag == "--names") {
+        options.names = value;
+      } else {
+        std::fprintf(stderr, "unknown option %s\n", flag.c_str());
+        return 2;
+      }
+    }
+    Generate(out, std::strtoull(argv[3], nullptr, 10), gz, options);
     return 0;
   }
   if (cmd == "summarize" && argc >= 3) return Summarize(argv[2], false);
   if (cmd == "smoke") return Smoke();
-  std::fprintf(stderr, "usage: trace_bench generate OUT[.gz] BYTES | summarize FILE | smoke\n");
+  std::fprintf(
+      stderr,
+      "usage: trace_bench generate OUT[.gz] BYTES [--steps N] [--names N] | summarize FILE | "
+      "smoke\n");
   return 2;
 }

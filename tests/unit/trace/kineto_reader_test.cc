@@ -11,14 +11,8 @@ namespace {
 
 using ::devtime::trace::testing::FindOp;
 using ::devtime::trace::testing::Fixture;
+using ::devtime::trace::testing::MustSummarize;
 using ::devtime::trace::testing::TempDir;
-
-TraceSummary MustSummarize(const std::filesystem::path& p,
-                           const SummarizeOptions& options = SummarizeOptions()) {
-  absl::StatusOr<TraceSummary> s = Summarize(p, options);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? *s : TraceSummary();
-}
 
 TEST(KinetoReader, ReadsObjectFormWithBaseTimeAndFloatTimestamps) {
   TraceSummary s = MustSummarize(Fixture("kineto_cuda_basic.json"));
@@ -217,6 +211,48 @@ TEST(KinetoReader, RecordsTheTraceFileAsArtifact) {
   ASSERT_EQ(s.artifacts.size(), 1u);
   EXPECT_EQ(s.artifacts[0].kind, "framework_trace");
   EXPECT_EQ(s.artifacts[0].size_bytes, std::filesystem::file_size(Fixture("kineto_int_ts.json")));
+}
+
+// kineto_collectives.json: ProfilerStep#7 holds aten::mm (sgemm 40 us), nccl:all_reduce around
+// record_param_comms and the NCCL launch (500 us), a FusedAdam launch outside every cpu_op
+// (30 us) and aten::foo > my_region > a launch without External id (20 us).
+TEST(KinetoReader, CollectiveKernelGoesToTheOpWhoseExternalIdItsLaunchCarries) {
+  TraceSummary s = MustSummarize(Fixture("kineto_collectives.json"));
+  const OpStats* comms = FindOp(s, "record_param_comms");
+  const OpStats* all_reduce = FindOp(s, "nccl:all_reduce");
+  ASSERT_NE(comms, nullptr);
+  ASSERT_NE(all_reduce, nullptr);
+  EXPECT_DOUBLE_EQ(comms->self_device_us, 500.0);
+  // The annotation encloses the launch but does not own it; its total includes its child's.
+  EXPECT_DOUBLE_EQ(all_reduce->self_device_us, 0.0);
+  EXPECT_DOUBLE_EQ(all_reduce->total_device_us, 500.0);
+}
+
+TEST(KinetoReader, LaunchOutsideEveryCpuOpIsUnattributedNotTheAnnotations) {
+  TraceSummary s = MustSummarize(Fixture("kineto_collectives.json"));
+  const OpStats* adam = FindOp(s, "Optimizer.step#FusedAdam.step");
+  ASSERT_NE(adam, nullptr);
+  EXPECT_DOUBLE_EQ(adam->self_device_us, 0.0);
+  EXPECT_DOUBLE_EQ(s.unattributed_device_us, 30.0);
+  EXPECT_DOUBLE_EQ(s.device_total_us, 590.0);
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_NE(s.warnings[0].find("1 device events (30.000 us)"), std::string::npos) << s.warnings[0];
+}
+
+TEST(KinetoReader, LaunchWithoutExternalIdGoesToTheEnclosingCpuOpPastAnnotations) {
+  TraceSummary s = MustSummarize(Fixture("kineto_collectives.json"));
+  const OpStats* foo = FindOp(s, "aten::foo");
+  const OpStats* region = FindOp(s, "my_region");
+  const OpStats* step = FindOp(s, "ProfilerStep*");
+  ASSERT_NE(foo, nullptr);
+  ASSERT_NE(region, nullptr);
+  ASSERT_NE(step, nullptr);
+  EXPECT_DOUBLE_EQ(foo->self_device_us, 20.0);
+  EXPECT_DOUBLE_EQ(region->self_device_us, 0.0);
+  EXPECT_DOUBLE_EQ(step->self_device_us, 0.0);
+  EXPECT_DOUBLE_EQ(step->total_device_us, 560.0);  // 40 + 500 + 20: all but the unattributed
+  ASSERT_EQ(s.steps.size(), 1u);
+  EXPECT_DOUBLE_EQ(s.steps[0].device_us, 560.0);
 }
 
 }  // namespace

@@ -23,6 +23,12 @@ using ::devtime::trace::testing::FindOp;
 using ::devtime::trace::testing::Fixture;
 using ::devtime::trace::testing::TempDir;
 
+// Summarize() of `json` written to a temporary t.json.
+absl::StatusOr<TraceSummary> SummarizeJson(const std::string& json) {
+  TempDir dir;
+  return Summarize(dir.Write("t.json", json));
+}
+
 // Asserts that the summary of `trace` matches torch's key_averages rows in `key_averages`.
 void ExpectMatchesKeyAverages(const std::filesystem::path& trace,
                               const std::filesystem::path& key_averages) {
@@ -114,35 +120,26 @@ TEST(LegacyReader, MatchesTorchKeyAveragesLiveForMlpTraining) { ExpectLiveParity
 TEST(LegacyReader, MatchesTorchKeyAveragesLiveForConvInference) { ExpectLiveParity("conv", 4); }
 
 TEST(LegacyReader, FlagsTimestampsGoingBackwards) {
-  TempDir dir;
-  const auto p = dir.Write(
-      "t.json",
+  absl::StatusOr<TraceSummary> s = SummarizeJson(
       R"([{"name": "ProfilerStep#1", "ph": "X", "ts": 10, "dur": 100, "tid": 1, "pid": "CPU functions", "args": {}}, )"
       R"({"name": "aten::add", "ph": "X", "ts": 5, "dur": 1, "tid": 1, "pid": "CPU functions", "args": {}}])");
-  absl::StatusOr<TraceSummary> s = Summarize(p);
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_TRUE(s->invalid_reason);
   EXPECT_EQ(*s->invalid_reason, "timestamps go backwards at event 1");
 }
 
 TEST(LegacyReader, FlagsNegativeDuration) {
-  TempDir dir;
-  const auto p = dir.Write(
-      "t.json",
+  absl::StatusOr<TraceSummary> s = SummarizeJson(
       R"([{"name": "ProfilerStep#1", "ph": "X", "ts": 10, "dur": 100, "tid": 1, "pid": "CPU functions", "args": {}}, )"
       R"({"name": "aten::add", "ph": "X", "ts": 15, "dur": -3, "tid": 1, "pid": "CPU functions", "args": {}}])");
-  absl::StatusOr<TraceSummary> s = Summarize(p);
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_TRUE(s->invalid_reason);
   EXPECT_EQ(*s->invalid_reason, "negative duration at event 1");
 }
 
 TEST(LegacyReader, FlagsTraceWithoutProfilerStep) {
-  TempDir dir;
-  const auto p = dir.Write(
-      "t.json",
+  absl::StatusOr<TraceSummary> s = SummarizeJson(
       R"([{"name": "aten::add", "ph": "X", "ts": 15, "dur": 3, "tid": 1, "pid": "CPU functions", "args": {}}])");
-  absl::StatusOr<TraceSummary> s = Summarize(p);
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_TRUE(s->invalid_reason);
   EXPECT_EQ(*s->invalid_reason, "no ProfilerStep window in trace");

@@ -2,8 +2,10 @@
 // per-step NeuronCore time, NEFF/NTFF artifacts (fixtures: tests/fixtures/trace/neuron_*).
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "agents/trace/neuron_reader.h"
+#include "agents/trace/system_trace_finder.h"
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 
@@ -12,14 +14,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::devtime::trace::testing::Fixture;
+using ::devtime::trace::testing::MustSummarize;
 using ::devtime::trace::testing::ReadAll;
 using ::devtime::trace::testing::TempDir;
-
-TraceSummary MustSummarize(const fs::path& p) {
-  absl::StatusOr<TraceSummary> s = Summarize(p);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? *s : TraceSummary{};
-}
 
 double LayerUs(const TraceSummary& s, Layer layer) {
   for (const LayerTime& l : s.layers) {
@@ -56,13 +53,19 @@ TEST(NeuronDir, ExplorerJsonFromTheOutputRoot) {
   // exec 2 merged over two physical cores: [1.300, 2.020] ms = 720 us; exec 3: 800 us; the
   // warm-up exec before ProfilerStep#3 is not counted.
   EXPECT_DOUBLE_EQ(s.device_total_us, 1520.0);
-  EXPECT_DOUBLE_EQ(s.unattributed_device_us, 1520.0);
+  // Each step has one launch (aten::mul's neuron::submit) and one execution on one NeuronCore
+  // queue: joined by order (issue 12 item 1; before, all 1520 us were unattributed).
+  EXPECT_DOUBLE_EQ(s.unattributed_device_us, 0.0);
+  ASSERT_TRUE(s.device_join);
+  EXPECT_EQ(s.device_join->Method(), "order");
+  EXPECT_EQ(s.device_join->by_order, 2u);
+  EXPECT_DOUBLE_EQ(s.device_join->by_order_us, 1520.0);
   ASSERT_EQ(s.steps.size(), 2u);
   EXPECT_EQ(s.steps[0].step, 3u);
   EXPECT_DOUBLE_EQ(s.steps[0].device_us, 720.0);
   EXPECT_DOUBLE_EQ(s.steps[1].device_us, 800.0);
   EXPECT_TRUE(HasWarning(s, "1 NeuronCore executions (100.000 us) lie outside"));
-  EXPECT_TRUE(HasWarning(s, "not attributed to operators"));
+  EXPECT_FALSE(HasWarning(s, "not attributed to operators"));
   EXPECT_DOUBLE_EQ(LayerUs(s, Layer::kFrameworkDispatch), 4040.0);
   EXPECT_DOUBLE_EQ(LayerUs(s, Layer::kRuntimeScheduling), 1837.094);
   EXPECT_DOUBLE_EQ(LayerUs(s, Layer::kDeviceExecution), 1520.0);
@@ -70,12 +73,13 @@ TEST(NeuronDir, ExplorerJsonFromTheOutputRoot) {
   EXPECT_EQ(s.environment.at("neuron.instance_id"), "i-0f207fb2a99bd2d08");
   EXPECT_EQ(s.environment.at("neuron.pid"), "701");
   EXPECT_EQ(s.capture.events_dropped, 0u);
-  // Ops keep host time; no per-op device samples (the system trace names no operator).
+  // aten::mul owns the NeuronCore time of its launches, per step.
   const OpStats* mul = testing::FindOp(s, "aten::mul");
   ASSERT_NE(mul, nullptr);
   EXPECT_EQ(mul->calls, 2u);
-  EXPECT_DOUBLE_EQ(mul->self_device_us, 0.0);
-  EXPECT_TRUE(mul->step_self_device_us.empty());
+  EXPECT_DOUBLE_EQ(mul->self_device_us, 1520.0);
+  EXPECT_EQ(std::vector<double>(mul->step_self_device_us.begin(), mul->step_self_device_us.end()),
+            (std::vector<double>{720.0, 800.0}));
 }
 
 TEST(NeuronDir, ExplorerArtifactsAndSessionModeNtff) {
@@ -200,6 +204,164 @@ TEST(NeuronReader, DroppedEventsWarningText) {
             1001u);
   EXPECT_FALSE(DroppedEventsInWarning("no events were dropped"));
   EXPECT_FALSE(DroppedEventsInWarning(" trace events were dropped"));
+}
+
+TEST(SystemTraceFinder, RecognisesBothJsonFormsByTheirTopLevelKeys) {
+  EXPECT_EQ(SniffSystemTrace(R"({"trace_event": [{"name": "nc_exec_running"}]})"),
+            SystemTraceForm::kExplorerJson);
+  EXPECT_EQ(SniffSystemTrace(R"({"warnings": ["a", {"x": [1]}], "trace_events": [)"),
+            SystemTraceForm::kExplorerJson);  // cut inside the array: the key is enough
+  EXPECT_EQ(SniffSystemTrace(R"( {"events": [ {"event_type": "nrt_execute", "phase": "start"})"),
+            SystemTraceForm::kFetchApi);
+  EXPECT_EQ(SniffSystemTrace(R"({"events_dropped": 7, "events": []})"), SystemTraceForm::kFetchApi);
+  // Not system traces: Kineto, an `events` array of something else, a nested key, an array.
+  EXPECT_EQ(SniffSystemTrace(R"({"traceEvents": [{"ph": "X"}]})"), SystemTraceForm::kNone);
+  EXPECT_EQ(SniffSystemTrace(R"({"events": [{"name": "click"}]})"), SystemTraceForm::kNone);
+  EXPECT_EQ(SniffSystemTrace(R"({"meta": {"trace_event": []}})"), SystemTraceForm::kNone);
+  EXPECT_EQ(SniffSystemTrace(R"([{"trace_event": []}])"), SystemTraceForm::kNone);
+  EXPECT_EQ(SniffSystemTrace(R"({"a\"b": "}", "trace_event": [])"),
+            SystemTraceForm::kExplorerJson);  // escapes and brackets inside strings
+}
+
+TEST(NeuronDir, FetchApiTraceUnderAnyNameAnywhereInTheSessionIsRead) {
+  // The fetch-API fixture saved as runtime_dump_0001.json.gz two levels down: before issue 12
+  // only ntrace*/system_trace*/sys_trace* names were read and this run was INVALID.
+  TempDir dir;
+  fs::create_directories(dir.path() / "dumps" / "nc0");
+  dir.Write("trace.json", ReadAll(Fixture(kFetchSession / "neuron_framework_trace_rank_0.json")));
+  dir.Write("dumps/nc0/runtime_dump_0001.json.gz",
+            testing::Gzip(ReadAll(Fixture(kFetchSession / "ntrace.json"))));
+  dir.Write("ntrace.pb", "x");
+  TraceSummary s = MustSummarize(dir.path());
+  EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
+  EXPECT_TRUE(s.has_device_time);
+  EXPECT_DOUBLE_EQ(s.device_total_us, MustSummarize(Fixture(kFetchSession)).device_total_us);
+  const ArtifactRef* json = FindArtifact(s, "runtime_dump_0001.json.gz");
+  ASSERT_NE(json, nullptr);
+  EXPECT_EQ(json->kind, "system_trace_json");
+}
+
+TEST(NeuronDir, SystemTraceNextToTheSessionDirectoryIsRead) {
+  // <out>/<instance>_pid_<pid>/<timestamp>/ with the converted JSON one level up.
+  TempDir dir;
+  const fs::path session = dir.path() / "i-1_pid_7" / "1729888380";
+  fs::create_directories(session);
+  dir.Write("i-1_pid_7/1729888380/trace.json", ReadAll(Fixture(kExplorerSession / "trace.json")));
+  dir.Write("i-1_pid_7/1729888380/ntrace.pb", "x");
+  dir.Write("i-1_pid_7/converted.json", ReadAll(Fixture(kExplorerSession / "system_profile.json")));
+  TraceSummary s = MustSummarize(dir.path());
+  EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
+  EXPECT_DOUBLE_EQ(s.device_total_us, 1520.0);
+}
+
+TEST(NeuronDir, TwoRenderingsOfOneCaptureAgree) {
+  TempDir dir;
+  dir.Write("trace.json", ReadAll(Fixture(kExplorerSession / "trace.json")));
+  const std::string system = ReadAll(Fixture(kExplorerSession / "system_profile.json"));
+  dir.Write("system_profile.json", system);
+  dir.Write("copy_of_profile.json", system);
+  TraceSummary s = MustSummarize(dir.path());
+  EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
+  EXPECT_TRUE(HasWarning(s, "2 Neuron system traces of the same capture"));
+  EXPECT_DOUBLE_EQ(s.device_total_us, 1520.0);
+}
+
+TEST(NeuronDir, SystemTracesThatDisagreeMakeTheRunInvalidAndNameEach) {
+  TempDir dir;
+  dir.Write("trace.json", ReadAll(Fixture(kExplorerSession / "trace.json")));
+  dir.Write("system_profile.json", ReadAll(Fixture(kExplorerSession / "system_profile.json")));
+  dir.Write("other_run.json", R"({"trace_event": [{"name": "nc_exec_running",
+    "timestamp": 1729888381300000000, "duration": 5000, "exec_id": 9, "lnc_idx": "0"}]})");
+  TraceSummary s = MustSummarize(dir.path());
+  ASSERT_TRUE(s.invalid_reason);
+  EXPECT_NE(s.invalid_reason->find("2 Neuron system traces in the output directory disagree"),
+            std::string::npos)
+      << *s.invalid_reason;
+  EXPECT_NE(s.invalid_reason->find("other_run.json (explorer-json, 1 NeuronCore executions, "
+                                   "5.000 us)"),
+            std::string::npos)
+      << *s.invalid_reason;
+  EXPECT_NE(s.invalid_reason->find("system_profile.json (explorer-json, 3 NeuronCore executions"),
+            std::string::npos)
+      << *s.invalid_reason;
+}
+
+TEST(NeuronDir, AnEventsArrayOfSomethingElseIsNotASystemTrace) {
+  // A CUDA harness directory with an unrelated events.json stays a plain trace directory.
+  TempDir dir;
+  dir.Write("trace.json", ReadAll(Fixture("kineto_cuda_basic.json")));
+  dir.Write("events.json", R"({"events": [{"name": "epoch_end", "value": 3}]})");
+  TraceSummary s = MustSummarize(dir.path());
+  EXPECT_EQ(s.source_format, "kineto-json");
+  EXPECT_EQ(s.device_kind, DeviceKind::kCuda);
+}
+
+// The naive RMSNorm (tests/fixtures/trace/make_neuron_fixtures.py): per step aten::pow 310.2,
+// aten::mean 420.6, aten::add 150.0, aten::rsqrt 309.6 and two aten::mul 600.0 + 564.5 us of
+// NeuronCore time, 2,354.9 us in all.
+void ExpectRmsNormPerOpNeuronCoreTime(const TraceSummary& s) {
+  EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
+  EXPECT_NEAR(s.device_total_us, 2 * 2354.9, 1e-6);
+  EXPECT_DOUBLE_EQ(s.unattributed_device_us, 0.0);
+  const OpStats* mul = testing::FindOp(s, "aten::mul");
+  ASSERT_NE(mul, nullptr);
+  EXPECT_EQ(mul->calls, 4u);
+  ASSERT_EQ(mul->step_self_device_us.size(), 2u);
+  EXPECT_NEAR(mul->step_self_device_us[0], 1164.5, 1e-6);
+  EXPECT_NEAR(mul->step_self_device_us[1], 1164.5, 1e-6);
+  EXPECT_NEAR(mul->self_device_us, 2329.0, 1e-6);
+  EXPECT_NEAR(100 * mul->self_device_us / s.device_total_us, 49.45, 0.005);
+  EXPECT_EQ(s.ops.front().name, "aten::mul");  // the largest NeuronCore time first
+  const OpStats* mean = testing::FindOp(s, "aten::mean");
+  ASSERT_NE(mean, nullptr);
+  EXPECT_NEAR(mean->self_device_us, 841.2, 1e-6);
+  const OpStats* step = testing::FindOp(s, "ProfilerStep*");
+  ASSERT_NE(step, nullptr);
+  EXPECT_NEAR(step->total_device_us, 2 * 2354.9, 1e-6);  // everything ran inside the steps
+  ASSERT_EQ(s.steps.size(), 2u);
+  EXPECT_NEAR(s.steps[0].device_us, 2354.9, 1e-6);
+  EXPECT_NE(RenderTable(s).find("49.45%"), std::string::npos) << RenderTable(s);
+}
+
+TEST(NeuronJoin, RmsNormFromExplorerJsonJoinsByOrderPerQueue) {
+  TraceSummary s = MustSummarize(Fixture("neuron_rmsnorm/explorer"));
+  ExpectRmsNormPerOpNeuronCoreTime(s);
+  ASSERT_TRUE(s.device_join);
+  EXPECT_EQ(s.device_join->Method(), "order");
+  EXPECT_EQ(s.device_join->by_order, 12u);
+  EXPECT_EQ(s.device_join->unjoined, 0u);
+}
+
+TEST(NeuronJoin, RmsNormFromAFetchApiTraceUnderAnUnusualNameJoinsByExecId) {
+  TraceSummary s = MustSummarize(Fixture("neuron_rmsnorm/fetch"));
+  ExpectRmsNormPerOpNeuronCoreTime(s);
+  ASSERT_TRUE(s.device_join);
+  EXPECT_EQ(s.device_join->Method(), "id");
+  EXPECT_EQ(s.device_join->by_id, 12u);
+  EXPECT_NEAR(s.device_join->by_id_us, 2 * 2354.9, 1e-6);
+}
+
+TEST(NeuronJoin, ExecutionsThatCannotBeJoinedAreUnattributedAndSaySo) {
+  // One launch too many: order is ambiguous, no id: nothing is guessed.
+  TempDir dir;
+  std::string trace =
+      ReadAll(Fixture("neuron_rmsnorm/explorer/i-0aa11bb22cc33dd44_pid_4242/"
+                      "1730000000/trace.json"));
+  const std::string extra =
+      R"({"ph": "X", "cat": "privateuse1_driver", "name": "neuron::submit", "pid": 4242, )"
+      R"("tid": 3, "ts": 888380001000.100, "dur": 1.000, "args": {}},)";
+  trace.insert(trace.find("{\"ph\""), extra + "\n  ");
+  dir.Write("trace.json", trace);
+  dir.Write("system_profile.json",
+            ReadAll(Fixture("neuron_rmsnorm/explorer/i-0aa11bb22cc33dd44_pid_4242/1730000000/"
+                            "system_profile.json")));
+  TraceSummary s = MustSummarize(dir.path());
+  ASSERT_TRUE(s.device_join);
+  EXPECT_EQ(s.device_join->unjoined, 12u);
+  EXPECT_NEAR(s.unattributed_device_us, 2 * 2354.9, 1e-6);
+  EXPECT_TRUE(HasWarning(s, "12 NeuronCore executions (4709.800 us) are not joined"));
+  EXPECT_TRUE(HasWarning(s, "12 executions but 13 privateuse1_driver launches"));
+  EXPECT_TRUE(HasWarning(s, "not attributed to operators"));
 }
 
 }  // namespace

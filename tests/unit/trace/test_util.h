@@ -32,6 +32,14 @@ inline std::string Gzip(const std::string& in) {
   return out;
 }
 
+// Summarize(p, options), failing the test (and returning an empty summary) when it errs.
+inline TraceSummary MustSummarize(const std::filesystem::path& p,
+                                  const SummarizeOptions& options = SummarizeOptions()) {
+  absl::StatusOr<TraceSummary> s = Summarize(p, options);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *s : TraceSummary();
+}
+
 // nullptr when the summary has no op of that (key_averages) name.
 inline const OpStats* FindOp(const TraceSummary& s, const std::string& name) {
   for (const OpStats& op : s.ops) {

@@ -1,0 +1,111 @@
+// devtime::trace internals — where the streaming trace reader's bytes come from. An Input is a
+// window [begin, end) over the trace's JSON text: the whole of it in memory (MemoryInput), a
+// memory-mapped file whose consumed pages are dropped (MappedInput), or a gzip stream inflated
+// in chunks (GzipInput). MappedFile opens and maps the file. Knows nothing of JSON.
+//
+// Thread-safety: one Input serves one reader on one thread.
+#pragma once
+
+#include <zlib.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace devtime::trace::stream {
+
+// An error of the streaming reader, from its input (corrupt gzip) or its scanner (bad JSON).
+// Internal control flow: it never leaves the library (the reader's Parse() makes it a Status).
+struct ParseError {
+  std::string message;
+};
+
+// A window of input bytes [begin, end). More() drops the bytes before `keep`, appends more
+// and moves `keep` to the new begin(); false at the end of the input.
+class Input {
+ public:
+  virtual ~Input() = default;
+  const char* begin() const { return begin_; }
+  const char* end() const { return end_; }
+  virtual bool More(const char* keep) = 0;
+  // The parser no longer needs the bytes before `upto`.
+  virtual void Consumed(const char* upto) { (void)upto; }
+
+ protected:
+  const char* begin_ = nullptr;
+  const char* end_ = nullptr;
+};
+
+class MemoryInput : public Input {
+ public:
+  MemoryInput(const char* data, size_t size) {
+    begin_ = data;
+    end_ = data + size;
+  }
+  bool More(const char*) override { return false; }
+};
+
+// A memory-mapped file: consumed pages are dropped every kDropBytes so that the resident set
+// stays small however large the file is (they are re-read from the page cache if touched).
+class MappedInput : public MemoryInput {
+ public:
+  static constexpr size_t kDropBytes = size_t{64} << 20;
+  MappedInput(const char* data, size_t size) : MemoryInput(data, size), dropped_(data) {}
+  void Consumed(const char* upto) override;
+
+ private:
+  const char* dropped_;
+};
+
+// Inflates a gzip stream (concatenated members allowed) in chunks of kChunk bytes. Throws
+// ParseError when zlib cannot start and, from More(), for a truncated or corrupt stream.
+class GzipInput : public Input {
+ public:
+  static constexpr size_t kChunk = size_t{4} << 20;
+
+  GzipInput(const unsigned char* data, size_t size);
+  ~GzipInput() override;
+  GzipInput(const GzipInput&) = delete;
+  GzipInput& operator=(const GzipInput&) = delete;
+
+  bool More(const char* keep) override;
+
+ private:
+  z_stream zs_{};
+  const unsigned char* in_;
+  size_t in_size_;
+  size_t consumed_ = 0;
+  bool done_ = false;
+  std::vector<char> buf_;
+};
+
+// True when the bytes start with the gzip magic 1f 8b (whatever the file is called).
+inline bool IsGzip(const unsigned char* bytes, size_t size) {
+  return size >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b;
+}
+
+// A regular, non-empty file mapped read-only for sequential reading; unmapped on destruction.
+class MappedFile {
+ public:
+  // kNotFound (no such file), kPermissionDenied (cannot open), kInvalidArgument (not a regular
+  // file, empty file), kInternal (stat or mmap failed); messages start with the path.
+  static absl::StatusOr<std::unique_ptr<MappedFile>> Open(const std::filesystem::path& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const unsigned char* bytes() const { return static_cast<const unsigned char*>(addr_); }
+  size_t size() const { return size_; }
+
+ private:
+  MappedFile(void* addr, size_t size) : addr_(addr), size_(size) {}
+  void* addr_;
+  size_t size_;
+};
+
+}  // namespace devtime::trace::stream

@@ -1,0 +1,194 @@
+// Neuron Explorer's Perfetto system profile (issue 12 item 3): the same per-op NeuronCore
+// times from system_profile.pftrace as from the JSON forms, with the traps of the format —
+// interned and plain names, two sequences out of time order, a sequence that lost its
+// incremental state, compressed packets, unknown fields, a truncated last packet, gzip.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "agents/trace/neuron_reader.h"
+#include "agents/trace/pftrace_reader.h"
+#include "gtest/gtest.h"
+#include "tests/unit/trace/pftrace_writer.h"
+#include "tests/unit/trace/test_util.h"
+
+namespace devtime::trace {
+namespace {
+
+namespace fs = std::filesystem;
+using ::devtime::trace::testing::Fixture;
+using ::devtime::trace::testing::IntArg;
+using ::devtime::trace::testing::MustSummarize;
+using ::devtime::trace::testing::Proto;
+using ::devtime::trace::testing::ReadAll;
+using ::devtime::trace::testing::Record;
+using ::devtime::trace::testing::StringArg;
+using ::devtime::trace::testing::TempDir;
+
+const fs::path kRmsSession = "neuron_rmsnorm/explorer/i-0aa11bb22cc33dd44_pid_4242/1730000000";
+
+constexpr uint32_t kRuntimeSeq = 1;  // interned names
+constexpr uint32_t kDeviceSeq = 2;   // plain names, default track
+constexpr uint64_t kRuntimeTrack = 11;
+constexpr uint64_t kDeviceTrack = 22;
+
+// The RMSNorm capture of the explorer JSON fixture, rewritten as Neuron Explorer's Perfetto
+// system profile: runtime nrt_execute slices on sequence 1 (names interned), NeuronCore
+// executions on sequence 2 (plain names, `nc_exec_running <neff>`), written after sequence 1
+// so packets are out of time order across sequences.
+std::string RmsNormPftrace() {
+  absl::StatusOr<NeuronSystemTrace> json =
+      ReadNeuronSystemTrace(Fixture(kRmsSession / "system_profile.json"));
+  EXPECT_TRUE(json.ok()) << json.status();
+  std::string out;
+  // Sequence 3 starts without clearing its state: its packets are skipped (lost state).
+  out += Record(Proto().Varint(8, 1).Varint(10, 3).Varint(13, 2).Msg(
+      11, Proto().Varint(9, 1).Varint(11, kRuntimeTrack).Varint(10, 7)));
+  // Sequence 1: clear + intern, then slices referencing iid 1.
+  out += Record(Proto()
+                    .Varint(10, kRuntimeSeq)
+                    .Varint(13, 3)
+                    .Msg(12, Proto()
+                                 .Msg(2, Proto().Varint(1, 1).Bytes(2, "nrt_execute"))
+                                 .Msg(3, Proto().Varint(1, 5).Bytes(2, "trace_event_source"))
+                                 .Msg(29, Proto().Varint(1, 9).Bytes(2, "neuron_rt"))));
+  for (const NsInterval& r : json->runtime) {
+    const Proto source = Proto().Varint(1, 5).Varint(17, 9);
+    out += Record(
+        Proto()
+            .Varint(8, static_cast<uint64_t>(r.start_ns))
+            .Varint(10, kRuntimeSeq)
+            .Varint(13, 2)
+            .Fixed32(999, 7)  // an unknown field (wire type 5)
+            .Msg(11, Proto().Varint(9, 1).Varint(11, kRuntimeTrack).Varint(10, 1).Msg(4, source)));
+    out += Record(Proto()
+                      .Varint(8, static_cast<uint64_t>(r.end_ns))
+                      .Varint(10, kRuntimeSeq)
+                      .Varint(13, 2)
+                      .Msg(11, Proto().Varint(9, 2).Varint(11, kRuntimeTrack)));
+  }
+  // Sequence 2: a default track, then the executions; half of them inside compressed_packets.
+  out += Record(Proto()
+                    .Varint(10, kDeviceSeq)
+                    .Varint(13, 1)
+                    .Msg(59, Proto().Msg(11, Proto().Varint(11, kDeviceTrack))));
+  std::string compressed;
+  for (size_t i = 0; i < json->executions.size(); ++i) {
+    const NeuronExecution& x = json->executions[i];
+    Proto args_event = Proto()
+                           .Varint(9, 1)
+                           .Bytes(23, "nc_exec_running /var/tmp/model.neff")
+                           .Msg(4, IntArg("exec_id", x.exec_id))
+                           .Msg(4, IntArg("process_id", 4242))
+                           .Msg(4, IntArg("lnc_idx", 0))
+                           .Msg(4, StringArg("trace_event_source", "neuron_hw"));
+    std::string pair = Record(Proto()
+                                  .Varint(8, static_cast<uint64_t>(x.start_ns))
+                                  .Varint(10, kDeviceSeq)
+                                  .Msg(11, args_event)) +
+                       Record(Proto()
+                                  .Varint(8, static_cast<uint64_t>(x.end_ns))
+                                  .Varint(10, kDeviceSeq)
+                                  .Msg(11, Proto().Varint(9, 2)));
+    (i % 2 == 0 ? out : compressed) += pair;
+  }
+  out += Record(Proto().Varint(10, kDeviceSeq).Bytes(50, testing::Zlib(compressed)));
+  // A truncated last packet (the writer was still running).
+  const std::string last = Record(Proto().Varint(8, 1).Varint(10, kDeviceSeq).Bytes(23, "cut"));
+  out += last.substr(0, last.size() - 2);
+  return out;
+}
+
+fs::path PerfettoSession(const TempDir& dir, const std::string& name, const std::string& bytes) {
+  dir.Write("trace.json", ReadAll(Fixture(kRmsSession / "trace.json")));
+  dir.Write(name, bytes);
+  return dir.path();
+}
+
+bool HasWarning(const TraceSummary& s, const std::string& part) {
+  for (const std::string& w : s.warnings) {
+    if (w.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(PerfettoReader, RmsNormPerOpNeuronCoreTimeFromSystemProfilePftrace) {
+  TempDir dir;
+  TraceSummary s = MustSummarize(PerfettoSession(dir, "system_profile.pftrace", RmsNormPftrace()));
+  EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
+  EXPECT_EQ(s.source_format, "neuron-dir");
+  EXPECT_NEAR(s.device_total_us, 2 * 2354.9, 1e-6);
+  EXPECT_DOUBLE_EQ(s.unattributed_device_us, 0.0);
+  const OpStats* mul = testing::FindOp(s, "aten::mul");
+  ASSERT_NE(mul, nullptr);
+  ASSERT_EQ(mul->step_self_device_us.size(), 2u);
+  EXPECT_NEAR(mul->step_self_device_us[0], 1164.5, 1e-6);
+  EXPECT_NEAR(mul->step_self_device_us[1], 1164.5, 1e-6);
+  EXPECT_NEAR(100 * mul->self_device_us / s.device_total_us, 49.45, 0.005);
+  ASSERT_TRUE(s.device_join);
+  EXPECT_EQ(s.device_join->Method(), "order");  // trace.json carries no exec ids
+  EXPECT_TRUE(HasWarning(s, "1 Perfetto packets skipped"));
+  EXPECT_TRUE(HasWarning(s, "last Perfetto packet is cut short"));
+  // The layers match the JSON form's.
+  TraceSummary from_json = MustSummarize(Fixture("neuron_rmsnorm/explorer"));
+  ASSERT_EQ(s.layers.size(), from_json.layers.size());
+  for (size_t i = 0; i < s.layers.size(); ++i) {
+    EXPECT_NEAR(s.layers[i].time_us, from_json.layers[i].time_us, 1e-6) << i;
+  }
+}
+
+TEST(PerfettoReader, GzipFileAndExecutionsOfPhysicalCoresMerged) {
+  // Two physical-core rows of exec 7 (LNC=2) become one execution.
+  std::string bytes;
+  for (const auto& [core, start, end] :
+       std::vector<std::tuple<int, int64_t, int64_t>>{{0, 1000, 3000}, {1, 1100, 3200}}) {
+    bytes += Record(Proto()
+                        .Varint(8, static_cast<uint64_t>(start))
+                        .Msg(11, Proto()
+                                     .Varint(9, 1)
+                                     .Varint(11, 40 + static_cast<uint64_t>(core))
+                                     .Bytes(23, "nc_exec_running")
+                                     .Msg(4, IntArg("exec_id", 7))
+                                     .Msg(4, IntArg("lnc_idx", 0))));
+    bytes +=
+        Record(Proto()
+                   .Varint(8, static_cast<uint64_t>(end))
+                   .Msg(11, Proto().Varint(9, 2).Varint(11, 40 + static_cast<uint64_t>(core))));
+  }
+  absl::StatusOr<NeuronSystemTrace> t = ParsePerfettoSystemTrace(testing::Gzip(bytes), "g");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->form, "perfetto");
+  ASSERT_EQ(t->executions.size(), 1u);
+  EXPECT_EQ(t->executions[0].start_ns, 1000);
+  EXPECT_EQ(t->executions[0].end_ns, 3200);
+  EXPECT_EQ(t->executions[0].exec_id, 7);
+  EXPECT_EQ(t->executions[0].queue, "/0");
+}
+
+TEST(PerfettoReader, DroppedPacketsMakeTheRunInvalid) {
+  TempDir dir;
+  // The writer reports a lost packet on the device sequence (before the file's cut last record).
+  const std::string bytes = Record(Proto().Varint(10, kDeviceSeq).Varint(42, 1)) + RmsNormPftrace();
+  TraceSummary s = MustSummarize(PerfettoSession(dir, "system_profile.pftrace", bytes));
+  ASSERT_TRUE(s.invalid_reason);
+  EXPECT_NE(s.invalid_reason->find("dropped"), std::string::npos) << *s.invalid_reason;
+}
+
+TEST(PerfettoReader, DeviceProfilesAreNotSystemTraces) {
+  EXPECT_TRUE(IsPerfettoSystemTraceName("system_profile.pftrace"));
+  EXPECT_TRUE(IsPerfettoSystemTraceName("run3.pftrace.gz"));
+  EXPECT_FALSE(IsPerfettoSystemTraceName("device_profile_model_10001.pftrace"));
+  EXPECT_FALSE(IsPerfettoSystemTraceName("ntff.pftrace"));
+  EXPECT_FALSE(IsPerfettoSystemTraceName("system_profile.json"));
+}
+
+TEST(PerfettoReader, GarbageIsAnErrorNamingTheFile) {
+  for (const std::string& bad : {std::string(""), std::string(64, '\xff')}) {
+    absl::StatusOr<NeuronSystemTrace> t = ParsePerfettoSystemTrace(bad, "x.pftrace");
+    ASSERT_FALSE(t.ok());
+    EXPECT_NE(t.status().message().find("x.pftrace"), std::string::npos) << t.status();
+  }
+}
+
+}  // namespace
+}  // namespace devtime::trace
