@@ -13,13 +13,8 @@ using ::testing::HasSubstr;
 // The fused RMSNorm of the TorchNeuron guide: one aten::rms_norm at 403.3 µs per step.
 v1::RunSummary FusedRun() {
   auto run = devtime::testing::NaiveRmsNormRun(devtime::testing::TestRunId(1), "fused");
-  run.clear_ops();
-  auto* op = run.add_ops();
-  op->set_name("aten::rms_norm");
-  op->set_calls(3);
-  op->set_self_device_us(403.3 * 3);
-  op->set_total_device_us(403.3 * 3);
-  for (double f : {0.99, 1.0, 1.01}) op->add_step_self_device_us(403.3 * f);
+  devtime::testing::FuseRmsNormOps(run);
+  for (double f : {0.99, 1.0, 1.01}) run.mutable_ops(0)->add_step_self_device_us(403.3 * f);
   for (int i = 0; i < run.steps_size(); ++i) {
     run.mutable_steps(i)->set_device_us(403.3 * (0.99 + 0.01 * i));
   }
