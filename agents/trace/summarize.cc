@@ -55,6 +55,20 @@ TraceSummary FromKeyAverages(const KeyAverages& ka) {
   return summary;
 }
 
+// "key_averages.json and the trace disagree on <what> for N ops: " and the first five.
+void WarnMismatches(const std::string& what, const std::vector<std::string>& mismatches,
+                    TraceSummary* summary) {
+  if (mismatches.empty()) return;
+  std::string msg = absl::StrFormat(
+      "key_averages.json and the trace disagree on %s for %d ops: ", what, mismatches.size());
+  for (size_t i = 0; i < mismatches.size() && i < 5; ++i) {
+    if (i > 0) msg += "; ";
+    msg += mismatches[i];
+  }
+  if (mismatches.size() > 5) msg += "; ...";
+  summary->warnings.push_back(std::move(msg));
+}
+
 // Warns where the harness's key_averages.json and the trace disagree on calls per op.
 void CrossCheckCalls(const KeyAverages& ka, TraceSummary* summary) {
   std::map<std::string, uint64_t> trace_calls;
@@ -72,15 +86,7 @@ void CrossCheckCalls(const KeyAverages& ka, TraceSummary* summary) {
   for (const auto& [name, calls] : trace_calls) {
     mismatches.push_back(absl::StrFormat("%s (0 in key_averages.json, %d in trace)", name, calls));
   }
-  if (mismatches.empty()) return;
-  std::string msg = absl::StrFormat(
-      "key_averages.json and the trace disagree on calls for %d ops: ", mismatches.size());
-  for (size_t i = 0; i < mismatches.size() && i < 5; ++i) {
-    if (i > 0) msg += "; ";
-    msg += mismatches[i];
-  }
-  if (mismatches.size() > 5) msg += "; ...";
-  summary->warnings.push_back(std::move(msg));
+  WarnMismatches("calls", mismatches, summary);
 }
 
 // Warns where the harness's key_averages.json carries device time and it disagrees with the
@@ -101,16 +107,7 @@ void CrossCheckDevice(const KeyAverages& ka, TraceSummary* summary) {
                                            row.name, row.self_device_us, in_trace));
     }
   }
-  if (mismatches.empty()) return;
-  std::string msg =
-      absl::StrFormat("key_averages.json and the trace disagree on self device time for %d ops: ",
-                      mismatches.size());
-  for (size_t i = 0; i < mismatches.size() && i < 5; ++i) {
-    if (i > 0) msg += "; ";
-    msg += mismatches[i];
-  }
-  if (mismatches.size() > 5) msg += "; ...";
-  summary->warnings.push_back(std::move(msg));
+  WarnMismatches("self device time", mismatches, summary);
 }
 
 std::optional<uint32_t> ParseCount(const std::map<std::string, std::string>& env,

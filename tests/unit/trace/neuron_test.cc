@@ -14,6 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::devtime::trace::testing::Fixture;
+using ::devtime::trace::testing::HasWarning;
 using ::devtime::trace::testing::MustSummarize;
 using ::devtime::trace::testing::ReadAll;
 using ::devtime::trace::testing::TempDir;
@@ -23,13 +24,6 @@ double LayerUs(const TraceSummary& s, Layer layer) {
     if (l.layer == layer) return l.time_us;
   }
   return -1;
-}
-
-bool HasWarning(const TraceSummary& s, const std::string& part) {
-  for (const std::string& w : s.warnings) {
-    if (w.find(part) != std::string::npos) return true;
-  }
-  return false;
 }
 
 const ArtifactRef* FindArtifact(const TraceSummary& s, const std::string& file) {

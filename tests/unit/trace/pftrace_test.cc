@@ -17,6 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::devtime::trace::testing::Fixture;
+using ::devtime::trace::testing::HasWarning;
 using ::devtime::trace::testing::IntArg;
 using ::devtime::trace::testing::MustSummarize;
 using ::devtime::trace::testing::Proto;
@@ -103,13 +104,6 @@ fs::path PerfettoSession(const TempDir& dir, const std::string& name, const std:
   dir.Write("trace.json", ReadAll(Fixture(kRmsSession / "trace.json")));
   dir.Write(name, bytes);
   return dir.path();
-}
-
-bool HasWarning(const TraceSummary& s, const std::string& part) {
-  for (const std::string& w : s.warnings) {
-    if (w.find(part) != std::string::npos) return true;
-  }
-  return false;
 }
 
 TEST(PerfettoReader, RmsNormPerOpNeuronCoreTimeFromSystemProfilePftrace) {

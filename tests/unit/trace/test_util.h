@@ -40,6 +40,14 @@ inline TraceSummary MustSummarize(const std::filesystem::path& p,
   return s.ok() ? *s : TraceSummary();
 }
 
+// True when some warning of `s` contains `part`.
+inline bool HasWarning(const TraceSummary& s, const std::string& part) {
+  for (const std::string& w : s.warnings) {
+    if (w.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
 // nullptr when the summary has no op of that (key_averages) name.
 inline const OpStats* FindOp(const TraceSummary& s, const std::string& name) {
   for (const OpStats& op : s.ops) {
