@@ -110,9 +110,8 @@ v1::RunSummary BenchRun(int uploader, int sequence, int ops, int steps) {
   return run;
 }
 
-CopyResult RawCopy(const std::string& conninfo, const std::vector<v1::RunSummary>& runs,
+CopyResult RawCopy(pqxx::connection& c, const std::vector<v1::RunSummary>& runs,
                    bool one_transaction) {
-  pqxx::connection c{conninfo};
   {
     pqxx::nontransaction tx{c};
     tx.exec("DROP TABLE IF EXISTS bench_copy_op_stats, bench_copy_run_steps");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "devtime/v1/run.pb.h"
+#include "pqxx/pqxx"
 
 namespace devtime::bench {
 
@@ -23,10 +24,11 @@ struct CopyResult {
   }
 };
 
-// COPYs the operator and step rows of `runs` into the scratch tables on one connection:
-// one transaction per run (as the collector commits them), or all in one transaction.
-// Creates the tables first and drops them after.
-CopyResult RawCopy(const std::string& conninfo, const std::vector<v1::RunSummary>& runs,
+// COPYs the operator and step rows of `runs` into the scratch tables on `connection`: one
+// transaction per run (as the collector commits them), or all in one transaction. Creates
+// the tables first and drops them after. The caller owns the connection, so that its
+// backend's CPU can be read while it lives.
+CopyResult RawCopy(pqxx::connection& connection, const std::vector<v1::RunSummary>& runs,
                    bool one_transaction);
 
 }  // namespace devtime::bench
