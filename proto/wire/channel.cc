@@ -1,5 +1,9 @@
 #include "proto/wire/channel.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -52,12 +56,151 @@ std::string FirstLine(const std::string& text) {
   return line;
 }
 
-bool IsLoopback(const std::string& address) {
-  std::string host = address.substr(0, address.rfind(':'));
-  if (host.rfind("ipv4:", 0) == 0) host = host.substr(5);
-  if (host.rfind("dns:", 0) == 0) host = host.substr(4);
-  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "[::1]" || host == "::1";
+// ---- targets ----------------------------------------------------------------------------------
+
+absl::Status BadTarget(const std::string& target, const std::string& why) {
+  return absl::InvalidArgumentError("collector address '" + target + "': " + why);
 }
+
+bool IsIpv4(const std::string& host, bool* loopback) {
+  in_addr ip{};
+  if (inet_pton(AF_INET, host.c_str(), &ip) != 1) return false;
+  *loopback = (ntohl(ip.s_addr) >> 24) == 127;  // 127.0.0.0/8
+  return true;
+}
+
+// `host` without brackets; a zone ("fe80::1%eth0") names an interface, not a host.
+bool IsIpv6(const std::string& host, bool* loopback) {
+  in6_addr ip{};
+  if (inet_pton(AF_INET6, host.substr(0, host.find('%')).c_str(), &ip) != 1) return false;
+  // ::1, or an IPv4-mapped loopback (::ffff:127.x.y.z).
+  *loopback = IN6_IS_ADDR_LOOPBACK(&ip) || (IN6_IS_ADDR_V4MAPPED(&ip) && ip.s6_addr[12] == 127);
+  return true;
+}
+
+// Splits "host:port", "[v6]:port", "host", "[v6]" or an unbracketed IPv6 literal (gRPC's
+// rules); the port is "" when absent. False when brackets do not close.
+bool SplitHostPort(const std::string& text, std::string* host, std::string* port) {
+  if (!text.empty() && text[0] == '[') {
+    std::size_t close = text.find(']');
+    if (close == std::string::npos) return false;
+    *host = text.substr(1, close - 1);
+    std::string rest = text.substr(close + 1);
+    if (!rest.empty() && rest[0] != ':') return false;
+    *port = rest.empty() ? "" : rest.substr(1);
+    return true;
+  }
+  std::size_t colon = text.find(':');
+  if (colon != std::string::npos && text.find(':', colon + 1) == std::string::npos) {
+    *host = text.substr(0, colon);
+    *port = text.substr(colon + 1);
+  } else {  // no colon, or several: an IPv6 literal without a port
+    *host = text;
+    port->clear();
+  }
+  return true;
+}
+
+bool IsPort(const std::string& port) {
+  return !port.empty() && port.size() <= 5 &&
+         port.find_first_not_of("0123456789") == std::string::npos && std::stoi(port) <= 65535;
+}
+
+// A name or literal for DNS (bare targets and dns:). Only a literal loopback or "localhost"
+// is known to stay on this machine.
+absl::StatusOr<TargetAddress> ResolvedAddress(const std::string& target, const std::string& text) {
+  std::string host, port;
+  if (!SplitHostPort(text, &host, &port) || host.empty())
+    return BadTarget(target, "'" + text + "' is not host:port");
+  if (text.find_first_of("/,") != std::string::npos)
+    return BadTarget(target, "'" + text + "' is not host:port");
+  bool loopback = false;
+  if (!IsIpv4(host, &loopback) && !IsIpv6(host, &loopback)) {
+    std::string lower = host;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    loopback = lower == "localhost" || lower == "localhost.";
+  }
+  return TargetAddress{text, loopback};
+}
+
+// One literal of an ipv4:/ipv6: list: "a.b.c.d:port" or "[v6]:port".
+absl::StatusOr<TargetAddress> LiteralAddress(const std::string& target, const std::string& text,
+                                             bool v6) {
+  std::string host, port;
+  bool loopback = false;
+  bool bracketed = !text.empty() && text[0] == '[';
+  if (!SplitHostPort(text, &host, &port) || !IsPort(port) || bracketed != v6 ||
+      !(v6 ? IsIpv6(host, &loopback) : IsIpv4(host, &loopback))) {
+    return BadTarget(
+        target, "'" + text + "' is not " + (v6 ? "[IPv6 address]:port" : "an IPv4 address:port"));
+  }
+  return TargetAddress{text, loopback};
+}
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t begin = 0;
+  while (true) {
+    std::size_t comma = text.find(',', begin);
+    std::string item = text.substr(begin, comma - begin);
+    if (!item.empty() && item[0] == '/') item.erase(0, 1);  // "ipv4:///a:1" (gRPC strips it)
+    items.push_back(item);
+    if (comma == std::string::npos) return items;
+    begin = comma + 1;
+  }
+}
+
+// "ipv4:" / "ipv6:" followed by a list of literals.
+absl::StatusOr<ParsedTarget> ParseLiteralList(const std::string& target, const std::string& list,
+                                              bool v6) {
+  std::string path = list;
+  if (path.rfind("//", 0) == 0) {  // "ipv4:///A:P": an empty authority, then the path
+    if (path.rfind("///", 0) != 0)
+      return BadTarget(target, "ipv4: and ipv6: take no authority (write ipv4:A:P,B:P)");
+    path.erase(0, 2);
+  }
+  ParsedTarget parsed{target, {}};
+  for (const std::string& item : SplitList(path)) {
+    auto address = LiteralAddress(target, item, v6);
+    if (!address.ok()) return address.status();
+    parsed.addresses.push_back(*address);
+  }
+  return parsed;
+}
+
+// "dns:host:port", "dns:///host:port" or "dns://server/host:port": one host.
+absl::StatusOr<ParsedTarget> ParseDns(const std::string& target, std::string rest) {
+  bool own_server = false;
+  if (rest.rfind("//", 0) == 0) {
+    std::size_t slash = rest.find('/', 2);
+    if (slash == std::string::npos) return BadTarget(target, "dns:// needs a /host:port");
+    own_server = slash > 2;  // the named DNS server says where "localhost" is
+    rest = rest.substr(slash + 1);
+  } else if (!rest.empty() && rest[0] == '/') {
+    rest.erase(0, 1);
+  }
+  if (rest.find(',') != std::string::npos)
+    return BadTarget(target, "dns: names one host; list addresses as ipv4:A:P,B:P");
+  auto address = ResolvedAddress(target, rest);
+  if (!address.ok()) return address.status();
+  if (own_server) address->loopback = false;
+  return ParsedTarget{target, {*address}};
+}
+
+// A bare "A:P,B:P": literals of one family, dialled as an ipv4:/ipv6: list.
+absl::StatusOr<ParsedTarget> ParseBareList(const std::string& target) {
+  bool v6 = !target.empty() && target[0] == '[';
+  auto parsed = ParseLiteralList(target, target, v6);
+  if (!parsed.ok()) {
+    return BadTarget(target,
+                     "a list holds IP addresses of one family with ports (A:P,B:P or "
+                     "[A]:P,[B]:P); give a name as dns:NAME:PORT");
+  }
+  parsed->grpc_target = (v6 ? "ipv6:" : "ipv4:") + target;
+  return parsed;
+}
+
+// ---- the channel ------------------------------------------------------------------------------
 
 grpc::ChannelArguments ChannelArgs() {
   grpc::ChannelArguments args;
@@ -67,10 +210,38 @@ grpc::ChannelArguments ChannelArgs() {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 250);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 250);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  // Every address a target names serves calls; one that fails is skipped until it is back.
+  // The default service config, never one from DNS TXT records.
+  args.SetServiceConfigJSON(R"({"loadBalancingConfig":[{"round_robin":{}}]})");
+  args.SetInt(GRPC_ARG_SERVICE_CONFIG_DISABLE_RESOLUTION, 1);
   return args;
 }
 
 }  // namespace
+
+absl::StatusOr<ParsedTarget> ParseTarget(const std::string& target) {
+  if (target.empty()) return BadTarget(target, "empty");
+  std::size_t colon = target.find(':');
+  std::string scheme = colon == std::string::npos ? "" : target.substr(0, colon);
+  std::string rest = colon == std::string::npos ? "" : target.substr(colon + 1);
+  if (scheme == "ipv4" || scheme == "ipv6") return ParseLiteralList(target, rest, scheme == "ipv6");
+  if (scheme == "dns") return ParseDns(target, rest);
+  if (scheme == "unix" || scheme == "unix-abstract") {
+    ParsedTarget parsed{target, {}};
+    for (const std::string& path : SplitList(rest)) {
+      if (path.empty()) return BadTarget(target, "a socket path is empty");
+      parsed.addresses.push_back({path, true});  // a socket on this machine
+    }
+    return parsed;
+  }
+  // Anything else is a name for gRPC's default resolver (dns:///), as gRPC dials it.
+  if (target.find(',') != std::string::npos) return ParseBareList(target);
+  // A scheme this guard does not know ("xds:///name"): gRPC judges it; it may lead anywhere.
+  if (target.find('/') != std::string::npos) return ParsedTarget{target, {{target, false}}};
+  auto address = ResolvedAddress(target, target);
+  if (!address.ok()) return address.status();
+  return ParsedTarget{target, {*address}};
+}
 
 absl::StatusOr<ClientCredentials> LoadClientCredentials(const std::string& token_file,
                                                         const std::string& tls_ca_file,
@@ -115,12 +286,16 @@ std::string TokenFromEnvironment() {
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectCollector(const std::string& address,
                                                                 const ClientCredentials& creds) {
+  auto target = ParseTarget(address);
+  if (!target.ok()) return target.status();
   std::shared_ptr<grpc::ChannelCredentials> transport;
   if (creds.tls_ca.empty()) {
-    if (!creds.token.empty() && !IsLoopback(address)) {
+    for (const TargetAddress& each : target->addresses) {
+      if (creds.token.empty() || each.loopback) continue;
       return absl::FailedPreconditionError(
-          "refusing to send a token unencrypted to " + address +
-          ": give the collector's CA (--tls-ca / tls_ca) or use a loopback address");
+          "refusing to send a token unencrypted to " + each.address +
+          (each.address == address ? "" : " (in " + address + ")") +
+          ": give the collector's CA (--tls-ca / tls_ca) or use loopback addresses only");
     }
     transport = grpc::InsecureChannelCredentials();
   } else {
@@ -133,12 +308,14 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectCollector(const std::strin
   std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> interceptors;
   if (!creds.token.empty())
     interceptors.push_back(std::make_unique<TokenInterceptorFactory>(creds.token));
-  return grpc::experimental::CreateCustomChannelWithInterceptors(address, transport, ChannelArgs(),
-                                                                 std::move(interceptors));
+  return grpc::experimental::CreateCustomChannelWithInterceptors(
+      target->grpc_target, transport, ChannelArgs(), std::move(interceptors));
 }
 
 std::shared_ptr<grpc::Channel> MakeCollectorChannel(const std::string& address) {
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), ChannelArgs());
+  auto target = ParseTarget(address);
+  return grpc::CreateCustomChannel(target.ok() ? target->grpc_target : address,
+                                   grpc::InsecureChannelCredentials(), ChannelArgs());
 }
 
 std::unique_ptr<grpc::ClientContext> MakeContext(std::chrono::milliseconds timeout) {

@@ -1,10 +1,20 @@
 // A gRPC channel to the collector, configured with the contract's limits, reconnect backoff,
 // the caller's token (sent as "authorization: Bearer ..." on every call) and TLS.
+//
+// A client may name one collector or several (a fleet runs a tier of them on one database):
+// any gRPC target, and calls are spread over every address it names (round_robin) and move
+// off one that fails. The forms:
+//   host:port, [::1]:port          one name or literal, resolved by DNS (gRPC's default)
+//   dns:host:port, dns:///host:port
+//   ipv4:10.0.0.5:50051,10.0.0.6:50051   a list of literals (ipv6:[::1]:50051,[::1]:50052)
+//   10.0.0.5:50051,10.0.0.6:50051        a bare list of literals: dialled as ipv4:/ipv6:
+//   unix:/run/devtime.sock, unix-abstract:name
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
@@ -35,12 +45,30 @@ absl::StatusOr<ClientCredentials> LoadClientCredentials(const std::string& token
 // Token from $DEVTIME_TOKEN, else the file named by $DEVTIME_TOKEN_FILE, else "".
 std::string TokenFromEnvironment();
 
-// A channel to `address` (host:port). Refuses to send a token in plaintext to anything but a
-// loopback address: tokens cross the network only inside TLS.
+// One address a target names, as the token guard judges it.
+struct TargetAddress {
+  std::string address;  // as written in the target: "10.0.0.5:50051", "[::1]:1", "/run/x.sock"
+  bool loopback;        // on this machine: 127.0.0.0/8, ::1, localhost, a unix socket
+};
+
+// What `target` (any form above) dials: the gRPC target (a bare list gets its ipv4:/ipv6:
+// prefix) and each address it names. INVALID_ARGUMENT naming the target when gRPC could
+// not dial it (an unknown scheme counts as a host name; dns: names one host; ipv4:/ipv6:
+// take literals with ports).
+struct ParsedTarget {
+  std::string grpc_target;
+  std::vector<TargetAddress> addresses;
+};
+absl::StatusOr<ParsedTarget> ParseTarget(const std::string& target);
+
+// A channel to `address` (any target form above), round-robin over its addresses. Refuses,
+// before connecting, to send a token in plaintext unless every address is loopback:
+// tokens cross the network only inside TLS. The error names the first offending address.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectCollector(const std::string& address,
                                                                 const ClientCredentials& creds);
 
-// A plaintext channel without a token (tests, and collectors running with --no-auth).
+// A plaintext channel without a token (tests, and collectors running with --no-auth); a
+// target that does not parse is handed to gRPC as it is.
 std::shared_ptr<grpc::Channel> MakeCollectorChannel(const std::string& address);
 
 // A client context with a deadline `timeout` from now.

@@ -1,6 +1,7 @@
 #include "services/collector/rpc/server.h"
 
 #include <iostream>
+#include <optional>
 
 #include "grpcpp/health_check_service_interface.h"
 #include "proto/wire/limits.h"
@@ -21,6 +22,54 @@ std::shared_ptr<grpc::ServerCredentials> ServerCredentials(const ServerOptions& 
 }
 
 }  // namespace
+
+// ---- the tier's duties ------------------------------------------------------------------------
+
+// Missed-slot accounting and pending-analysis pickup are duties of the whole tier: with
+// several collectors on one database, one of them does them each interval. That one holds a
+// session-level advisory lock on a connection of its own; when it dies or loses the
+// database, PostgreSQL ends its session and releases the lock, and another collector takes
+// it when its next duty is due. Both duties are idempotent, so the moment two collectors
+// overlap during a takeover costs work, not correctness.
+class CollectorServer::TierLease {
+ public:
+  explicit TierLease(std::string conninfo) : conninfo_(std::move(conninfo)) {}
+
+  // True while this collector holds the lock (taking it when it is free); false when
+  // another collector holds it or the database cannot be reached.
+  bool Held() {
+    bool held = false;
+    try {
+      if (!connection_) connection_ = std::make_unique<pqxx::connection>(conninfo_);
+      pqxx::nontransaction tx{*connection_};
+      // Asked of pg_locks, not remembered: a reconnected session holds nothing.
+      held = tx.exec_params1(
+                   "SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                   " AND pid = pg_backend_pid() AND objsubid = 1"
+                   " AND ((classid::bigint << 32) | objid::bigint) = $1",
+                   kLockKey)[0]
+                 .as<bool>() ||
+             tx.exec_params1("SELECT pg_try_advisory_lock($1)", kLockKey)[0].as<bool>();
+    } catch (const std::exception&) {
+      connection_.reset();  // the next call connects afresh; the lock is gone with the session
+      return false;
+    }
+    if (held != was_held_) {  // said at the first check and at every change
+      std::cerr << "devtime-collector: "
+                << (held ? "doing the tier's missed-slot and pending-analysis duties"
+                         : "another collector is doing the tier's duties")
+                << std::endl;
+      was_held_ = held;
+    }
+    return held;
+  }
+
+ private:
+  static constexpr long long kLockKey = 0x686f75736b70;  // "houskp", shared by every collector
+  std::string conninfo_;
+  std::unique_ptr<pqxx::connection> connection_;
+  std::optional<bool> was_held_;
+};
 
 absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     const ServerOptions& options) {
@@ -68,6 +117,11 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
                                   " (address in use or invalid)");
   }
   server->server_->GetHealthCheckService()->SetServingStatus(kServiceName, true);
+  std::string conninfo = options.store.conninfo;
+  if (conninfo.find("connect_timeout") == std::string::npos) {
+    conninfo += " connect_timeout=" + std::to_string(options.store.connect_timeout.count());
+  }
+  server->tier_lease_ = std::make_unique<TierLease>(conninfo);
   server->watcher_ = std::thread([s = server.get(), options] { s->Housekeep(options); });
   if (!options.notify.alertmanager_url.empty() || !options.notify.webhook_url.empty()) {
     server->notifier_ = std::make_unique<notify::Notifier>(options.notify, *server->regressions_,
@@ -110,17 +164,24 @@ void CollectorServer::Housekeep(const ServerOptions& options) {
       server_->GetHealthCheckService()->SetServingStatus(kServiceName, up);
       was_up = up;
     }
-    if (up && std::chrono::steady_clock::now() >= next_slot_check) {
-      // Several collectors may do this at once: recording a missed slot is idempotent.
-      absl::Time now = absl::Now();
-      (void)jobs_->RecordMissedSlots(now - absl::Hours(48), now,
-                                     absl::FromChrono(options.missed_slot_grace));
+    // The tier's duties: due on this collector's clock, done only by the lease holder.
+    auto start = std::chrono::steady_clock::now();
+    bool slots_due = up && start >= next_slot_check;
+    bool analyses_due = up && start >= next_pending_analysis;
+    bool ours = (slots_due || analyses_due) && tier_lease_->Held();
+    if (slots_due) {
+      if (ours) {
+        absl::Time now = absl::Now();
+        (void)jobs_->RecordMissedSlots(now - absl::Hours(48), now,
+                                       absl::FromChrono(options.missed_slot_grace));
+      }
       next_slot_check = std::chrono::steady_clock::now() + options.slot_check_interval;
     }
-    if (up && std::chrono::steady_clock::now() >= next_pending_analysis) {
+    if (analyses_due) {
       // Runs stored by a collector that died before analysing them; a minute's grace lets
       // the uploading collector finish its own analysis first.
-      auto analysed = analyzer_->AnalyzePending(absl::Minutes(1));
+      absl::StatusOr<int> analysed = 0;
+      if (ours) analysed = analyzer_->AnalyzePending(absl::Minutes(1));
       if (!analysed.ok()) {
         std::cerr << "devtime-collector: pending analyses: " << analysed.status().message()
                   << std::endl;

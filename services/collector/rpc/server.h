@@ -4,7 +4,8 @@
 // service) and /metrics, and runs two background threads:
 //  - housekeeping: database health (flips health to NOT_SERVING while PostgreSQL is
 //    unreachable), missed job slots, runs left unanalysed by a collector that died, and the
-//    fleet gauges;
+//    fleet gauges; with several collectors on one database, missed slots and pending
+//    analyses are the tier's duties, done by one collector at a time (TierLease);
 //  - notifications: pushes regressions to Alertmanager and the webhook (notify/notifier.h),
 //    in its own thread so that a slow receiver never delays the health check; with several
 //    collectors on one database, one pass runs at a time (RegressionStore::AsOnlyNotifier).
@@ -90,6 +91,10 @@ class CollectorServer {
   void Notify(const ServerOptions& options);
   // Waits `period` or until Shutdown; false once stopping.
   bool Sleep(std::chrono::milliseconds period);
+
+  // Whether this collector does the tier's once-per-interval duties (server.cc).
+  class TierLease;
+  std::unique_ptr<TierLease> tier_lease_;  // used by the housekeeping thread only
 
   std::unique_ptr<store::Database> db_;
   std::unique_ptr<store::RunStore> runs_;

@@ -1,0 +1,377 @@
+// fleet_bench: one collector under a simulated fleet (issue 10 item 6). A program, not a
+// timed test; every phase has a time limit, so it always ends by itself.
+//
+//   build/bin/fleet_bench [--database CONNINFO] [--sessions 2000] [--uploaders 50]
+//                         [--runs-per-uploader 4] [--ops 500] [--steps 10] [--idle-seconds 30]
+//
+// It creates a fresh database on the PostgreSQL named by --database (or
+// DEVTIME_TEST_DATABASE), starts build/bin/devtime-collector on it (--no-auth, loopback),
+// and then, in one process:
+//  1. sessions: N simulated agents (AgentSession streams, callback API, spread over
+//     --connections TCP connections) connect and get their assignments; over an idle window
+//     it reports the collector's threads, RSS and CPU and PostgreSQL's transactions/s and CPU;
+//  2. run-now: RunJobNow for one agent at a time, timed until that agent's stream has it;
+//  3. ingest: the sessions close (--sessions-during-ingest keeps them), then K uploaders, each
+//     on its own connection, upload their runs back to back (K uploads in flight): operator
+//     rows/s, ack p50/p99;
+//  4. raw COPY of the same rows into same-shaped scratch tables on the same database (one
+//     transaction per run, and one bulk COPY), and ingest's rate as a fraction of it.
+// The database is dropped at the end. See README.md beside this file.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "nlohmann/json.hpp"
+#include "proto/wire/channel.h"
+#include "tests/bench/fleet/bench_runs.h"
+#include "tests/bench/fleet/probes.h"
+#include "tests/bench/fleet/sim_agents.h"
+#include "tests/support/process.h"
+#include "tests/support/test_database.h"
+
+namespace devtime::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string database;
+  std::string collector = std::string(DEVTIME_BINARY_DIR) + "/bin/devtime-collector";
+  std::vector<std::string> collector_args;
+  int sessions = 2000;
+  int connections = 0;  // 0 = min(sessions, 250)
+  int uploaders = 50;
+  int runs_per_uploader = 4;
+  int ops = 500;
+  int steps = 10;
+  int idle_seconds = 30;
+  int run_now_samples = 30;
+  int phase_timeout = 180;
+  bool sessions_during_ingest = false;
+};
+
+double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+void Print(const char* key, double value, const char* unit = "") {
+  std::printf("  %-34s %12.1f %s\n", key, value, unit);
+  std::fflush(stdout);
+}
+
+void PrintWindow(const Window& w) {
+  Print("collector threads", static_cast<double>(w.collector_end.threads));
+  Print("collector RSS", static_cast<double>(w.collector_end.rss_kib) / 1024, "MiB");
+  Print("collector CPU", w.collector_cpu_percent, "% of a core");
+  Print("PostgreSQL transactions", w.pg_transactions_per_second, "/s");
+  if (w.pg_cpu_percent) {
+    Print("PostgreSQL CPU", *w.pg_cpu_percent, "% of a core");
+  } else {
+    std::printf("  %-34s %12s\n", "PostgreSQL CPU", "n/a (not on this machine)");
+  }
+  Print("window", w.seconds, "s");
+}
+
+// The collector process, started on `conninfo` without authentication.
+class Collector {
+ public:
+  Collector(const Options& options, const std::string& conninfo)
+      : dir_(testing::MakeTempDir("fleet-bench")) {
+    std::string ready = dir_ + "/ready.json";
+    std::vector<std::string> argv{
+        options.collector,  "--database",  conninfo,       "--listen", "127.0.0.1:0",
+        "--metrics-listen", "127.0.0.1:0", "--ready-file", ready,      "--no-auth"};
+    argv.insert(argv.end(), options.collector_args.begin(), options.collector_args.end());
+    process_ = std::make_unique<testing::Subprocess>(argv, dir_ + "/collector.log");
+    auto deadline = Clock::now() + std::chrono::seconds(60);
+    while (!std::filesystem::exists(ready)) {
+      if (!process_->Running() || Clock::now() > deadline) {
+        throw std::runtime_error("the collector did not start; see " + dir_ + "/collector.log");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::ifstream in(ready);
+    address_ = "127.0.0.1:" + std::to_string(nlohmann::json::parse(in).at("grpc_port").get<int>());
+  }
+  ~Collector() {
+    process_->Signal(SIGTERM);
+    process_->Wait();
+  }
+
+  const std::string& address() const { return address_; }
+  pid_t pid() const { return process_->pid(); }
+  std::string log_path() const { return dir_ + "/collector.log"; }
+
+ private:
+  std::string dir_;
+  std::string address_;
+  std::unique_ptr<testing::Subprocess> process_;
+};
+
+void ApplyJob(v1::Collector::Stub& stub) {
+  v1::ApplyJobsRequest request;
+  auto* job = request.add_jobs();
+  job->set_name("bench-job");
+  job->set_model("bench");
+  job->set_workload("sessions");
+  job->set_command("true");
+  job->mutable_schedule()->set_cron("0 2 * * *");
+  (*job->mutable_selector()->mutable_labels())["pool"] = "bench";
+  v1::ApplyJobsResponse response;
+  auto context = wire::MakeContext(std::chrono::seconds(30));
+  grpc::Status status = stub.ApplyJobs(context.get(), request, &response);
+  if (!status.ok()) throw std::runtime_error("ApplyJobs: " + wire::Describe(status));
+}
+
+void RunNowPhase(const Options& options, v1::Collector::Stub& stub, SimulatedFleet& fleet) {
+  std::vector<double> latencies;
+  int missed = 0;
+  auto phase_end = Clock::now() + std::chrono::seconds(options.phase_timeout);
+  for (int i = 0; i < options.run_now_samples && Clock::now() < phase_end; ++i) {
+    int agent = static_cast<int>((static_cast<long long>(i) * 7919) % options.sessions);
+    v1::RunJobNowRequest request;
+    request.set_name("bench-job");
+    request.set_host(SimHost(agent));
+    v1::RunJobNowResponse response;
+    auto asked = Clock::now();
+    auto context = wire::MakeContext(std::chrono::seconds(10));
+    grpc::Status status = stub.RunJobNow(context.get(), request, &response);
+    if (!status.ok()) {
+      std::printf("  run-now for %s: %s\n", SimHost(agent).c_str(), wire::Describe(status).c_str());
+      ++missed;
+      continue;
+    }
+    auto arrived = fleet.WaitRunNow(agent, asked, std::chrono::seconds(10));
+    if (!arrived) {
+      ++missed;
+      continue;
+    }
+    latencies.push_back(Ms(*arrived - asked));
+  }
+  Print("run-now delivered", static_cast<double>(latencies.size()));
+  Print("run-now not delivered in 10 s", missed);
+  Print("run-now latency p50", Percentile(latencies, 50), "ms");
+  Print("run-now latency p99", Percentile(latencies, 99), "ms");
+}
+
+struct IngestResult {
+  long long acked_runs = 0, failed_runs = 0, op_rows = 0;
+  double seconds = 0;
+  std::vector<double> ack_ms;
+  std::string last_error;
+};
+
+// K uploaders, each on its own connection, upload their runs back to back.
+IngestResult Ingest(const Options& options, const std::string& address,
+                    const std::vector<std::vector<v1::RunSummary>>& runs) {
+  IngestResult result;
+  std::mutex mu;
+  auto phase_end = Clock::now() + std::chrono::seconds(options.phase_timeout);
+  auto start = Clock::now();
+  std::vector<std::thread> threads;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    threads.emplace_back([&, k] {
+      grpc::ChannelArguments args;
+      args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+      args.SetInt("devtime.bench.uploader", static_cast<int>(k));
+      args.SetMaxSendMessageSize(64 << 20);
+      auto stub = v1::Collector::NewStub(
+          grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+      for (const auto& run : runs[k]) {
+        if (Clock::now() > phase_end) break;
+        v1::UploadRunRequest request;
+        *request.mutable_run() = run;
+        v1::UploadRunResponse response;
+        auto sent = Clock::now();
+        auto context = wire::MakeContext(std::chrono::seconds(60));
+        grpc::Status status = stub->UploadRun(context.get(), request, &response);
+        double ms = Ms(Clock::now() - sent);
+        std::lock_guard lock(mu);
+        if (status.ok()) {
+          ++result.acked_runs;
+          result.op_rows += run.ops_size();
+          result.ack_ms.push_back(ms);
+        } else {
+          ++result.failed_runs;
+          result.last_error = wire::Describe(status);
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+std::string Unanalysed(const testing::TestDatabase& db) {
+  try {
+    return db.Query(
+        "SELECT count(*) FROM runs WHERE analyzed_at IS NULL AND job = 'bench-nightly'");
+  } catch (const std::exception& e) {
+    return std::string("n/a (") + e.what() + ")";
+  }
+}
+
+int Run(const Options& options) {
+  if (options.database.empty()) {
+    std::cerr << "fleet_bench: give --database CONNINFO or set DEVTIME_TEST_DATABASE\n";
+    return 2;
+  }
+  setenv("DEVTIME_TEST_DATABASE", options.database.c_str(), 1);  // TestDatabase's cluster
+  testing::TestDatabase db;
+  Collector collector(options, db.conninfo());
+  PostgresProbe postgres(db.conninfo());
+  auto admin = v1::Collector::NewStub(wire::MakeCollectorChannel(collector.address()));
+  ApplyJob(*admin);
+  std::printf("fleet_bench: collector pid %d on %s, log %s\n", collector.pid(),
+              collector.address().c_str(), collector.log_path().c_str());
+  std::printf("  sessions %d over %d connections, uploaders %d x %d runs of %d ops x %d steps\n",
+              options.sessions, options.connections, options.uploaders, options.runs_per_uploader,
+              options.ops, options.steps);
+
+  std::printf("\n[rest] no sessions, 5 s\n");
+  {
+    WindowProbe rest(collector.pid(), postgres);
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    PrintWindow(rest.Finish());
+  }
+
+  std::printf("\n[sessions] %d agents connect\n", options.sessions);
+  auto connecting = Clock::now();
+  auto fleet =
+      std::make_unique<SimulatedFleet>(collector.address(), options.sessions, options.connections);
+  int assigned = fleet->WaitAssigned(std::chrono::seconds(options.phase_timeout));
+  std::string last_error;
+  int ended = fleet->ended(&last_error);
+  Print("sessions with assignments", assigned);
+  Print("time until all had them", Ms(Clock::now() - connecting) / 1000, "s");
+  Print("sessions ended by the collector", ended);
+  if (ended > 0) std::printf("  last error: %s\n", last_error.c_str());
+
+  std::printf("\n[idle] %d sessions connected, %d s\n", options.sessions, options.idle_seconds);
+  {
+    WindowProbe idle(collector.pid(), postgres);
+    std::this_thread::sleep_for(std::chrono::seconds(options.idle_seconds));
+    PrintWindow(idle.Finish());
+  }
+
+  std::printf("\n[run-now] %d requests, one at a time\n", options.run_now_samples);
+  RunNowPhase(options, *admin, *fleet);
+
+  // Ingest and its COPY yardstick on a quiet collector, unless asked: the idle sessions'
+  // own load (measured above) would slow both and blur their ratio.
+  if (!options.sessions_during_ingest) fleet.reset();
+
+  std::printf("\n[ingest] %d uploaders x %d runs, %s\n", options.uploaders,
+              options.runs_per_uploader, fleet ? "sessions still connected" : "sessions closed");
+  std::vector<std::vector<v1::RunSummary>> runs(static_cast<std::size_t>(options.uploaders));
+  std::vector<v1::RunSummary> all;
+  for (int k = 0; k < options.uploaders; ++k) {
+    for (int r = 0; r < options.runs_per_uploader; ++r) {
+      runs[k].push_back(BenchRun(k, r, options.ops, options.steps));
+      all.push_back(runs[k].back());
+    }
+  }
+  IngestResult ingest;
+  Window ingest_window;
+  {
+    WindowProbe probe(collector.pid(), postgres);
+    ingest = Ingest(options, collector.address(), runs);
+    ingest_window = probe.Finish();
+  }
+  double ingest_rate =
+      ingest.seconds > 0 ? static_cast<double>(ingest.op_rows) / ingest.seconds : 0;
+  Print("runs acknowledged", static_cast<double>(ingest.acked_runs));
+  Print("runs failed", static_cast<double>(ingest.failed_runs));
+  if (ingest.failed_runs) std::printf("  last error: %s\n", ingest.last_error.c_str());
+  Print("operator rows/s end to end", ingest_rate, "rows/s");
+  Print("ack latency p50", Percentile(ingest.ack_ms, 50), "ms");
+  Print("ack latency p99", Percentile(ingest.ack_ms, 99), "ms");
+  PrintWindow(ingest_window);
+  if (ingest_window.pg_cpu_seconds && ingest.acked_runs) {
+    Print("PostgreSQL CPU per run",
+          1000 * *ingest_window.pg_cpu_seconds / static_cast<double>(ingest.acked_runs), "ms");
+  }
+  std::printf("  %-34s %12s\n", "runs not analysed at the end", Unanalysed(db).c_str());
+
+  std::printf("\n[raw COPY] the same %zu runs into same-shaped scratch tables, one connection\n",
+              all.size());
+  std::string copy_conninfo =
+      db.conninfo() + " options='-c statement_timeout=" + std::to_string(options.phase_timeout) +
+      "s'";
+  pqxx::connection copier{copy_conninfo};
+  CopyResult per_run;
+  Window copy_window;
+  {
+    WindowProbe probe(collector.pid(), postgres);
+    per_run = RawCopy(copier, all, false);
+    copy_window = probe.Finish();
+  }
+  CopyResult bulk = RawCopy(copier, all, true);
+  Print("COPY, one transaction per run", per_run.op_rows_per_second(), "rows/s");
+  Print("COPY, one bulk transaction", bulk.op_rows_per_second(), "rows/s");
+  if (copy_window.pg_cpu_seconds && !all.empty()) {
+    Print("PostgreSQL CPU per run (COPY)",
+          1000 * *copy_window.pg_cpu_seconds / static_cast<double>(all.size()), "ms");
+  }
+  if (per_run.op_rows_per_second() > 0 && bulk.op_rows_per_second() > 0) {
+    Print("ingest / per-run COPY", 100 * ingest_rate / per_run.op_rows_per_second(), "%");
+    Print("ingest / bulk COPY", 100 * ingest_rate / bulk.op_rows_per_second(), "%");
+  }
+  std::printf("\nfleet_bench: done\n");
+  return 0;
+}
+
+}  // namespace
+}  // namespace devtime::bench
+
+int main(int argc, char** argv) {
+  devtime::bench::Options options;
+  if (const char* database = std::getenv("DEVTIME_TEST_DATABASE")) options.database = database;
+  CLI::App app{"fleet_bench: one collector under N simulated agent sessions and K uploaders"};
+  app.add_option("--database", options.database,
+                 "libpq connection string of a PostgreSQL server (default "
+                 "$DEVTIME_TEST_DATABASE); a fresh database is made and dropped on it");
+  app.add_option("--collector", options.collector, "devtime-collector executable")
+      ->capture_default_str();
+  app.add_option("--collector-arg", options.collector_args,
+                 "extra collector flag (repeat), e.g. --collector-arg=--session-poll-ms=1000");
+  app.add_option("--sessions", options.sessions, "simulated agent sessions (N)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--connections", options.connections,
+                 "TCP connections the sessions share (0 = min(N, 250))")
+      ->capture_default_str();
+  app.add_option("--uploaders", options.uploaders, "concurrent uploaders (K)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--runs-per-uploader", options.runs_per_uploader, "runs each uploader sends")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--ops", options.ops, "operators per run")->capture_default_str();
+  app.add_option("--steps", options.steps, "steps per run")->capture_default_str();
+  app.add_option("--idle-seconds", options.idle_seconds, "idle window with the sessions up")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
+  app.add_option("--run-now-samples", options.run_now_samples, "run-now requests timed")
+      ->capture_default_str();
+  app.add_option("--phase-timeout", options.phase_timeout, "seconds any one phase may take")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
+  app.add_flag("--sessions-during-ingest", options.sessions_during_ingest,
+               "keep the N sessions connected through ingest and the raw COPY");
+  CLI11_PARSE(app, argc, argv);
+  if (options.connections <= 0) options.connections = std::min(options.sessions, 250);
+  try {
+    return devtime::bench::Run(options);
+  } catch (const std::exception& e) {
+    std::cerr << "fleet_bench: " << e.what() << "\n";
+    return 1;
+  }
+}
