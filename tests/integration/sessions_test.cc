@@ -308,13 +308,13 @@ TEST(Sessions, IdleSessionsCostNeitherAThreadNorATransactionEach) {
                            ? std::atoi(std::getenv("DEVTIME_TEST_IDLE_SESSIONS"))
                            : 200;
   TestDatabase db;
+  CollectorProcess collector(db.conninfo(), devtime::testing::FreePort());
   // Tokens "tok-I" for agents "idle-I", written as `agents add` would (SHA-256 only).
   db.Query(
       "INSERT INTO agent_tokens (name, host, token_sha256) SELECT 'idle-' || i,"
       " 'idle-' || i || '.test', encode(sha256(convert_to('tok-' || i, 'UTF8')), 'hex')"
       " FROM generate_series(1, " +
       std::to_string(sessions) + ") AS i RETURNING 1");
-  CollectorProcess collector(db.conninfo(), devtime::testing::FreePort());
   pid_t pid = CollectorPid(collector.grpc_port());
   ASSERT_GT(pid, 0);
   auto admin = devtime::testing::CollectorStub(collector.address(), collector.admin_token());
@@ -346,17 +346,24 @@ TEST(Sessions, IdleSessionsCostNeitherAThreadNorATransactionEach) {
   auto opened_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - opening).count();
   int threads_busy = Threads(pid);
+  // The joins' own transactions (token, agent record, run-now claim: three each) reach
+  // pg_stat_database late: a PostgreSQL 15 backend that flushed its counters less than a
+  // second ago holds the next ones for up to PGSTAT_IDLE_INTERVAL (10 s). The idle window
+  // starts after them.
+  Transactions joining = Observe(db, std::chrono::seconds(11));
   Transactions idle = Observe(db, std::chrono::seconds(6));
   std::cout << sessions << " sessions opened in " << opened_ms << " ms; collector threads "
             << threads_idle << " -> " << threads_busy << "; transactions/s committed "
-            << none.committed_per_s << " -> " << idle.committed_per_s << ", writing "
-            << none.writes_per_s << " -> " << idle.writes_per_s << std::endl;
+            << none.committed_per_s << " -> " << idle.committed_per_s << " (while joining "
+            << joining.committed_per_s << ")"
+            << ", writing " << none.writes_per_s << " -> " << idle.writes_per_s << std::endl;
 
   EXPECT_LT(threads_busy - threads_idle, 16) << "sessions must not cost a thread each";
-  // One heartbeat statement per second (--heartbeat-ms 1000) for all of them, nothing else:
-  // before, each session cost three transactions a second.
-  EXPECT_LE(idle.writes_per_s - none.writes_per_s, 1.5);
-  EXPECT_LE(idle.committed_per_s - none.committed_per_s, 3.0);
+  // One heartbeat statement per second (--heartbeat-ms 1000) for all of them, plus what
+  // autovacuum does for the agents table those updates touch (a transaction now and then);
+  // before, each session cost three transactions a second (here: 600/s).
+  EXPECT_LE(idle.writes_per_s - none.writes_per_s, 3.0);
+  EXPECT_LE(idle.committed_per_s - none.committed_per_s, 6.0);
   EXPECT_EQ(db.Query("SELECT count(*) FROM agents WHERE last_seen > now() - interval '5 s'"),
             std::to_string(sessions));
 }

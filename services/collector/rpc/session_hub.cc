@@ -76,6 +76,7 @@ void SessionHub::Offer(Seat& seat, const std::shared_ptr<const Jobs>& jobs) {
   if (jobs->generation < seat.generation) return;  // a newer read was offered already
   seat.generation = jobs->generation;
   v1::CollectorMessage message;
+  message.mutable_assignments();  // the complete set, even when empty (the last job deleted)
   std::set<std::string> assigned;
   for (const auto& job : jobs->specs) {
     if (!wire::SelectorMatches(job.selector(), seat.agent)) continue;
