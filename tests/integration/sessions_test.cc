@@ -191,13 +191,15 @@ pid_t CollectorPid(int port) {
   return -1;
 }
 
-int Threads(pid_t pid) {
+// A number from /proc/PID/status ("Threads", "VmRSS" in kB).
+long StatusField(pid_t pid, const std::string& field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+    if (line.rfind(field + ":", 0) == 0) return std::stol(line.substr(field.size() + 1));
   }
   return -1;
 }
+long Threads(pid_t pid) { return StatusField(pid, "Threads"); }
 
 // Transactions in a window: committed (pg_stat_database, which backends report within about
 // a second) and write transactions (xids handed out: exact; each reading costs one).
@@ -321,7 +323,7 @@ TEST(Sessions, IdleSessionsCostNeitherAThreadNorATransactionEach) {
   Apply(*admin, Job("nightly"));  // every session gets it pushed: the sign it has joined
   ASSERT_EQ(ListJobsAs(collector.address(), collector.admin_token()), grpc::StatusCode::OK);
 
-  int threads_idle = Threads(pid);
+  long threads_idle = Threads(pid), rss_idle_kb = StatusField(pid, "VmRSS");
   Transactions none = Observe(db, std::chrono::seconds(6));
 
   std::vector<std::unique_ptr<v1::Collector::Stub>> stubs;
@@ -345,7 +347,7 @@ TEST(Sessions, IdleSessionsCostNeitherAThreadNorATransactionEach) {
   for (auto& agent : agents) ASSERT_FALSE(agent->done()) << agent->status().error_message();
   auto opened_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - opening).count();
-  int threads_busy = Threads(pid);
+  long threads_busy = Threads(pid), rss_busy_kb = StatusField(pid, "VmRSS");
   // The joins' own transactions (token, agent record, run-now claim: three each) reach
   // pg_stat_database late: a PostgreSQL 15 backend that flushed its counters less than a
   // second ago holds the next ones for up to PGSTAT_IDLE_INTERVAL (10 s). The idle window
@@ -353,9 +355,10 @@ TEST(Sessions, IdleSessionsCostNeitherAThreadNorATransactionEach) {
   Transactions joining = Observe(db, std::chrono::seconds(11));
   Transactions idle = Observe(db, std::chrono::seconds(6));
   std::cout << sessions << " sessions opened in " << opened_ms << " ms; collector threads "
-            << threads_idle << " -> " << threads_busy << "; transactions/s committed "
-            << none.committed_per_s << " -> " << idle.committed_per_s << " (while joining "
-            << joining.committed_per_s << ")"
+            << threads_idle << " -> " << threads_busy << ", RSS " << rss_idle_kb / 1024 << " -> "
+            << rss_busy_kb / 1024 << " MB; transactions/s committed " << none.committed_per_s
+            << " -> " << idle.committed_per_s << " (while joining " << joining.committed_per_s
+            << ")"
             << ", writing " << none.writes_per_s << " -> " << idle.writes_per_s << std::endl;
 
   EXPECT_LT(threads_busy - threads_idle, 16) << "sessions must not cost a thread each";
