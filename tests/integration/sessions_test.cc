@@ -371,6 +371,38 @@ TEST(Sessions, IdleSessionsCostNeitherAThreadNorATransactionEach) {
             std::to_string(sessions));
 }
 
+TEST(Sessions, AfterPostgresRestartsTheListenerReconnectsAndMissedRequestsAreDelivered) {
+  TestDatabase db;
+  CollectorProcess collector(db.conninfo());
+  auto admin = devtime::testing::CollectorStub(collector.address(), collector.admin_token());
+  std::string token = AddAgent(*admin, "trn-r", "trn-r.test");
+  Apply(*admin, Job("nightly"));
+  auto stub = RawStub(collector.address(), 0);
+  FakeAgent agent(*stub, "trn-r", "trn-r.test", token);
+  ASSERT_TRUE(WaitFor([&] { return agent.Assigned("nightly"); }));
+
+  TestDatabase::RestartCluster();  // the LISTEN connection is cut; the stream is not
+  // Whether the request's NOTIFY finds the listener back or not (then the re-sync on
+  // reconnecting finds it), the agent gets it within the listener's backoff.
+  int64_t id = RunNow(*admin, "nightly", "");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto got = agent.run_now();
+        return !got.empty() && got.back().request.request_id() == id;
+      },
+      std::chrono::seconds(35)))
+      << collector.Log();
+  EXPECT_FALSE(agent.done());
+  // And pushes work again: the next request arrives at once.
+  int64_t next = RunNow(*admin, "nightly", "");
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        auto got = agent.run_now();
+        return !got.empty() && got.back().request.request_id() == next;
+      },
+      std::chrono::seconds(1)));
+}
+
 TEST(Sessions, ReplacedAgentTokenIsRefusedEverywhereWithinTheCacheTtl) {
   TestDatabase db;
   CollectorProcess a(db.conninfo()), b(db.conninfo());
