@@ -35,8 +35,10 @@
 //       slots in the window (a job deleted today keeps its last day).
 //   devtime_agent_last_seen_timestamp_seconds{agent,host}
 //   devtime_agent_connected{agent,host}
-//       1 when the agent's session touched it within kAgentConnectedPolls session polls of
-//       `now` (the rule devtimectl agents list shows), else 0.
+//       1 when the agent's last_seen is within kAgentConnectedPolls heartbeat intervals of
+//       `now` (the rule devtimectl agents list shows), else 0. The collector holding the
+//       agent's session writes last_seen every heartbeat (rpc/session_hub.h), so a connected
+//       agent's last_seen is at most one interval old, plus the time the write takes.
 //
 // Bounded cardinality (Prometheus keeps per-operator history badly; PostgreSQL keeps it all):
 // with W the (model, workload, instance_type) triples that have an OK run started within
@@ -69,15 +71,17 @@
 
 namespace devtime::collector {
 
-// An agent counts as connected while its session touched it within this many session poll
-// intervals (SessionOptions::poll_interval). ListAgents must use the same number.
+// An agent counts as connected while its last_seen is within this many heartbeat intervals
+// (SessionOptions::poll_interval, --heartbeat-ms): a heartbeat or four may be late (a busy
+// or restarting database, an agent moving to another collector) before the fleet is told.
+// ListAgents must use the same number.
 inline constexpr int kAgentConnectedPolls = 5;
 
 struct FleetMetricsOptions {
   std::size_t top_ops = 10;  // operators exported per (model, workload, instance_type)
   // Triples with no OK run, and agents not seen, within this long before `now` are dropped.
   absl::Duration stale_after = absl::Hours(24 * 30);
-  // The collector's agent session poll interval (SessionOptions::poll_interval).
+  // The collector's heartbeat interval (SessionOptions::poll_interval, --heartbeat-ms).
   std::chrono::milliseconds session_poll{1000};
 };
 

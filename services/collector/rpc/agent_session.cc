@@ -1,79 +1,167 @@
 // The agent's session: a bidirectional stream that pushes the agent its assignments and
 // run-now requests and receives its slot reports.
-#include <atomic>
-#include <thread>
+//
+// Served with gRPC's callback API: a session is this reactor object, no thread of its own.
+// Reactions never block; what needs SQL (the token check, recording the agent, slot reports)
+// runs on the session hub's workers (session_hub.h), which also push assignments and run-now
+// requests through Send(). One read is outstanding at a time and the next starts only after
+// the previous report was recorded, so an agent's reports are stored in the order it sent
+// them (a slot's "finished" never overtakes its "started").
+//
+// Lifetime: the reactor owns itself (self_) until gRPC calls OnDone; tasks and the hub hold
+// weak or shared references, so a task that finishes after OnDone still finds valid memory
+// and, seeing `finished_`, starts no more operations.
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
 
-#include "proto/wire/job_spec.h"
 #include "services/collector/rpc/collector_service.h"
 #include "services/collector/rpc/status.h"
-#include "services/collector/store/sql_util.h"
 
 namespace devtime::collector {
+namespace {
 
-grpc::Status CollectorService::AgentSession(
-    grpc::ServerContext* context,
-    grpc::ServerReaderWriter<v1::CollectorMessage, v1::AgentMessage>* stream) {
-  v1::AgentMessage first;
-  if (!stream->Read(&first) || !first.has_hello()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "hello: an agent session must start with a hello");
-  }
-  const v1::AgentIdentity agent = first.hello().identity();
-  if (agent.name().empty() || agent.host().empty()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "hello.identity: name and host are required");
-  }
-  auto caller = auth_.Authenticate(*context);
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
-  if (auth_.enabled() && (caller->role != Role::kAgent || caller->agent != agent.name() ||
-                          caller->host != agent.host())) {
-    return ToGrpcStatus(auth_.Forbidden("hello.identity: a session needs the token of agent '" +
-                                        agent.name() + "' on host '" + agent.host() + "'"));
-  }
-  if (auto s = jobs_.UpsertAgent(agent); !s.ok()) return ToGrpcStatus(s);
+class SessionReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::CollectorMessage>,
+                             public std::enable_shared_from_this<SessionReactor> {
+ public:
+  SessionReactor(grpc::CallbackServerContext* context, Authorizer& auth, store::JobStore& jobs,
+                 SessionHub& hub)
+      : context_(context), auth_(auth), jobs_(jobs), hub_(hub) {}
 
-  // One thread reads the agent's slot reports while this one pushes assignments and
-  // run-now requests; gRPC allows one concurrent reader and one writer on a stream.
-  std::atomic<bool> closed{false};
-  std::thread reader([&] {
-    v1::AgentMessage message;
-    while (stream->Read(&message)) {
-      if (!message.has_slot()) continue;
-      v1::JobSlot slot = message.slot();
-      slot.set_host(agent.host());   // an agent reports for its own host only
-      (void)jobs_.RecordSlot(slot);  // on failure the agent re-reports on its next session
-    }
-    closed = true;
-  });
-  std::string sent_assignments;
-  while (!closed && !context->IsCancelled()) {
-    auto jobs = jobs_.ListJobs();
-    if (jobs.ok()) {
-      v1::CollectorMessage message;
-      std::vector<std::string> assigned;
-      for (const auto& job : *jobs) {
-        if (!wire::SelectorMatches(job.selector(), agent)) continue;
-        *message.mutable_assignments()->add_jobs() = job;
-        assigned.push_back(job.name());
-      }
-      std::string bytes = store::DeterministicBytes(message);
-      if (bytes != sent_assignments) {
-        if (!stream->Write(message)) break;
-        sent_assignments = bytes;
-      }
-      auto requests = jobs_.ClaimRunNow(agent, assigned);
-      for (const auto& request : requests.ok() ? *requests : std::vector<v1::RunNowRequest>{}) {
-        v1::CollectorMessage run_now;
-        *run_now.mutable_run_now() = request;
-        if (!stream->Write(run_now)) break;
-      }
-    }
-    (void)jobs_.TouchAgent(agent.name());
-    std::this_thread::sleep_for(session_.poll_interval);
+  // Holds itself and waits for the hello.
+  void Begin() {
+    self_ = shared_from_this();
+    StartRead(&in_);
   }
-  context->TryCancel();  // unblocks the reader if the agent is still connected
-  reader.join();
-  return grpc::Status::OK;
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return Close(grpc::Status::OK);  // the agent closed its side, or is gone
+    if (!agent_) {
+      if (!in_.has_hello()) {
+        return Close(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                  "hello: an agent session must start with a hello"));
+      }
+      const v1::AgentIdentity& agent = in_.hello().identity();
+      if (agent.name().empty() || agent.host().empty()) {
+        return Close(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                  "hello.identity: name and host are required"));
+      }
+      agent_ = agent;
+      hub_.Post([self = shared_from_this()] { self->Welcome(); });
+      return;
+    }
+    if (!in_.has_slot()) return StartRead(&in_);
+    v1::JobSlot slot = in_.slot();
+    slot.set_host(agent_->host());  // an agent reports for its own host only
+    hub_.Post([self = shared_from_this(), slot = std::move(slot)] {
+      (void)self->jobs_.RecordSlot(slot);  // on failure the agent re-reports on its next session
+      self->ReadNext();
+    });
+  }
+
+  void OnWriteDone(bool ok) override {
+    std::lock_guard lock(mu_);
+    outbox_.pop_front();
+    if (!ok) {  // the agent is gone: what is queued cannot reach it
+      outbox_.clear();
+      if (!closing_) closing_ = grpc::Status(grpc::StatusCode::UNAVAILABLE, "agent gone");
+    }
+    if (!outbox_.empty()) {
+      StartWrite(&outbox_.front());
+    } else {
+      MaybeFinish();
+    }
+  }
+
+  void OnDone() override {
+    std::optional<uint64_t> seat;
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+      seat = seat_;
+    }
+    if (seat) hub_.Leave(*seat);
+    self_.reset();  // may delete this: touch nothing after
+  }
+
+  // Queues `message` for the agent (from the hub, any thread); dropped once closing.
+  void Send(const v1::CollectorMessage& message) {
+    std::lock_guard lock(mu_);
+    if (closing_) return;
+    outbox_.push_back(message);
+    if (outbox_.size() == 1) StartWrite(&outbox_.front());
+  }
+
+ private:
+  // On a worker: the token, the agent's record, then a seat in the hub.
+  void Welcome() {
+    const v1::AgentIdentity& agent = *agent_;
+    auto caller = auth_.Authenticate(*context_);
+    if (!caller.ok()) return Close(ToGrpcStatus(caller.status()));
+    if (auth_.enabled() && (caller->role != Role::kAgent || caller->agent != agent.name() ||
+                            caller->host != agent.host())) {
+      return Close(
+          ToGrpcStatus(auth_.Forbidden("hello.identity: a session needs the token of agent '" +
+                                       agent.name() + "' on host '" + agent.host() + "'")));
+    }
+    if (auto s = jobs_.UpsertAgent(agent); !s.ok()) return Close(ToGrpcStatus(s));
+    std::weak_ptr<SessionReactor> weak = weak_from_this();
+    uint64_t seat = hub_.Join(agent, [weak](const v1::CollectorMessage& message) {
+      if (auto self = weak.lock()) self->Send(message);
+    });
+    bool gone;
+    {
+      std::lock_guard lock(mu_);
+      gone = done_;
+      if (!gone) seat_ = seat;
+    }
+    if (gone) return hub_.Leave(seat);  // the session ended while it was joining
+    ReadNext();
+  }
+
+  void ReadNext() {
+    std::lock_guard lock(mu_);
+    if (!closing_) StartRead(&in_);
+  }
+
+  // Finishes the call once the writes already queued went out.
+  void Close(const grpc::Status& status) {
+    std::lock_guard lock(mu_);
+    if (closing_) return;
+    closing_ = status;
+    MaybeFinish();
+  }
+
+  void MaybeFinish() {  // mu_ held
+    if (!closing_ || finished_ || !outbox_.empty()) return;
+    finished_ = true;
+    Finish(*closing_);  // an outstanding read then completes with ok = false
+  }
+
+  grpc::CallbackServerContext* const context_;
+  Authorizer& auth_;
+  store::JobStore& jobs_;
+  SessionHub& hub_;
+  std::shared_ptr<SessionReactor> self_;    // until OnDone
+  v1::AgentMessage in_;                     // the one outstanding read's target
+  std::optional<v1::AgentIdentity> agent_;  // set by the hello, then constant
+
+  std::mutex mu_;
+  std::deque<v1::CollectorMessage> outbox_;  // guarded by mu_; front() is being written
+  std::optional<grpc::Status> closing_;      // guarded by mu_: no more reads or new writes
+  bool finished_ = false;                    // guarded by mu_: Finish called
+  bool done_ = false;                        // guarded by mu_: OnDone ran
+  std::optional<uint64_t> seat_;             // guarded by mu_
+};
+
+}  // namespace
+
+grpc::ServerBidiReactor<v1::AgentMessage, v1::CollectorMessage>* CollectorService::AgentSession(
+    grpc::CallbackServerContext* context) {
+  auto reactor = std::make_shared<SessionReactor>(context, auth_, jobs_, sessions_);
+  reactor->Begin();
+  return reactor.get();
 }
 
 }  // namespace devtime::collector

@@ -23,7 +23,10 @@ std::string Hex(const unsigned char* bytes, std::size_t size) {
   return out;
 }
 
-std::optional<std::string> BearerToken(const grpc::ServerContext& context) {
+// Remembered tokens beyond this many make an insert drop the expired ones first.
+constexpr std::size_t kPruneAbove = 4096;
+
+std::optional<std::string> BearerToken(const grpc::ServerContextBase& context) {
   auto it = context.client_metadata().find("authorization");
   if (it == context.client_metadata().end()) return std::nullopt;
   std::string value(it->second.data(), it->second.size());
@@ -71,12 +74,42 @@ absl::StatusOr<std::string> LoadOrCreateAdminToken(const std::string& path, bool
 }
 
 Authorizer::Authorizer(store::Database& store, CollectorMetrics& metrics,
-                       const std::string& admin_token)
+                       const std::string& admin_token, std::chrono::milliseconds token_cache_ttl)
     : store_(store),
       metrics_(metrics),
-      admin_sha256_(admin_token.empty() ? "" : Sha256Hex(admin_token)) {}
+      admin_sha256_(admin_token.empty() ? "" : Sha256Hex(admin_token)),
+      token_cache_ttl_(token_cache_ttl) {}
 
-absl::StatusOr<Caller> Authorizer::Authenticate(const grpc::ServerContext& context) {
+absl::StatusOr<std::optional<Caller>> Authorizer::LookUpAgent(const std::string& digest) {
+  auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(mu_);
+    auto it = remembered_.find(digest);
+    if (it != remembered_.end() && it->second.until > now) return it->second.caller;
+  }
+  std::optional<Caller> agent;
+  auto status = store_.Run("look up agent token", [&](pqxx::connection_base& c) {
+    pqxx::read_transaction tx{c};
+    auto rows =
+        tx.exec_params("SELECT name, host FROM agent_tokens WHERE token_sha256 = $1", digest);
+    if (!rows.empty()) {
+      agent = Caller{Role::kAgent, rows[0][0].as<std::string>(), rows[0][1].as<std::string>()};
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (agent && token_cache_ttl_.count() > 0) {
+    std::lock_guard lock(mu_);
+    if (remembered_.size() >= kPruneAbove) {
+      std::erase_if(remembered_, [&](const auto& entry) { return entry.second.until <= now; });
+    }
+    // `now` is from before the query: the TTL bounds the time since the database said so.
+    remembered_[digest] = {*agent, now + token_cache_ttl_};
+  }
+  return agent;
+}
+
+absl::StatusOr<Caller> Authorizer::Authenticate(const grpc::ServerContextBase& context) {
   if (!enabled()) return Caller{Role::kAdmin, "", ""};
   auto token = BearerToken(context);
   if (!token) {
@@ -90,25 +123,16 @@ absl::StatusOr<Caller> Authorizer::Authenticate(const grpc::ServerContext& conte
       CRYPTO_memcmp(digest.data(), admin_sha256_.data(), digest.size()) == 0) {
     return Caller{Role::kAdmin, "", ""};
   }
-  std::optional<Caller> agent;
-  auto status = store_.Run("look up agent token", [&](pqxx::connection_base& c) {
-    pqxx::read_transaction tx{c};
-    auto rows =
-        tx.exec_params("SELECT name, host FROM agent_tokens WHERE token_sha256 = $1", digest);
-    if (!rows.empty()) {
-      agent = Caller{Role::kAgent, rows[0][0].as<std::string>(), rows[0][1].as<std::string>()};
-    }
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
-  if (!agent) {
+  auto agent = LookUpAgent(digest);
+  if (!agent.ok()) return agent.status();
+  if (!*agent) {
     metrics_.RecordAuthFailure(AuthFailure::kInvalid);
     return absl::UnauthenticatedError("unknown token");
   }
-  return *agent;
+  return **agent;
 }
 
-absl::StatusOr<Caller> Authorizer::RequireAdmin(const grpc::ServerContext& context,
+absl::StatusOr<Caller> Authorizer::RequireAdmin(const grpc::ServerContextBase& context,
                                                 const std::string& action) {
   auto caller = Authenticate(context);
   if (!caller.ok()) return caller;
@@ -137,6 +161,12 @@ absl::StatusOr<std::string> Authorizer::IssueAgentToken(const std::string& name,
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
+  {
+    // The agent's previous token stops working here at once (elsewhere within the TTL).
+    std::lock_guard lock(mu_);
+    std::erase_if(remembered_,
+                  [&](const auto& entry) { return entry.second.caller.agent == name; });
+  }
   return token;
 }
 

@@ -7,11 +7,22 @@
 // asking for more than its role allows is PERMISSION_DENIED; both are counted
 // (devtime_auth_failures_total{reason}). With auth disabled (--no-auth) every caller is admin.
 //
+// Agent tokens are looked up in PostgreSQL once per `token_cache_ttl` (kTokenCacheTtl, 10 s,
+// unless --token-cache-ttl-ms says otherwise) and remembered meanwhile, so a fleet's calls
+// and session starts do not each cost a query. A token replaced (`agents add` again for the
+// same agent) or deleted stops working on every collector within that TTL, and at once on
+// the collector that issued the replacement. Unknown tokens are never remembered (a token
+// issued a moment ago works at once). A session already open when its token is replaced
+// keeps running until it reconnects.
+//
 // Thread-safety: safe for concurrent use.
 #pragma once
 
+#include <chrono>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
@@ -22,6 +33,8 @@ namespace devtime::collector {
 
 enum class Role { kAdmin, kAgent };
 
+inline constexpr std::chrono::milliseconds kTokenCacheTtl{10000};
+
 struct Caller {
   Role role;
   std::string agent;  // agent name (agents only)
@@ -31,14 +44,16 @@ struct Caller {
 class Authorizer {
  public:
   // `admin_token` empty = auth disabled.
-  Authorizer(store::Database& store, CollectorMetrics& metrics, const std::string& admin_token);
+  Authorizer(store::Database& store, CollectorMetrics& metrics, const std::string& admin_token,
+             std::chrono::milliseconds token_cache_ttl = kTokenCacheTtl);
 
   bool enabled() const { return !admin_sha256_.empty(); }
 
   // The caller, or UNAUTHENTICATED; UNAVAILABLE when the token store cannot be reached.
-  absl::StatusOr<Caller> Authenticate(const grpc::ServerContext& context);
+  // (Any server context: synchronous handlers' and callback reactors' alike.)
+  absl::StatusOr<Caller> Authenticate(const grpc::ServerContextBase& context);
   // The caller if it is an admin, else PERMISSION_DENIED naming `action`.
-  absl::StatusOr<Caller> RequireAdmin(const grpc::ServerContext& context,
+  absl::StatusOr<Caller> RequireAdmin(const grpc::ServerContextBase& context,
                                       const std::string& action);
   // Counts a PERMISSION_DENIED decided by a handler and returns it.
   absl::Status Forbidden(const std::string& message);
@@ -48,9 +63,19 @@ class Authorizer {
   absl::StatusOr<std::string> IssueAgentToken(const std::string& name, const std::string& host);
 
  private:
+  struct Remembered {
+    Caller caller;
+    std::chrono::steady_clock::time_point until;
+  };
+  // The agent holding the token with this digest: remembered, else from the database.
+  absl::StatusOr<std::optional<Caller>> LookUpAgent(const std::string& digest);
+
   store::Database& store_;
   CollectorMetrics& metrics_;
   std::string admin_sha256_;
+  const std::chrono::milliseconds token_cache_ttl_;
+  std::mutex mu_;
+  std::unordered_map<std::string, Remembered> remembered_;  // by digest; guarded by mu_
 };
 
 // Lowercase hex SHA-256 of `text`.

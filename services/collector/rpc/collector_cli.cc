@@ -21,6 +21,9 @@ struct Flags : CollectorCommand {
   int fleet_refresh_ms = 15000;
   int notify_seconds = 60;
   bool no_confirmation = false;
+  // Agent sessions (session_hub.h, auth.h).
+  int resync_seconds = 300;
+  int token_cache_ttl_ms = 10000;
 };
 
 void AddFlags(CLI::App& app, Flags& c) {
@@ -35,9 +38,23 @@ void AddFlags(CLI::App& app, Flags& c) {
   app.add_option("--wait-for-database", c.wait_seconds,
                  "seconds to keep trying to reach the database at start")
       ->capture_default_str();
-  app.add_option("--session-poll-ms", c.poll_ms,
-                 "how often agent sessions look for new assignments and run-now requests")
-      ->capture_default_str();
+  // Agent sessions. --session-poll-ms is --heartbeat-ms's old name: sessions are pushed to
+  // now (NOTIFY/LISTEN) and only their heartbeat is periodic.
+  app.add_option("--heartbeat-ms,--session-poll-ms", c.poll_ms,
+                 "how often this collector records that its agents are connected (one\n"
+                 "statement for all its sessions); an agent counts as connected for 5 of these")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--session-resync-s", c.resync_seconds,
+                 "how often sessions re-read jobs and run-now requests in full (changes are\n"
+                 "pushed at once; this covers a notification lost with the LISTEN connection)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--token-cache-ttl-ms", c.token_cache_ttl_ms,
+                 "how long an agent token, once checked, is trusted without asking the\n"
+                 "database again: a replaced token stops working within this time (0 = always ask)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--slot-check-ms", c.slot_check_ms,
                  "how often unreported job slots are recorded as missed")
       ->capture_default_str();
@@ -116,6 +133,8 @@ std::optional<std::string> Finish(Flags& c) {
   ServerOptions& o = c.options;
   o.wait_for_database = std::chrono::seconds(c.wait_seconds);
   o.session.poll_interval = std::chrono::milliseconds(c.poll_ms);
+  o.session.resync_interval = std::chrono::seconds(c.resync_seconds);
+  o.token_cache_ttl = std::chrono::milliseconds(c.token_cache_ttl_ms);
   o.slot_check_interval = std::chrono::milliseconds(c.slot_check_ms);
   o.missed_slot_grace = std::chrono::seconds(c.grace_seconds);
   o.analysis.confirmation_runs = !c.no_confirmation;

@@ -5,6 +5,10 @@
 // Handlers by concern: run_handlers.cc (upload and reads), job_handlers.cc (jobs, agents),
 // agent_session.cc (the agents' long-lived stream), regression_handlers.cc (triage).
 //
+// AgentSession, the one long-lived call, is served with gRPC's callback API (one reactor
+// object per session, no thread; session_hub.h pushes to it); the unary calls stay
+// synchronous handlers on gRPC's thread pool, where blocking SQL is fine.
+//
 // Thread-safety: handlers run concurrently on gRPC's threads; the stores and metrics are
 // safe for that.
 #pragma once
@@ -14,17 +18,13 @@
 #include "services/collector/analyze/analyzer.h"
 #include "services/collector/metrics/collector_metrics.h"
 #include "services/collector/rpc/auth.h"
+#include "services/collector/rpc/session_hub.h"
 #include "services/collector/store/database.h"
 #include "services/collector/store/job_store.h"
 #include "services/collector/store/regression_store.h"
 #include "services/collector/store/run_store.h"
 
 namespace devtime::collector {
-
-struct SessionOptions {
-  // How often an agent session re-reads its assignments and run-now requests.
-  std::chrono::milliseconds poll_interval{1000};
-};
 
 // What the service works with; every part must outlive it (server.cc owns them).
 struct ServiceParts {
@@ -34,18 +34,23 @@ struct ServiceParts {
   store::RegressionStore& regressions;
   analyze::RegressionAnalyzer& analyzer;
   CollectorMetrics& metrics;
+  SessionHub& sessions;
 };
 
-class CollectorService final : public v1::Collector::Service {
+class CollectorService final
+    : public v1::Collector::WithCallbackMethod_AgentSession<v1::Collector::Service> {
  public:
-  // `admin_token` empty = authentication disabled (every caller is admin).
-  CollectorService(ServiceParts parts, const std::string& admin_token, SessionOptions session = {})
+  // `admin_token` empty = authentication disabled (every caller is admin). Agent tokens are
+  // re-checked against the database after `token_cache_ttl` (auth.h).
+  CollectorService(ServiceParts parts, const std::string& admin_token, SessionOptions session = {},
+                   std::chrono::milliseconds token_cache_ttl = kTokenCacheTtl)
       : runs_(parts.runs),
         jobs_(parts.jobs),
         regressions_(parts.regressions),
         analyzer_(parts.analyzer),
         metrics_(parts.metrics),
-        auth_(parts.db, parts.metrics, admin_token),
+        sessions_(parts.sessions),
+        auth_(parts.db, parts.metrics, admin_token, token_cache_ttl),
         session_(session) {}
 
   grpc::Status UploadRun(grpc::ServerContext* context, const v1::UploadRunRequest* request,
@@ -73,9 +78,9 @@ class CollectorService final : public v1::Collector::Service {
                           v1::ListAgentsResponse* response) override;
   grpc::Status AddAgent(grpc::ServerContext* context, const v1::AddAgentRequest* request,
                         v1::AddAgentResponse* response) override;
-  grpc::Status AgentSession(
-      grpc::ServerContext* context,
-      grpc::ServerReaderWriter<v1::CollectorMessage, v1::AgentMessage>* stream) override;
+  // agent_session.cc: the reactor of one session.
+  grpc::ServerBidiReactor<v1::AgentMessage, v1::CollectorMessage>* AgentSession(
+      grpc::CallbackServerContext* context) override;
 
   grpc::Status ListRegressions(grpc::ServerContext* context,
                                const v1::ListRegressionsRequest* request,
@@ -98,6 +103,7 @@ class CollectorService final : public v1::Collector::Service {
   store::RegressionStore& regressions_;
   analyze::RegressionAnalyzer& analyzer_;
   CollectorMetrics& metrics_;
+  SessionHub& sessions_;
   Authorizer auth_;
   SessionOptions session_;
 };

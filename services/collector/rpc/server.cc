@@ -100,10 +100,13 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   server->exposer_->RegisterCollectable(server->metrics_->registry());
   server->metrics_port_ = server->exposer_->GetListeningPorts().at(0);
 
+  // Agent sessions: one LISTEN connection and one thread for all of them (session_hub.h).
+  server->sessions_ =
+      std::make_unique<SessionHub>(*server->jobs_, options.store.conninfo, options.session);
   server->service_ = std::make_unique<CollectorService>(
       ServiceParts{*server->db_, *server->runs_, *server->jobs_, *server->regressions_,
-                   *server->analyzer_, *server->metrics_},
-      options.admin_token, options.session);
+                   *server->analyzer_, *server->metrics_, *server->sessions_},
+      options.admin_token, options.session, options.token_cache_ttl);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.grpc_listen, ServerCredentials(options), &server->grpc_port_);
@@ -133,6 +136,8 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
 
 CollectorServer::~CollectorServer() {
   Shutdown();
+  if (server_) server_->Wait();      // every session has finished and left the hub
+  if (sessions_) sessions_->Stop();  // before the service its workers' tasks refer to
   if (watcher_.joinable()) watcher_.join();
   if (notifier_thread_.joinable()) notifier_thread_.join();
 }

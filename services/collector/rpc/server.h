@@ -44,7 +44,10 @@ struct ServerOptions {
   store::StoreOptions store;
   std::chrono::seconds wait_for_database{30};  // at start, before giving up
   std::chrono::milliseconds health_interval{2000};
+  // Agent sessions (session_hub.h): heartbeat and re-sync intervals; agent tokens are
+  // re-checked after token_cache_ttl (auth.h).
   SessionOptions session;
+  std::chrono::milliseconds token_cache_ttl = kTokenCacheTtl;
   std::string admin_token;  // "" = authentication disabled (--no-auth)
   // TLS (PEM contents): with a certificate and key the gRPC port speaks only TLS; with a
   // client CA as well, clients must present a certificate that CA signed (mutual TLS).
@@ -105,6 +108,8 @@ class CollectorServer {
   std::unique_ptr<CollectorMetrics> metrics_;
   std::unique_ptr<FleetMetrics> fleet_;
   std::unique_ptr<prometheus::Exposer> exposer_;
+  // Declared before service_ and server_: sessions leave it as gRPC finishes them.
+  std::unique_ptr<SessionHub> sessions_;
   std::unique_ptr<CollectorService> service_;
   std::unique_ptr<grpc::Server> server_;
   int grpc_port_ = 0;

@@ -38,6 +38,26 @@ v1::JobSlot SlotFromRow(const pqxx::row& row) {
   return slot;
 }
 
+// In the caller's transaction: listeners hear it when (and only if) the transaction commits.
+void NotifyJobsChanged(pqxx::transaction_base& tx) {
+  tx.exec_params("SELECT pg_notify($1, '')", std::string(kJobsChannel));
+}
+
+// A text[] literal for a $n::text[] parameter: every item quoted, quotes and backslashes escaped
+// (agent names are free text), so one parameter carries any number of names.
+std::string TextArray(const std::vector<std::string>& items) {
+  std::string array = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    array += i ? ",\"" : "\"";
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') array += '\\';
+      array += c;
+    }
+    array += '"';
+  }
+  return array + "}";
+}
+
 v1::JobSpec ParseSpec(const pqxx::field& field) {
   v1::JobSpec job;
   job.ParseFromString(pqxx::binarystring(field).str());
@@ -45,6 +65,14 @@ v1::JobSpec ParseSpec(const pqxx::field& field) {
 }
 
 }  // namespace
+
+std::string RunNowPayload(const RunNowTarget& target) { return target.job + "\n" + target.host; }
+
+RunNowTarget ParseRunNowPayload(const std::string& payload) {
+  auto split = payload.find('\n');
+  if (split == std::string::npos) return {payload, ""};
+  return {payload.substr(0, split), payload.substr(split + 1)};
+}
 
 absl::StatusOr<v1::ApplyJobsResponse> JobStore::ApplyJobs(const std::vector<v1::JobSpec>& jobs) {
   v1::ApplyJobsResponse response;
@@ -68,6 +96,7 @@ absl::StatusOr<v1::ApplyJobsResponse> JobStore::ApplyJobs(const std::vector<v1::
         response.add_unchanged(job.name());
       }
     }
+    if (response.created_size() + response.updated_size() > 0) NotifyJobsChanged(tx);
     tx.commit();
     return absl::OkStatus();
   });
@@ -91,10 +120,13 @@ absl::StatusOr<std::vector<v1::JobSpec>> JobStore::ListJobs() {
 
 int64_t JobStore::InsertRunRequest(pqxx::work& tx, const std::string& job,
                                    const std::string& host) {
-  return tx
-      .exec_params1("INSERT INTO run_requests (job, host) VALUES ($1, $2) RETURNING request_id",
-                    job, host)[0]
-      .as<int64_t>();
+  int64_t id =
+      tx.exec_params1("INSERT INTO run_requests (job, host) VALUES ($1, $2) RETURNING request_id",
+                      job, host)[0]
+          .as<int64_t>();
+  tx.exec_params("SELECT pg_notify($1, $2)", std::string(kRunNowChannel),
+                 RunNowPayload({job, host}));
+  return id;
 }
 
 std::optional<v1::JobSpec> JobStore::FindJob(pqxx::transaction_base& tx, const std::string& name) {
@@ -120,6 +152,7 @@ absl::Status JobStore::DeleteJob(const std::string& name) {
   auto status = db_.Run("delete job " + name, [&](pqxx::connection_base& c) {
     pqxx::work tx{c};
     deleted = !tx.exec_params("DELETE FROM jobs WHERE name = $1 RETURNING name", name).empty();
+    if (deleted) NotifyJobsChanged(tx);
     tx.commit();
     return absl::OkStatus();
   });
@@ -182,13 +215,16 @@ absl::Status JobStore::UpsertAgent(const v1::AgentIdentity& agent) {
   });
 }
 
-absl::Status JobStore::TouchAgent(const std::string& name) {
-  return db_.Run("touch agent " + name, [&](pqxx::connection_base& c) {
-    pqxx::work tx{c};
-    tx.exec_params("UPDATE agents SET last_seen = now() WHERE name = $1", name);
-    tx.commit();
-    return absl::OkStatus();
-  });
+absl::Status JobStore::TouchAgents(const std::vector<std::string>& names) {
+  if (names.empty()) return absl::OkStatus();
+  std::string array = TextArray(names);
+  return db_.Run(
+      "heartbeat of " + std::to_string(names.size()) + " agents", [&](pqxx::connection_base& c) {
+        pqxx::work tx{c};
+        tx.exec_params("UPDATE agents SET last_seen = now() WHERE name = ANY($1::text[])", array);
+        tx.commit();
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<std::vector<AgentRecord>> JobStore::ListAgents() {
@@ -223,11 +259,7 @@ absl::StatusOr<int64_t> JobStore::RequestRunNow(const std::string& job, const st
 absl::StatusOr<std::vector<v1::RunNowRequest>> JobStore::ClaimRunNow(
     const v1::AgentIdentity& agent, const std::vector<std::string>& assigned) {
   std::vector<v1::RunNowRequest> claimed;
-  std::string jobs = "{";
-  for (std::size_t i = 0; i < assigned.size(); ++i) {
-    jobs += (i ? "," : "") + ("\"" + assigned[i] + "\"");  // job names cannot contain quotes
-  }
-  jobs += "}";
+  std::string jobs = TextArray(assigned);
   auto status = db_.Run("claim run-now requests", [&](pqxx::connection_base& c) {
     claimed.clear();
     pqxx::work tx{c};
@@ -248,6 +280,21 @@ absl::StatusOr<std::vector<v1::RunNowRequest>> JobStore::ClaimRunNow(
   });
   if (!status.ok()) return status;
   return claimed;
+}
+
+absl::StatusOr<std::vector<RunNowTarget>> JobStore::PendingRunNow() {
+  std::vector<RunNowTarget> pending;
+  auto status = db_.Run("read pending run-now requests", [&](pqxx::connection_base& c) {
+    pending.clear();
+    pqxx::read_transaction tx{c};
+    for (const auto& row : tx.exec("SELECT DISTINCT job, host FROM run_requests"
+                                   " WHERE delivered_at IS NULL ORDER BY job, host")) {
+      pending.push_back({row[0].as<std::string>(), row[1].as<std::string>()});
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return pending;
 }
 
 absl::StatusOr<int> JobStore::RecordMissedSlots(absl::Time from, absl::Time now,

@@ -4,6 +4,11 @@
 // transaction. Errors: NOT_FOUND for unknown jobs, UNAVAILABLE when the database stays
 // unreachable.
 //
+// Changes are announced: every writer of jobs (ApplyJobs, DeleteJob) sends NOTIFY on
+// kJobsChannel, and every writer of run-now requests (RequestRunNow, InsertRunRequest) on
+// kRunNowChannel, in the writing transaction itself, so a listener hears of a change exactly
+// when it becomes visible (PostgreSQL delivers notifications at commit, never for a rollback).
+//
 // Thread-safety: safe for concurrent use.
 #pragma once
 
@@ -18,6 +23,19 @@
 #include "services/collector/store/database.h"
 
 namespace devtime::store {
+
+// NOTIFY channels (change_listener.h listens). Jobs: empty payload, "re-read the jobs".
+// Run-now: RunNowPayload(job, host); host "" = any agent assigned the job.
+inline constexpr char kJobsChannel[] = "devtime_jobs";
+inline constexpr char kRunNowChannel[] = "devtime_run_now";
+
+struct RunNowTarget {
+  std::string job;
+  std::string host;  // "" = any agent the job is assigned to
+};
+// "job\nhost": job names cannot hold a newline (wire::ValidateJob), so the first one splits.
+std::string RunNowPayload(const RunNowTarget& target);
+RunNowTarget ParseRunNowPayload(const std::string& payload);
 
 struct AgentRecord {
   v1::AgentIdentity identity;
@@ -40,7 +58,8 @@ class JobStore {
   absl::StatusOr<std::vector<v1::JobSlot>> History(const std::string& job, unsigned limit);
 
   absl::Status UpsertAgent(const v1::AgentIdentity& agent);
-  absl::Status TouchAgent(const std::string& name);
+  // The heartbeat of every session a collector holds: one statement for all `names`.
+  absl::Status TouchAgents(const std::vector<std::string>& names);
   absl::StatusOr<std::vector<AgentRecord>> ListAgents();
 
   absl::StatusOr<int64_t> RequestRunNow(const std::string& job, const std::string& host);
@@ -53,6 +72,9 @@ class JobStore {
   // a job in `assigned`); each request is delivered to exactly one agent.
   absl::StatusOr<std::vector<v1::RunNowRequest>> ClaimRunNow(
       const v1::AgentIdentity& agent, const std::vector<std::string>& assigned);
+  // The (job, host) of every undelivered run-now request, each pair once: what a session
+  // hub re-offers after it may have missed notifications.
+  absl::StatusOr<std::vector<RunNowTarget>> PendingRunNow();
 
   // Records as missed every slot of every job, after the job was created and after `from`,
   // that nobody reported by `now` - `grace` - the job's jitter: MISSED_NO_AGENT when no known

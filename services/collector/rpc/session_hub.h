@@ -1,0 +1,107 @@
+// devtime::collector — every agent session this collector holds, and what wakes them.
+//
+// Idle sessions cost memory, not threads or queries. One hub thread waits on the LISTEN
+// connection (store/change_listener.h) and on two timers:
+//  - a job changed (NOTIFY devtime_jobs): the jobs are read once (one transaction) and each
+//    session whose assignments changed gets them pushed;
+//  - a run-now request (NOTIFY devtime_run_now, payload job and host): one local session that
+//    may serve it (its host, or any host for host ""; the job assigned to it) claims it with
+//    JobStore::ClaimRunNow, whose SKIP LOCKED keeps it exactly-once across collectors;
+//  - every heartbeat interval: one UPDATE sets last_seen of all agents with a session here
+//    (none when there are no sessions);
+//  - every resync interval, and whenever the LISTEN connection was (re)opened: jobs re-read
+//    and every undelivered run-now request re-offered, which covers a lost notification.
+// A session joining gets its assignments from the hub's copy of the jobs and claims what
+// waits for it. Blocking work of the sessions themselves (token checks, slot reports) runs
+// on the hub's few worker threads (Post).
+//
+// Thread-safety: safe for concurrent use; senders are called without the hub's lock held.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "devtime/v1/jobs.pb.h"
+#include "services/collector/rpc/work_queue.h"
+#include "services/collector/store/change_listener.h"
+#include "services/collector/store/job_store.h"
+
+namespace devtime::collector {
+
+struct SessionOptions {
+  // How often this collector writes the heartbeat (agents.last_seen) of all its sessions, in
+  // one statement (--heartbeat-ms; --session-poll-ms is its old name, from when sessions
+  // polled). An agent counts as connected while its last_seen is within kAgentConnectedPolls
+  // of these intervals (metrics/fleet_metrics.h).
+  std::chrono::milliseconds poll_interval{1000};
+  // How often jobs and pending run-now requests are re-read in full (--session-resync-s).
+  std::chrono::milliseconds resync_interval{std::chrono::minutes(5)};
+  // Threads for the sessions' blocking work.
+  std::size_t workers = 4;
+};
+
+class SessionHub {
+ public:
+  // Queues a message for the agent; must not block.
+  using Sender = std::function<void(const v1::CollectorMessage&)>;
+
+  // Starts the hub thread, which LISTENs through its own connection to `conninfo`.
+  SessionHub(store::JobStore& jobs, const std::string& conninfo, SessionOptions options);
+  ~SessionHub();  // Stop()
+  SessionHub(const SessionHub&) = delete;
+  SessionHub& operator=(const SessionHub&) = delete;
+
+  // Registers a session of `agent` (authenticated and recorded by the caller), sends it its
+  // assignments and the run-now requests waiting for it. Blocks (SQL): call it from Post.
+  // Returns the id to Leave with.
+  uint64_t Join(const v1::AgentIdentity& agent, Sender send);
+  void Leave(uint64_t id);
+
+  // Runs blocking work for a session on the hub's workers.
+  void Post(std::function<void()> task) { workers_.Post(std::move(task)); }
+
+  // Stops the hub thread and runs what was posted; sessions must have left (the gRPC server
+  // is shut down first).
+  void Stop();
+
+  std::size_t sessions() const;
+  bool listening() const { return listener_.listening(); }
+
+ private:
+  struct Seat;
+  struct Jobs;
+
+  void Loop();
+  // Re-reads the jobs and pushes changed assignments; serialized (reload_mu_).
+  void ReloadJobs();
+  // Offers `jobs` to one session: pushes its assignments when they changed.
+  void Offer(Seat& seat, const std::shared_ptr<const Jobs>& jobs);
+  // Claims and sends the run-now requests this session may serve.
+  void Claim(Seat& seat);
+  void Deliver(const store::RunNowTarget& target);
+  void Resync();
+  void Heartbeat();
+
+  store::JobStore& jobs_;
+  const SessionOptions options_;
+  store::ChangeListener listener_;
+  WorkQueue workers_;
+
+  mutable std::mutex mu_;
+  std::map<uint64_t, std::shared_ptr<Seat>> seats_;  // guarded by mu_
+  std::shared_ptr<const Jobs> current_;              // guarded by mu_; null until read
+  uint64_t next_id_ = 1;                             // guarded by mu_
+  uint64_t generation_ = 0;                          // guarded by mu_
+  std::mutex reload_mu_;
+
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+}  // namespace devtime::collector
