@@ -69,6 +69,23 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   }
   server->server_->GetHealthCheckService()->SetServingStatus(kServiceName, true);
   server->watcher_ = std::thread([s = server.get(), options] { s->Housekeep(options); });
+  // ---- the analysis queue's workers (detection off the ack path) ----
+  server->analyzer_->StartWorkers(analyze::WorkerOptions{
+      .workers = options.analysis_workers,
+      .poll = absl::FromChrono(options.pending_analysis_interval),
+      .on_verdict = [metrics = server->metrics_.get()](const std::string& run_id,
+                                                       const absl::StatusOr<analyze::Verdict>& v,
+                                                       double seconds) {
+        if (run_id.empty()) {
+          std::cerr << "devtime-collector: analysis queue: " << v.status().message() << std::endl;
+          return;
+        }
+        if (!v.ok()) {
+          std::cerr << "devtime-collector: analysing run " << run_id << ": " << v.status().message()
+                    << " (retried)" << std::endl;
+        }
+        metrics->RecordDetection(v, seconds);
+      }});
   if (!options.notify.alertmanager_url.empty() || !options.notify.webhook_url.empty()) {
     server->notifier_ = std::make_unique<notify::Notifier>(options.notify, *server->regressions_,
                                                            *server->metrics_->registry());
@@ -79,6 +96,7 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
 
 CollectorServer::~CollectorServer() {
   Shutdown();
+  if (analyzer_) analyzer_->StopWorkers();  // they report to metrics_, destroyed before them
   if (watcher_.joinable()) watcher_.join();
   if (notifier_thread_.joinable()) notifier_thread_.join();
 }
@@ -101,7 +119,6 @@ void CollectorServer::Notify(const ServerOptions& options) {
 void CollectorServer::Housekeep(const ServerOptions& options) {
   bool was_up = true;
   auto next_slot_check = std::chrono::steady_clock::now();
-  auto next_pending_analysis = std::chrono::steady_clock::now();
   auto next_fleet_refresh = std::chrono::steady_clock::now();
   while (Sleep(options.health_interval)) {
     bool up = db_->Ping();
@@ -116,16 +133,6 @@ void CollectorServer::Housekeep(const ServerOptions& options) {
       (void)jobs_->RecordMissedSlots(now - absl::Hours(48), now,
                                      absl::FromChrono(options.missed_slot_grace));
       next_slot_check = std::chrono::steady_clock::now() + options.slot_check_interval;
-    }
-    if (up && std::chrono::steady_clock::now() >= next_pending_analysis) {
-      // Runs stored by a collector that died before analysing them; a minute's grace lets
-      // the uploading collector finish its own analysis first.
-      auto analysed = analyzer_->AnalyzePending(absl::Minutes(1));
-      if (!analysed.ok()) {
-        std::cerr << "devtime-collector: pending analyses: " << analysed.status().message()
-                  << std::endl;
-      }
-      next_pending_analysis = std::chrono::steady_clock::now() + options.pending_analysis_interval;
     }
     if (up && std::chrono::steady_clock::now() >= next_fleet_refresh) {
       if (absl::Status status = fleet_->Refresh(absl::Now()); !status.ok()) {

@@ -3,8 +3,7 @@
 // notifier (notify/) and the gRPC service (rpc/). It serves gRPC (service + standard health
 // service) and /metrics, and runs two background threads:
 //  - housekeeping: database health (flips health to NOT_SERVING while PostgreSQL is
-//    unreachable), missed job slots, runs left unanalysed by a collector that died, and the
-//    fleet gauges;
+//    unreachable), missed job slots and the fleet gauges;
 //  - notifications: pushes regressions to Alertmanager and the webhook (notify/notifier.h),
 //    in its own thread so that a slow receiver never delays the health check; with several
 //    collectors on one database, one pass runs at a time (RegressionStore::AsOnlyNotifier).
@@ -54,9 +53,12 @@ struct ServerOptions {
   // the job's jitter) an agent has to report it first.
   std::chrono::milliseconds slot_check_interval{30000};
   std::chrono::seconds missed_slot_grace{120};
-  // Detection thresholds and confirmation runs; how often runs nobody analysed are picked up.
+  // Detection thresholds and confirmation runs. Stored runs are judged by `analysis_workers`
+  // threads working the queue of unanalysed runs (analyzer.h): woken by each commit here,
+  // and every pending_analysis_interval for runs stored through other collectors.
   analyze::AnalyzerOptions analysis;
-  std::chrono::milliseconds pending_analysis_interval{30000};
+  int analysis_workers = 2;
+  std::chrono::milliseconds pending_analysis_interval{5000};
   // Model, regression, job and agent gauges (fleet_metrics.h): refreshed this often.
   FleetMetricsOptions fleet;
   std::chrono::milliseconds fleet_refresh_interval{15000};
@@ -83,8 +85,8 @@ class CollectorServer {
 
  private:
   CollectorServer() = default;
-  // Background duties: database health (every health_interval), missed job slots and
-  // pending analyses.
+  // Background duties: database health (every health_interval), missed job slots and the
+  // fleet gauges.
   void Housekeep(const ServerOptions& options);
   // Pushes notifications every notify.resend_every until Shutdown.
   void Notify(const ServerOptions& options);

@@ -211,6 +211,25 @@ UPDATE runs SET analyzed_at = received_at;
 CREATE INDEX runs_not_analyzed ON runs (received_at) WHERE analyzed_at IS NULL;
 )sql";
 
+// The ingest fast path (issue 10): what every stored run paid for and nobody needed.
+//  - The foreign keys from op_stats, run_steps and series_points to runs (and from
+//    series_points to series) checked every one of a run's ~1,000 rows against a row the
+//    same transaction had just written: IngestRun is the only writer of these tables and
+//    writes the run first; rows leave only with their run (retention drops them together).
+//  - series_points by run_id: the dashboards' and retention's per-run reads were sequential
+//    scans of all history.
+//  - The analysis queue in its claim order (started_at, run_id); the old partial index was
+//    ordered by received_at, which the queue never reads in.
+const char* kIngestFastPath = R"sql(
+ALTER TABLE op_stats DROP CONSTRAINT IF EXISTS op_stats_run_id_fkey;
+ALTER TABLE run_steps DROP CONSTRAINT IF EXISTS run_steps_run_id_fkey;
+ALTER TABLE series_points DROP CONSTRAINT IF EXISTS series_points_run_id_fkey;
+ALTER TABLE series_points DROP CONSTRAINT IF EXISTS series_points_series_id_fkey;
+CREATE INDEX series_points_by_run ON series_points (run_id);
+DROP INDEX IF EXISTS runs_not_analyzed;
+CREATE INDEX runs_analysis_queue ON runs (started_at, run_id) WHERE analyzed_at IS NULL;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -219,6 +238,8 @@ const std::vector<Migration>& AllMigrations() {
       {2, "jobs, agents, job slots and run requests", kJobsSchema},
       {3, "agent tokens", kAgentTokensSchema},
       {4, "regressions, their transitions and the notification outbox", kRegressionsSchema},
+      {5, "ingest fast path: no per-row foreign keys, the analysis queue's indexes",
+       kIngestFastPath},
   };
   return migrations;
 }

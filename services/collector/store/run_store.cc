@@ -16,14 +16,47 @@ namespace {
 
 using google::protobuf::util::TimeUtil;
 
-// A PostgreSQL array literal of doubles ("{1.5,2}"): digits only, so no quoting is needed.
+void AppendDouble(std::string& out, double value) {
+  char buffer[32];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);  // shortest round trip
+  out.append(buffer, end);
+}
+
+// PostgreSQL array literals ("{1.5,2}"): numbers need no quoting.
 std::string PgArray(const google::protobuf::RepeatedField<double>& values) {
   std::string out = "{";
-  char buffer[32];
   for (int i = 0; i < values.size(); ++i) {
     if (i) out += ',';
-    auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, values[i]);
-    out.append(buffer, end);
+    AppendDouble(out, values[i]);
+  }
+  return out + "}";
+}
+
+std::string PgDoubleArray(const std::vector<std::optional<double>>& values) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    if (values[i]) {
+      AppendDouble(out, *values[i]);
+    } else {
+      out += "NULL";
+    }
+  }
+  return out + "}";
+}
+
+// Operator names may hold any printable character: each element is double-quoted with
+// '"' and '\' escaped, so commas, braces and the word NULL stay text.
+std::string PgTextArray(const std::vector<std::string>& values) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char c : values[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
   }
   return out + "}";
 }
@@ -77,29 +110,22 @@ const std::string kInsertRun =
 const std::string kCompareExisting = "SELECT content_sha256 = sha256($2), " +
                                      EpochMicros("received_at") + " FROM runs WHERE run_id = $1";
 
-// Sorted so that concurrent ingests of runs sharing series take row locks in one order.
+// One row per series the run contributes to (the whole run, then one per operator), with
+// the values computed here (OpPoint in series.h) rather than re-aggregated by SQL from the
+// op_stats rows just written. Sorted by op so that concurrent ingests of runs sharing series
+// take the series' row locks in one order.
 const std::string kUpsertSeries =
     "INSERT INTO series (model, workload, instance_type, metric, op)"
-    " SELECT $1, $2, $3, $4, op FROM"
-    " (SELECT ''::text AS op UNION ALL SELECT op FROM op_stats WHERE run_id = $5) ops"
-    " ORDER BY op ON CONFLICT DO NOTHING";
+    " SELECT $1, $2, $3, $4, op FROM unnest($5::text[]) op ORDER BY op ON CONFLICT DO NOTHING";
 
-std::string InsertPointsSql(bool cpu) {
-  std::string self = cpu ? "o.self_cpu_us" : "o.self_device_us";
-  return "INSERT INTO series_points (series_id, run_id, at, value, noise)"
-         " SELECT s.series_id, $5, $6, p.value, p.noise FROM ("
-         "  SELECT o.op,"
-         "   CASE WHEN cardinality(o.step_self_device_us) > 0"
-         "    THEN (SELECT avg(x) FROM unnest(o.step_self_device_us) x)"
-         "    ELSE " +
-         self +
-         " / $7 END AS value,"
-         "   (SELECT stddev_samp(x) FROM unnest(o.step_self_device_us) x) AS noise"
-         "  FROM op_stats o WHERE o.run_id = $5"
-         "  UNION ALL SELECT ''::text, $8::float8, $9::float8) p"
-         " JOIN series s ON s.model = $1 AND s.workload = $2 AND s.instance_type = $3"
-         "  AND s.metric = $4 AND s.op = p.op";
-}
+// The series exist now (upserted above in this transaction): one multi-row INSERT of the
+// points, each joined to its series through the series' unique index.
+const std::string kInsertPoints =
+    "INSERT INTO series_points (series_id, run_id, at, value, noise)"
+    " SELECT s.series_id, $5, $6, p.value, p.noise"
+    " FROM unnest($7::text[], $8::float8[], $9::float8[]) p (op, value, noise)"
+    " JOIN series s ON s.model = $1 AND s.workload = $2 AND s.instance_type = $3"
+    "  AND s.metric = $4 AND s.op = p.op";
 
 const std::string kRunInfoColumns =
     "run_id::text, job, model, workload, host, instance_type, device_kind, status,"
@@ -154,15 +180,21 @@ void WriteSteps(pqxx::work& tx, const v1::RunSummary& run) {
 
 void WriteSeriesPoints(pqxx::work& tx, const v1::RunSummary& run, const SeriesValue& point) {
   const auto& id = run.identity();
-  std::string metric = MetricOf(run);
-  tx.exec_params(kUpsertSeries, id.model(), id.workload(), id.instance_type(), metric, id.run_id());
-  // Rows just inserted have no statistics yet, so the planner may pick a nested loop over a
-  // sequential scan: quadratic in the operator count (minutes at 20,000 ops). A hash join is
-  // linear whatever the estimates say.
-  tx.exec("SET LOCAL enable_nestloop = off");
-  tx.exec_params(InsertPointsSql(UsesCpuTime(run)), id.model(), id.workload(), id.instance_type(),
-                 metric, id.run_id(), TimeUtil::ToString(run.started_at()), StepDivisor(run),
-                 point.value, point.noise);
+  const std::string metric = MetricOf(run);
+  std::vector<std::string> ops{""};
+  std::vector<std::optional<double>> values{point.value}, noises{point.noise};
+  ops.reserve(run.ops_size() + 1);
+  for (const auto& op : run.ops()) {
+    SeriesValue op_point = OpPoint(run, op);
+    ops.push_back(op.name());
+    values.push_back(op_point.value);
+    noises.push_back(op_point.noise);
+  }
+  const std::string op_array = PgTextArray(ops);
+  tx.exec_params(kUpsertSeries, id.model(), id.workload(), id.instance_type(), metric, op_array);
+  tx.exec_params(kInsertPoints, id.model(), id.workload(), id.instance_type(), metric, id.run_id(),
+                 TimeUtil::ToString(run.started_at()), op_array, PgDoubleArray(values),
+                 PgDoubleArray(noises));
 }
 
 }  // namespace
