@@ -39,6 +39,11 @@ void AddScaleFlags(CLI::App& app, Flags& c) {
   app.add_option("--analysis-poll-ms", c.analysis_poll_ms,
                  "how often the analysis workers look for runs stored through other collectors")
       ->capture_default_str();
+  app.add_option("--retention-days", c.options.retention_days,
+                 "drop history months older than this, except runs regressions reference "
+                 "(0 = keep everything)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--database-connections", c.database_connections,
                  "PostgreSQL connections at most (default: analysis workers + " +
                      std::to_string(kIngestConnections + 2) + ")");

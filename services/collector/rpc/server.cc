@@ -29,6 +29,10 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   if (!db.ok()) return db.status();
   server->db_ = std::move(*db);
   server->runs_ = std::make_unique<store::RunStore>(*server->db_);
+  server->history_ = std::make_unique<store::History>(*server->db_);
+  if (auto created = server->history_->EnsurePartitions(absl::Now()); !created.ok()) {
+    return created.status();
+  }
   server->jobs_ = std::make_unique<store::JobStore>(*server->db_);
   server->regressions_ = std::make_unique<store::RegressionStore>(*server->db_);
   server->analysis_repository_ = std::make_unique<store::SqlAnalysisRepository>(*server->db_);
@@ -120,6 +124,7 @@ void CollectorServer::Housekeep(const ServerOptions& options) {
   bool was_up = true;
   auto next_slot_check = std::chrono::steady_clock::now();
   auto next_fleet_refresh = std::chrono::steady_clock::now();
+  auto next_history = std::chrono::steady_clock::now();
   while (Sleep(options.health_interval)) {
     bool up = db_->Ping();
     if (up != was_up) {
@@ -139,6 +144,23 @@ void CollectorServer::Housekeep(const ServerOptions& options) {
         std::cerr << "devtime-collector: fleet metrics: " << status.message() << std::endl;
       }
       next_fleet_refresh = std::chrono::steady_clock::now() + options.fleet_refresh_interval;
+    }
+    // ---- history: partitions ahead, retention (idempotent across collectors) ----
+    if (up && std::chrono::steady_clock::now() >= next_history) {
+      if (auto created = history_->EnsurePartitions(absl::Now()); !created.ok()) {
+        std::cerr << "devtime-collector: partitions: " << created.status().message() << std::endl;
+      }
+      if (options.retention_days > 0) {
+        auto kept = history_->ApplyRetention(absl::Now(), options.retention_days);
+        if (!kept.ok()) {
+          std::cerr << "devtime-collector: retention: " << kept.status().message() << std::endl;
+        } else if (kept->months_dropped > 0) {
+          std::cerr << "devtime-collector: retention dropped " << kept->months_dropped
+                    << " month(s), " << kept->runs_deleted << " runs; kept " << kept->months_kept
+                    << " referenced by regressions" << std::endl;
+        }
+      }
+      next_history = std::chrono::steady_clock::now() + options.history_interval;
     }
   }
 }

@@ -3,7 +3,7 @@
 // notifier (notify/) and the gRPC service (rpc/). It serves gRPC (service + standard health
 // service) and /metrics, and runs two background threads:
 //  - housekeeping: database health (flips health to NOT_SERVING while PostgreSQL is
-//    unreachable), missed job slots and the fleet gauges;
+//    unreachable), missed job slots, the fleet gauges, history partitions and retention;
 //  - notifications: pushes regressions to Alertmanager and the webhook (notify/notifier.h),
 //    in its own thread so that a slow receiver never delays the health check; with several
 //    collectors on one database, one pass runs at a time (RegressionStore::AsOnlyNotifier).
@@ -30,6 +30,7 @@
 #include "services/collector/rpc/collector_service.h"
 #include "services/collector/store/analysis_repository.h"
 #include "services/collector/store/database.h"
+#include "services/collector/store/history.h"
 #include "services/collector/store/job_store.h"
 #include "services/collector/store/regression_store.h"
 #include "services/collector/store/run_store.h"
@@ -59,6 +60,10 @@ struct ServerOptions {
   analyze::AnalyzerOptions analysis;
   int analysis_workers = 2;
   std::chrono::milliseconds pending_analysis_interval{5000};
+  // History (store/history.h): partitions created ahead and months older than this dropped
+  // (0 = keep everything), checked every history_interval.
+  int retention_days = 400;
+  std::chrono::milliseconds history_interval{std::chrono::hours(1)};
   // Model, regression, job and agent gauges (fleet_metrics.h): refreshed this often.
   FleetMetricsOptions fleet;
   std::chrono::milliseconds fleet_refresh_interval{15000};
@@ -85,8 +90,8 @@ class CollectorServer {
 
  private:
   CollectorServer() = default;
-  // Background duties: database health (every health_interval), missed job slots and the
-  // fleet gauges.
+  // Background duties: database health (every health_interval), missed job slots, the
+  // fleet gauges, and history partitions and retention.
   void Housekeep(const ServerOptions& options);
   // Pushes notifications every notify.resend_every until Shutdown.
   void Notify(const ServerOptions& options);
@@ -95,6 +100,7 @@ class CollectorServer {
 
   std::unique_ptr<store::Database> db_;
   std::unique_ptr<store::RunStore> runs_;
+  std::unique_ptr<store::History> history_;
   std::unique_ptr<store::JobStore> jobs_;
   std::unique_ptr<store::RegressionStore> regressions_;
   std::unique_ptr<store::SqlAnalysisRepository> analysis_repository_;

@@ -164,12 +164,14 @@ v1::RunInfo RunInfoFromRow(const pqxx::row& row) {
 void WriteOpStats(pqxx::work& tx, const v1::RunSummary& run) {
   pqxx::stream_to out{
       tx, "op_stats",
-      std::vector<std::string>{"run_id", "op", "calls", "self_cpu_us", "total_cpu_us",
+      std::vector<std::string>{"run_id", "at", "op", "calls", "self_cpu_us", "total_cpu_us",
                                "self_device_us", "total_device_us", "step_self_device_us"}};
+  const std::string at = TimeUtil::ToString(run.started_at());
   for (const auto& op : run.ops()) {
-    out << std::make_tuple(run.identity().run_id(), op.name(), static_cast<long long>(op.calls()),
-                           op.self_cpu_us(), op.total_cpu_us(), op.self_device_us(),
-                           op.total_device_us(), PgArray(op.step_self_device_us()));
+    out << std::make_tuple(run.identity().run_id(), at, op.name(),
+                           static_cast<long long>(op.calls()), op.self_cpu_us(), op.total_cpu_us(),
+                           op.self_device_us(), op.total_device_us(),
+                           PgArray(op.step_self_device_us()));
   }
   out.complete();
 }
@@ -177,9 +179,10 @@ void WriteOpStats(pqxx::work& tx, const v1::RunSummary& run) {
 void WriteSteps(pqxx::work& tx, const v1::RunSummary& run) {
   if (run.steps_size() == 0) return;
   pqxx::stream_to out{tx, "run_steps",
-                      std::vector<std::string>{"run_id", "step", "device_us", "cpu_us"}};
+                      std::vector<std::string>{"run_id", "at", "step", "device_us", "cpu_us"}};
+  const std::string at = TimeUtil::ToString(run.started_at());
   for (const auto& step : run.steps()) {
-    out << std::make_tuple(run.identity().run_id(), static_cast<long long>(step.step()),
+    out << std::make_tuple(run.identity().run_id(), at, static_cast<long long>(step.step()),
                            step.device_us(), step.cpu_us());
   }
   out.complete();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "google/protobuf/util/time_util.h"
 #include "services/collector/store/database.h"
 #include "services/collector/store/run_store.h"
 #include "tests/bench/ingest/wide_run.h"
@@ -98,6 +99,7 @@ double RawCopy(store::Database& db, const std::vector<v1::RunSummary>& runs) {
   auto status = db.Run("scratch table", [](pqxx::connection_base& c) {
     pqxx::work tx{c};
     tx.exec("DROP TABLE IF EXISTS bench_op_stats");
+    // op_stats' columns, primary key and defaults, unpartitioned: the plain COPY target.
     tx.exec("CREATE TABLE bench_op_stats (LIKE op_stats INCLUDING ALL)");
     tx.commit();
     return absl::OkStatus();
@@ -109,6 +111,7 @@ double RawCopy(store::Database& db, const std::vector<v1::RunSummary>& runs) {
     status = db.Run("raw copy", [&](pqxx::connection_base& c) {
       pqxx::work tx{c};
       pqxx::stream_to out{tx, "bench_op_stats"};
+      const std::string at = google::protobuf::util::TimeUtil::ToString(run.started_at());
       for (const auto& op : run.ops()) {
         std::string samples = "{";
         for (int i = 0; i < op.step_self_device_us_size(); ++i) {
@@ -117,7 +120,7 @@ double RawCopy(store::Database& db, const std::vector<v1::RunSummary>& runs) {
         }
         samples += '}';
         // op_stats' columns in table order (the scratch table copies them).
-        out << std::make_tuple(run.identity().run_id(), op.name(),
+        out << std::make_tuple(run.identity().run_id(), at, op.name(),
                                static_cast<long long>(op.calls()), op.self_cpu_us(),
                                op.total_cpu_us(), op.self_device_us(), op.total_device_us(),
                                samples);
@@ -156,7 +159,8 @@ int Main(int argc, char** argv) {
   testing::TestDatabase database;
   store::StoreOptions options;
   options.conninfo = database.conninfo();
-  options.max_connections = static_cast<size_t>(args.uploaders) + 2;
+  // As a collector's pool (collector_cli.cc: 2 analysis workers + 8 + 2), however many upload.
+  options.max_connections = static_cast<size_t>(std::min(args.uploaders, 12));
   auto db = store::Database::Open(options);
   if (!db.ok()) return (std::cerr << db.status() << "\n", 1);
   (void)(*db)->Run("pg_stat_statements", [](pqxx::connection_base& c) {
