@@ -1,8 +1,8 @@
 // A tier of three collector processes on one PostgreSQL, reached through one address list
 // (round-robin): one of them is SIGKILLed mid-ingest and stays dead. Nothing acknowledged is
 // lost or stored twice, uploads carry on through the others, the agent daemon whose session
-// was on the dead collector reconnects to another one, and the tier's duties (missed slots,
-// pending analyses) move to a surviving collector.
+// was on the dead collector reconnects to another one, and the tier's duty (missed slots)
+// moves to a surviving collector.
 //
 // Admin tokens are per collector (--admin-token-file); agent tokens live in the database, so
 // one agent token is good on every collector, as in a fleet.
@@ -108,7 +108,7 @@ long long StoredBy(const CollectorProcess& collector) {
   return std::regex_search(metrics, match, stored) ? std::stoll(match[1]) : 0;
 }
 
-const char* kTierDuties = "doing the tier's missed-slot and pending-analysis duties";
+const char* kTierDuties = "doing the tier's missed-slot duty";
 
 bool DoesTheTiersDuties(const CollectorProcess& collector) {
   return collector.Log().find(kTierDuties) != std::string::npos;

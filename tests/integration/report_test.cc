@@ -10,6 +10,7 @@
 #include "proto/wire/channel.h"
 #include "tests/support/collector_client.h"
 #include "tests/support/collector_fixture.h"
+#include "tests/support/wait.h"
 #include "tests/support/files.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
@@ -62,6 +63,10 @@ class ReportTest : public devtime::testing::CollectorFixture {
                                  << collector_.Log();
       }
     }
+    // Detection is off the ack path: wait until the analysis queue judged every run.
+    ASSERT_TRUE(devtime::testing::WaitUntil([&] {
+      return db_.Query("SELECT count(*) FROM runs WHERE analyzed_at IS NULL") == "0";
+    })) << collector_.Log();
   }
 
   std::string dir_;

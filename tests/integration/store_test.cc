@@ -10,6 +10,7 @@
 #include "services/collector/store/migrations.h"
 #include "services/collector/store/regression_store.h"
 #include "services/collector/store/run_store.h"
+#include "tests/bench/ingest/wide_run.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/store_fixture.h"
 #include "tests/support/test_database.h"
@@ -113,6 +114,30 @@ TEST_F(StoreTest, SeriesPointsArePerStepMeansWithWithinRunNoise) {
       "SELECT round(value::numeric, 3) FROM series_points JOIN series USING (series_id) "
       "WHERE op = ''");
   EXPECT_EQ(total, "2354.900");
+}
+
+TEST_F(StoreTest, OperatorPointsEqualPostgresAggregatesOfTheirStepSamples) {
+  // Ingest computes the points in C++; they must be what PostgreSQL's avg() and
+  // stddev_samp() over the stored samples give (how they were computed before), also for
+  // operators with one sample, none, and names that need quoting in an array literal.
+  auto run = devtime::bench::WideRun(TestRunId(6), "wide", 1795917600, {.ops = 300, .steps = 10});
+  run.mutable_ops(1)->mutable_step_self_device_us()->Truncate(1);
+  run.mutable_ops(2)->clear_step_self_device_us();
+  run.mutable_ops(3)->set_name("aten::\"odd\", {name}\\ NULL");
+  ASSERT_TRUE(runs_->IngestRun(run).ok());
+  EXPECT_EQ(db_.Count("series_points"), 301);
+  const std::string sql =
+      "SELECT count(*) FROM op_stats o JOIN series s ON s.op = o.op"
+      " JOIN series_points p ON p.series_id = s.series_id AND p.run_id = o.run_id,"
+      " LATERAL (SELECT CASE WHEN cardinality(o.step_self_device_us) > 0"
+      "   THEN (SELECT avg(x) FROM unnest(o.step_self_device_us) x)"
+      "   ELSE o.self_device_us / 10 END AS value,"
+      "  (SELECT stddev_samp(x) FROM unnest(o.step_self_device_us) x) AS noise) q"
+      " WHERE abs(p.value - q.value) <= 1e-9 * abs(q.value)"
+      " AND ((p.noise IS NULL AND q.noise IS NULL) OR abs(p.noise - q.noise) <= 1e-9 * q.noise)";
+  EXPECT_EQ(db_.Query(sql), "300");
+  EXPECT_EQ(db_.Query("SELECT count(*) FROM series_points WHERE noise IS NULL"), "2");
+  EXPECT_EQ(db_.Query("SELECT count(*) FROM series WHERE op LIKE 'aten::\"odd\", {name}%'"), "1");
 }
 
 TEST_F(StoreTest, InvalidRunIsHistoryButNeverADataPoint) {

@@ -1,10 +1,27 @@
 #include "services/collector/analyze/analyzer.h"
 
+#include <algorithm>
+#include <chrono>
+
 #include "absl/strings/str_format.h"
 #include "services/collector/analyze/attribution.h"
 
 namespace devtime::analyze {
 namespace {
+
+// `series` up to and including `run_id`'s point; false when the run is not in it (older
+// than the points loaded). A run whose point is not the newest (uploaded after a newer run
+// of its series was judged) is judged against the points before it, as if it had arrived
+// in order.
+bool UpToRun(std::vector<SeriesPoint>& series, const std::string& run_id) {
+  for (size_t i = series.size(); i-- > 0;) {
+    if (series[i].run_id == run_id) {
+      series.resize(i + 1);
+      return true;
+    }
+  }
+  return false;
+}
 
 // One run's analysis inside its transaction: load, Decide(), apply.
 class RunAnalysis {
@@ -18,14 +35,22 @@ class RunAnalysis {
     since_ = *since;
     auto series = tx_.LoadSeries(run_.series, "", since_, options_.history_runs);
     if (!series.ok()) return series.status();
-    std::optional<LiveRegression> live;
-    if (!series->empty() && series->back().run_id == run_.run_id) {  // else Decide skips it
-      auto found = tx_.Live(run_.series);
-      if (!found.ok()) return found.status();
-      live = *found;
-    }
+    const bool newest = !series->empty() && series->back().run_id == run_.run_id;
+    if (!newest && !UpToRun(*series, run_.run_id)) return Verdict::kSkipped;
+    auto found = tx_.Live(run_.series);
+    if (!found.ok()) return found.status();
+    std::optional<LiveRegression> live = *found;
+    // A late run: gated against the points before it. It may open a regression (when the
+    // series has none live), but it never moves a live one: confirming, refuting and
+    // resolving follow the runs after the first bad one, which the late run is not judged
+    // against.
+    late_ = !newest;
+    if (late_) live.reset();
     auto decision = Decide(run_.run_id, *series, live, options_);
     if (!decision.ok()) return decision.status();
+    if (late_ && *found && decision->suspected) {
+      return Verdict::kNone;  // the series already has its alert; this run is part of it
+    }
     if (decision->transition) {
       if (absl::Status applied = tx_.Apply(*decision->transition); !applied.ok()) return applied;
     }
@@ -75,6 +100,7 @@ class RunAnalysis {
       if (op.delta_us <= 0.0 || op.before_us <= 0.0) continue;  // new ops have no series
       auto series = tx_.LoadSeries(run_.series, op.op, since_, options_.history_runs);
       if (!series.ok()) return series.status();
+      if (late_ && !UpToRun(*series, run_.run_id)) continue;
       if (auto change = OperatorChange(run_.run_id, run_.series.metric, op.op, *series, options_)) {
         regression.series_changes.push_back(std::move(*change));
       }
@@ -86,6 +112,7 @@ class RunAnalysis {
   AnalysisTransaction& tx_;
   const AnalyzerOptions& options_;
   std::optional<int64_t> since_;
+  bool late_ = false;  // the run is not the newest point of its series
 };
 
 }  // namespace
@@ -99,10 +126,84 @@ absl::StatusOr<Verdict> RegressionAnalyzer::Analyze(const std::string& run_id) {
 absl::StatusOr<int> RegressionAnalyzer::AnalyzePending(absl::Duration older_than) {
   auto pending = repository_.Pending(older_than, 1000);
   if (!pending.ok()) return pending.status();
+  int analysed = 0;
   for (const std::string& run_id : *pending) {
-    if (auto verdict = Analyze(run_id); !verdict.ok()) return verdict.status();
+    auto verdict = Analyze(run_id);
+    if (absl::IsAborted(verdict.status())) continue;  // another worker's, or not its turn yet
+    if (!verdict.ok()) return verdict.status();
+    ++analysed;
   }
-  return static_cast<int>(pending->size());
+  return analysed;
+}
+
+// ---- the queue workers ------------------------------------------------------------------
+
+RegressionAnalyzer::~RegressionAnalyzer() { StopWorkers(); }
+
+void RegressionAnalyzer::StartWorkers(WorkerOptions options) {
+  std::lock_guard lock(mu_);
+  if (!workers_.empty()) return;
+  stopping_ = false;
+  worker_options_ = std::move(options);
+  for (int i = 0; i < std::max(worker_options_.workers, 0); ++i) {
+    workers_.emplace_back([this] { Work(); });
+  }
+}
+
+void RegressionAnalyzer::StopWorkers() {
+  std::vector<std::thread> workers;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    workers.swap(workers_);
+  }
+  wake_.notify_all();
+  for (auto& worker : workers) worker.join();
+}
+
+void RegressionAnalyzer::Wake() {
+  {
+    std::lock_guard lock(mu_);
+    ++wakeups_;
+  }
+  wake_.notify_all();
+}
+
+// One worker: claims pending runs, oldest first, until the queue holds none it may take,
+// then sleeps until a commit wakes it or the poll interval passes (runs stored by other
+// collectors, or left by one that died).
+void RegressionAnalyzer::Work() {
+  uint64_t seen = 0;
+  while (true) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+      seen = wakeups_;
+    }
+    bool progressed = false;
+    auto pending = repository_.Pending(absl::ZeroDuration(), worker_options_.batch);
+    if (pending.ok()) {
+      for (const std::string& run_id : *pending) {
+        auto start = std::chrono::steady_clock::now();
+        auto verdict = Analyze(run_id);
+        if (absl::IsAborted(verdict.status())) continue;
+        progressed = progressed || verdict.ok();
+        if (worker_options_.on_verdict) {
+          worker_options_.on_verdict(
+              run_id, verdict,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        }
+        std::lock_guard lock(mu_);
+        if (stopping_) return;
+      }
+    } else if (worker_options_.on_verdict) {
+      worker_options_.on_verdict("", pending.status(), 0.0);
+    }
+    std::unique_lock lock(mu_);
+    if (progressed) continue;  // there may be more behind the batch
+    wake_.wait_for(lock, absl::ToChronoMilliseconds(worker_options_.poll),
+                   [&] { return stopping_ || wakeups_ != seen; });
+  }
 }
 
 }  // namespace devtime::analyze

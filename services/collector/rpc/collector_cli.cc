@@ -24,7 +24,33 @@ struct Flags : CollectorCommand {
   // Agent sessions (session_hub.h, auth.h).
   int resync_seconds = 300;
   int token_cache_ttl_ms = 10000;
+  // ---- ingest, analysis queue and history (issue 10) ----
+  int analysis_poll_ms = 5000;
+  std::size_t database_connections = 0;  // 0 = sized from the work (Finish)
 };
+
+// Connections the work needs: one per analysis worker, kIngestConnections for uploads and
+// reads (each holds one for a transaction of milliseconds; more would only queue in
+// PostgreSQL instead of here), one for housekeeping and one for notifications.
+constexpr std::size_t kIngestConnections = 8;
+
+void AddScaleFlags(CLI::App& app, Flags& c) {
+  app.add_option("--analysis-workers", c.options.analysis_workers,
+                 "threads judging stored runs (the queue of unanalysed runs in PostgreSQL)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64));
+  app.add_option("--analysis-poll-ms", c.analysis_poll_ms,
+                 "how often the analysis workers look for runs stored through other collectors")
+      ->capture_default_str();
+  app.add_option("--retention-days", c.options.retention_days,
+                 "drop history months older than this, except runs regressions reference "
+                 "(0 = keep everything)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--database-connections", c.database_connections,
+                 "PostgreSQL connections at most (default: analysis workers + " +
+                     std::to_string(kIngestConnections + 2) + ")");
+}
 
 void AddFlags(CLI::App& app, Flags& c) {
   app.add_option("--database", c.options.store.conninfo,
@@ -116,6 +142,7 @@ void AddFlags(CLI::App& app, Flags& c) {
       ->group(notify_group);
   app.add_option("--ready-file", c.ready_file,
                  "write {grpc_port, metrics_port, schema_version, pid} as JSON here once serving");
+  AddScaleFlags(app, c);
 }
 
 // Checks what CLI11 cannot (flags that go together) and converts units.
@@ -140,6 +167,11 @@ std::optional<std::string> Finish(Flags& c) {
   o.analysis.confirmation_runs = !c.no_confirmation;
   o.fleet_refresh_interval = std::chrono::milliseconds(c.fleet_refresh_ms);
   o.notify.resend_every = std::chrono::seconds(c.notify_seconds);
+  o.pending_analysis_interval = std::chrono::milliseconds(c.analysis_poll_ms);
+  o.store.max_connections =
+      c.database_connections > 0
+          ? c.database_connections
+          : static_cast<std::size_t>(o.analysis_workers) + kIngestConnections + 2;
   if (auto valid = notify::ValidateOptions(o.notify); !valid.ok()) {
     return std::string(valid.message());
   }

@@ -1,6 +1,5 @@
-// Run upload (validate -> store -> analyse) and the run reads.
+// Run upload (validate -> store -> ack; the analysis queue is woken) and the run reads.
 #include <chrono>
-#include <iostream>
 
 #include "proto/wire/limits.h"
 #include "proto/wire/validation.h"
@@ -66,16 +65,10 @@ grpc::Status CollectorService::UploadRun(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-void CollectorService::AnalyzeRun(const std::string& run_id) {
-  auto start = std::chrono::steady_clock::now();
-  auto verdict = analyzer_.Analyze(run_id);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!verdict.ok()) {
-    std::cerr << "devtime-collector: analysing run " << run_id << ": " << verdict.status().message()
-              << " (retried by housekeeping)" << std::endl;
-  }
-  metrics_.RecordDetection(verdict, seconds);
-}
+// Detection is off the ack path: the stored run is in the analysis queue (runs.analyzed_at
+// IS NULL, committed with it); this only wakes the queue's workers (analyzer.h), which judge
+// it and record the verdict's metrics.
+void CollectorService::AnalyzeRun(const std::string&) { analyzer_.Wake(); }
 
 grpc::Status CollectorService::ListRuns(grpc::ServerContext* context,
                                         const v1::ListRunsRequest* request,

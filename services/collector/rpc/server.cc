@@ -25,11 +25,12 @@ std::shared_ptr<grpc::ServerCredentials> ServerCredentials(const ServerOptions& 
 
 // ---- the tier's duties ------------------------------------------------------------------------
 
-// Missed-slot accounting and pending-analysis pickup are duties of the whole tier: with
+// Missed-slot accounting is a duty of the whole tier (pending analyses are not: every
+// collector's analysis workers claim queued runs with SKIP LOCKED, analyze/analyzer.h): with
 // several collectors on one database, one of them does them each interval. That one holds a
 // session-level advisory lock on a connection of its own; when it dies or loses the
 // database, PostgreSQL ends its session and releases the lock, and another collector takes
-// it when its next duty is due. Both duties are idempotent, so the moment two collectors
+// it when its next duty is due. The duty is idempotent, so the moment two collectors
 // overlap during a takeover costs work, not correctness.
 class CollectorServer::TierLease {
  public:
@@ -56,7 +57,7 @@ class CollectorServer::TierLease {
     }
     if (held != was_held_) {  // said at the first check and at every change
       std::cerr << "devtime-collector: "
-                << (held ? "doing the tier's missed-slot and pending-analysis duties"
+                << (held ? "doing the tier's missed-slot duty"
                          : "another collector is doing the tier's duties")
                 << std::endl;
       was_held_ = held;
@@ -78,6 +79,10 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   if (!db.ok()) return db.status();
   server->db_ = std::move(*db);
   server->runs_ = std::make_unique<store::RunStore>(*server->db_);
+  server->history_ = std::make_unique<store::History>(*server->db_);
+  if (auto created = server->history_->EnsurePartitions(absl::Now()); !created.ok()) {
+    return created.status();
+  }
   server->jobs_ = std::make_unique<store::JobStore>(*server->db_);
   server->regressions_ = std::make_unique<store::RegressionStore>(*server->db_);
   server->analysis_repository_ = std::make_unique<store::SqlAnalysisRepository>(*server->db_);
@@ -126,6 +131,23 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   }
   server->tier_lease_ = std::make_unique<TierLease>(conninfo);
   server->watcher_ = std::thread([s = server.get(), options] { s->Housekeep(options); });
+  // ---- the analysis queue's workers (detection off the ack path) ----
+  server->analyzer_->StartWorkers(analyze::WorkerOptions{
+      .workers = options.analysis_workers,
+      .poll = absl::FromChrono(options.pending_analysis_interval),
+      .on_verdict = [metrics = server->metrics_.get()](const std::string& run_id,
+                                                       const absl::StatusOr<analyze::Verdict>& v,
+                                                       double seconds) {
+        if (run_id.empty()) {
+          std::cerr << "devtime-collector: analysis queue: " << v.status().message() << std::endl;
+          return;
+        }
+        if (!v.ok()) {
+          std::cerr << "devtime-collector: analysing run " << run_id << ": " << v.status().message()
+                    << " (retried)" << std::endl;
+        }
+        metrics->RecordDetection(v, seconds);
+      }});
   if (!options.notify.alertmanager_url.empty() || !options.notify.webhook_url.empty()) {
     server->notifier_ = std::make_unique<notify::Notifier>(options.notify, *server->regressions_,
                                                            *server->metrics_->registry());
@@ -138,6 +160,7 @@ CollectorServer::~CollectorServer() {
   Shutdown();
   if (server_) server_->Wait();      // every session has finished and left the hub
   if (sessions_) sessions_->Stop();  // before the service its workers' tasks refer to
+  if (analyzer_) analyzer_->StopWorkers();  // they report to metrics_, destroyed before them
   if (watcher_.joinable()) watcher_.join();
   if (notifier_thread_.joinable()) notifier_thread_.join();
 }
@@ -160,8 +183,8 @@ void CollectorServer::Notify(const ServerOptions& options) {
 void CollectorServer::Housekeep(const ServerOptions& options) {
   bool was_up = true;
   auto next_slot_check = std::chrono::steady_clock::now();
-  auto next_pending_analysis = std::chrono::steady_clock::now();
   auto next_fleet_refresh = std::chrono::steady_clock::now();
+  auto next_history = std::chrono::steady_clock::now();
   while (Sleep(options.health_interval)) {
     bool up = db_->Ping();
     if (up != was_up) {
@@ -172,8 +195,7 @@ void CollectorServer::Housekeep(const ServerOptions& options) {
     // The tier's duties: due on this collector's clock, done only by the lease holder.
     auto start = std::chrono::steady_clock::now();
     bool slots_due = up && start >= next_slot_check;
-    bool analyses_due = up && start >= next_pending_analysis;
-    bool ours = (slots_due || analyses_due) && tier_lease_->Held();
+    bool ours = slots_due && tier_lease_->Held();
     if (slots_due) {
       if (ours) {
         absl::Time now = absl::Now();
@@ -182,22 +204,28 @@ void CollectorServer::Housekeep(const ServerOptions& options) {
       }
       next_slot_check = std::chrono::steady_clock::now() + options.slot_check_interval;
     }
-    if (analyses_due) {
-      // Runs stored by a collector that died before analysing them; a minute's grace lets
-      // the uploading collector finish its own analysis first.
-      absl::StatusOr<int> analysed = 0;
-      if (ours) analysed = analyzer_->AnalyzePending(absl::Minutes(1));
-      if (!analysed.ok()) {
-        std::cerr << "devtime-collector: pending analyses: " << analysed.status().message()
-                  << std::endl;
-      }
-      next_pending_analysis = std::chrono::steady_clock::now() + options.pending_analysis_interval;
-    }
     if (up && std::chrono::steady_clock::now() >= next_fleet_refresh) {
       if (absl::Status status = fleet_->Refresh(absl::Now()); !status.ok()) {
         std::cerr << "devtime-collector: fleet metrics: " << status.message() << std::endl;
       }
       next_fleet_refresh = std::chrono::steady_clock::now() + options.fleet_refresh_interval;
+    }
+    // ---- history: partitions ahead, retention (idempotent across collectors) ----
+    if (up && std::chrono::steady_clock::now() >= next_history) {
+      if (auto created = history_->EnsurePartitions(absl::Now()); !created.ok()) {
+        std::cerr << "devtime-collector: partitions: " << created.status().message() << std::endl;
+      }
+      if (options.retention_days > 0) {
+        auto kept = history_->ApplyRetention(absl::Now(), options.retention_days);
+        if (!kept.ok()) {
+          std::cerr << "devtime-collector: retention: " << kept.status().message() << std::endl;
+        } else if (kept->months_dropped > 0) {
+          std::cerr << "devtime-collector: retention dropped " << kept->months_dropped
+                    << " month(s), " << kept->runs_deleted << " runs; kept " << kept->months_kept
+                    << " referenced by regressions" << std::endl;
+        }
+      }
+      next_history = std::chrono::steady_clock::now() + options.history_interval;
     }
   }
 }

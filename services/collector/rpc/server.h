@@ -3,9 +3,9 @@
 // notifier (notify/) and the gRPC service (rpc/). It serves gRPC (service + standard health
 // service) and /metrics, and runs two background threads:
 //  - housekeeping: database health (flips health to NOT_SERVING while PostgreSQL is
-//    unreachable), missed job slots, runs left unanalysed by a collector that died, and the
-//    fleet gauges; with several collectors on one database, missed slots and pending
-//    analyses are the tier's duties, done by one collector at a time (TierLease);
+//    unreachable), missed job slots (with several collectors on one database a duty of the
+//    tier, done by one collector at a time: TierLease), the fleet gauges, history partitions
+//    and retention;
 //  - notifications: pushes regressions to Alertmanager and the webhook (notify/notifier.h),
 //    in its own thread so that a slow receiver never delays the health check; with several
 //    collectors on one database, one pass runs at a time (RegressionStore::AsOnlyNotifier).
@@ -32,6 +32,7 @@
 #include "services/collector/rpc/collector_service.h"
 #include "services/collector/store/analysis_repository.h"
 #include "services/collector/store/database.h"
+#include "services/collector/store/history.h"
 #include "services/collector/store/job_store.h"
 #include "services/collector/store/regression_store.h"
 #include "services/collector/store/run_store.h"
@@ -58,9 +59,16 @@ struct ServerOptions {
   // the job's jitter) an agent has to report it first.
   std::chrono::milliseconds slot_check_interval{30000};
   std::chrono::seconds missed_slot_grace{120};
-  // Detection thresholds and confirmation runs; how often runs nobody analysed are picked up.
+  // Detection thresholds and confirmation runs. Stored runs are judged by `analysis_workers`
+  // threads working the queue of unanalysed runs (analyzer.h): woken by each commit here,
+  // and every pending_analysis_interval for runs stored through other collectors.
   analyze::AnalyzerOptions analysis;
-  std::chrono::milliseconds pending_analysis_interval{30000};
+  int analysis_workers = 2;
+  std::chrono::milliseconds pending_analysis_interval{5000};
+  // History (store/history.h): partitions created ahead and months older than this dropped
+  // (0 = keep everything), checked every history_interval.
+  int retention_days = 400;
+  std::chrono::milliseconds history_interval{std::chrono::hours(1)};
   // Model, regression, job and agent gauges (fleet_metrics.h): refreshed this often.
   FleetMetricsOptions fleet;
   std::chrono::milliseconds fleet_refresh_interval{15000};
@@ -87,8 +95,8 @@ class CollectorServer {
 
  private:
   CollectorServer() = default;
-  // Background duties: database health (every health_interval), missed job slots and
-  // pending analyses.
+  // Background duties: database health (every health_interval), missed job slots, the
+  // fleet gauges, and history partitions and retention.
   void Housekeep(const ServerOptions& options);
   // Pushes notifications every notify.resend_every until Shutdown.
   void Notify(const ServerOptions& options);
@@ -101,6 +109,7 @@ class CollectorServer {
 
   std::unique_ptr<store::Database> db_;
   std::unique_ptr<store::RunStore> runs_;
+  std::unique_ptr<store::History> history_;
   std::unique_ptr<store::JobStore> jobs_;
   std::unique_ptr<store::RegressionStore> regressions_;
   std::unique_ptr<store::SqlAnalysisRepository> analysis_repository_;

@@ -114,11 +114,20 @@ absl::StatusOr<analyze::Verdict> SqlAnalysisRepository::AnalyzeLocked(const std:
                                                                       const Work& work) {
   return db_.Transact(
       "analyse run " + run_id, [&](pqxx::work& tx) -> absl::StatusOr<analyze::Verdict> {
+        // The claim: NO KEY UPDATE excludes every other analysis of the run but not the
+        // KEY SHARE locks that regressions referencing it take; SKIP LOCKED lets the other
+        // workers (of any collector) move on to the next run instead of queueing here.
         auto rows = tx.exec_params(
             "SELECT job, model, workload, host, instance_type, device_kind, status,"
-            " analyzed_at IS NOT NULL FROM runs WHERE run_id = $1 FOR UPDATE",
+            " analyzed_at IS NOT NULL, started_at FROM runs WHERE run_id = $1"
+            " FOR NO KEY UPDATE SKIP LOCKED",
             run_id);
-        if (rows.empty()) return absl::NotFoundError("no run " + run_id);
+        if (rows.empty()) {
+          if (tx.exec_params("SELECT 1 FROM runs WHERE run_id = $1", run_id).empty()) {
+            return absl::NotFoundError("no run " + run_id);
+          }
+          return absl::AbortedError("run " + run_id + " is being analysed by another worker");
+        }
         const auto& row = rows[0];
         const analyze::RunToAnalyze run{
             .run_id = run_id,
@@ -136,6 +145,20 @@ absl::StatusOr<analyze::Verdict> SqlAnalysisRepository::AnalyzeLocked(const std:
           tx.exec_params("SELECT pg_advisory_xact_lock(hashtext($1))",
                          "devtime-series/" + run.series.model + "/" + run.series.workload + "/" +
                              run.series.instance_type + "/" + run.series.metric);
+          // ...and in started_at order: an older OK run of the series still unanalysed (in
+          // the queue, or claimed by a worker that has not committed) goes first, so that
+          // runs uploaded out of order are still judged in the order they ran.
+          const bool cpu = run.series.metric == kCpuMetric;
+          auto older = tx.exec_params(
+              "SELECT 1 FROM runs WHERE analyzed_at IS NULL AND status = 'ok' AND model = $1"
+              " AND workload = $2 AND instance_type = $3 AND (device_kind = $4) = $5"
+              " AND (started_at, run_id) < ($6::timestamptz, $7::uuid) LIMIT 1",
+              run.series.model, run.series.workload, run.series.instance_type,
+              wire::DeviceKindName(v1::DEVICE_KIND_CPU), cpu, row[8].c_str(), run_id);
+          if (!older.empty()) {
+            return absl::AbortedError("run " + run_id +
+                                      ": an older run of its series is analysed first");
+          }
           SqlAnalysisTransaction access(tx);
           auto result = work(run, access);
           access.RethrowFailure();

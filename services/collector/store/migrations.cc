@@ -211,6 +211,127 @@ UPDATE runs SET analyzed_at = received_at;
 CREATE INDEX runs_not_analyzed ON runs (received_at) WHERE analyzed_at IS NULL;
 )sql";
 
+// The ingest fast path (issue 10): what every stored run paid for and nobody needed.
+//  - The foreign keys from op_stats, run_steps and series_points to runs (and from
+//    series_points to series) checked every one of a run's ~1,000 rows against a row the
+//    same transaction had just written: IngestRun is the only writer of these tables and
+//    writes the run first; rows leave only with their run (retention drops them together).
+//  - series_points by run_id: the dashboards' and retention's per-run reads were sequential
+//    scans of all history.
+//  - The analysis queue in its claim order (started_at, run_id); the old partial index was
+//    ordered by received_at, which the queue never reads in.
+const char* kIngestFastPath = R"sql(
+ALTER TABLE op_stats DROP CONSTRAINT IF EXISTS op_stats_run_id_fkey;
+ALTER TABLE run_steps DROP CONSTRAINT IF EXISTS run_steps_run_id_fkey;
+ALTER TABLE series_points DROP CONSTRAINT IF EXISTS series_points_run_id_fkey;
+ALTER TABLE series_points DROP CONSTRAINT IF EXISTS series_points_series_id_fkey;
+CREATE INDEX series_points_by_run ON series_points (run_id);
+DROP INDEX IF EXISTS runs_not_analyzed;
+CREATE INDEX runs_analysis_queue ON runs (started_at, run_id) WHERE analyzed_at IS NULL;
+)sql";
+
+// History partitioned by month (issue 10 item 4): op_stats, run_steps and series_points are
+// range-partitioned on `at` (the run's started_at, now carried by every row so that a run's
+// rows live in one month), so that retention drops whole months and time-bounded reads prune.
+// runs stays one table: its primary key on run_id alone is what makes ingest idempotent, and
+// a partitioned table's keys must include the partition column.
+//
+// devtime_ensure_month(parent, month) creates a month's partition (idempotent, serialised by
+// an advisory lock): a standalone table first, the month's rows moved in from the DEFAULT
+// partition (which catches runs dated outside the months created so far), then attached.
+// The existing rows are copied into the new tables, each to its run's month.
+const char* kPartitionedHistory = R"sql(
+CREATE FUNCTION devtime_ensure_month(parent text, month date) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+  lo timestamptz := date_trunc('month', month::timestamp) AT TIME ZONE 'UTC';
+  hi timestamptz := (date_trunc('month', month::timestamp) + interval '1 month') AT TIME ZONE 'UTC';
+  part text := parent || '_' || to_char(month, 'YYYY"m"MM');
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('devtime-partitions'));
+  IF to_regclass(part) IS NOT NULL THEN RETURN false; END IF;
+  EXECUTE format('CREATE TABLE %I (LIKE %I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', part, parent);
+  EXECUTE format('WITH moved AS (DELETE FROM %I WHERE at >= $1 AND at < $2 RETURNING *)'
+                 ' INSERT INTO %I SELECT * FROM moved', parent || '_default', part) USING lo, hi;
+  EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)',
+                 parent, part, lo, hi);
+  RETURN true;
+END $$;
+
+ALTER TABLE op_stats RENAME TO op_stats_v5;
+ALTER INDEX op_stats_pkey RENAME TO op_stats_v5_pkey;
+ALTER TABLE run_steps RENAME TO run_steps_v5;
+ALTER INDEX run_steps_pkey RENAME TO run_steps_v5_pkey;
+ALTER TABLE series_points RENAME TO series_points_v5;
+ALTER INDEX series_points_pkey RENAME TO series_points_v5_pkey;
+ALTER INDEX series_points_by_time RENAME TO series_points_v5_by_time;
+ALTER INDEX series_points_by_run RENAME TO series_points_v5_by_run;
+
+CREATE TABLE op_stats (
+  run_id              uuid NOT NULL,
+  at                  timestamptz NOT NULL,  -- the run's started_at
+  op                  text NOT NULL,
+  calls               bigint NOT NULL,
+  self_cpu_us         double precision NOT NULL,
+  total_cpu_us        double precision NOT NULL,
+  self_device_us      double precision NOT NULL,
+  total_device_us     double precision NOT NULL,
+  step_self_device_us double precision[] NOT NULL,
+  PRIMARY KEY (run_id, op, at)
+) PARTITION BY RANGE (at);
+CREATE TABLE op_stats_default PARTITION OF op_stats DEFAULT;
+
+CREATE TABLE run_steps (
+  run_id    uuid NOT NULL,
+  at        timestamptz NOT NULL,  -- the run's started_at
+  step      integer NOT NULL,
+  device_us double precision NOT NULL,
+  cpu_us    double precision NOT NULL,
+  PRIMARY KEY (run_id, step, at)
+) PARTITION BY RANGE (at);
+CREATE TABLE run_steps_default PARTITION OF run_steps DEFAULT;
+
+CREATE TABLE series_points (
+  series_id bigint NOT NULL,
+  run_id    uuid NOT NULL,
+  at        timestamptz NOT NULL,
+  value     double precision NOT NULL,
+  noise     double precision,
+  PRIMARY KEY (series_id, run_id, at)
+) PARTITION BY RANGE (at);
+CREATE TABLE series_points_default PARTITION OF series_points DEFAULT;
+CREATE INDEX series_points_by_time ON series_points (series_id, at);
+CREATE INDEX series_points_by_run ON series_points (run_id);
+
+DO $$
+DECLARE m date;
+BEGIN
+  FOR m IN SELECT date_trunc('month', started_at AT TIME ZONE 'UTC')::date FROM runs
+           UNION SELECT date_trunc('month', now() AT TIME ZONE 'UTC')::date LOOP
+    PERFORM devtime_ensure_month('op_stats', m);
+    PERFORM devtime_ensure_month('run_steps', m);
+    PERFORM devtime_ensure_month('series_points', m);
+  END LOOP;
+END $$;
+
+-- Every row keeps its run's time; a row without its run (none should exist) keeps the epoch
+-- and lands in the DEFAULT partition rather than being lost.
+INSERT INTO op_stats (run_id, at, op, calls, self_cpu_us, total_cpu_us, self_device_us,
+                      total_device_us, step_self_device_us)
+  SELECT o.run_id, coalesce(r.started_at, 'epoch'), o.op, o.calls, o.self_cpu_us, o.total_cpu_us,
+         o.self_device_us, o.total_device_us, o.step_self_device_us
+  FROM op_stats_v5 o LEFT JOIN runs r USING (run_id);
+INSERT INTO run_steps (run_id, at, step, device_us, cpu_us)
+  SELECT s.run_id, coalesce(r.started_at, 'epoch'), s.step, s.device_us, s.cpu_us
+  FROM run_steps_v5 s LEFT JOIN runs r USING (run_id);
+INSERT INTO series_points (series_id, run_id, at, value, noise)
+  SELECT series_id, run_id, at, value, noise FROM series_points_v5;
+DROP TABLE op_stats_v5, run_steps_v5, series_points_v5;
+ANALYZE op_stats;
+ANALYZE run_steps;
+ANALYZE series_points;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -219,6 +340,9 @@ const std::vector<Migration>& AllMigrations() {
       {2, "jobs, agents, job slots and run requests", kJobsSchema},
       {3, "agent tokens", kAgentTokensSchema},
       {4, "regressions, their transitions and the notification outbox", kRegressionsSchema},
+      {5, "ingest fast path: no per-row foreign keys, the analysis queue's indexes",
+       kIngestFastPath},
+      {6, "history partitioned by month: op_stats, run_steps, series_points", kPartitionedHistory},
   };
   return migrations;
 }

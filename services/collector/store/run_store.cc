@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <mutex>
+#include <unordered_map>
 
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
@@ -16,14 +18,47 @@ namespace {
 
 using google::protobuf::util::TimeUtil;
 
-// A PostgreSQL array literal of doubles ("{1.5,2}"): digits only, so no quoting is needed.
+void AppendDouble(std::string& out, double value) {
+  char buffer[32];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);  // shortest round trip
+  out.append(buffer, end);
+}
+
+// PostgreSQL array literals ("{1.5,2}"): numbers need no quoting.
 std::string PgArray(const google::protobuf::RepeatedField<double>& values) {
   std::string out = "{";
-  char buffer[32];
   for (int i = 0; i < values.size(); ++i) {
     if (i) out += ',';
-    auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, values[i]);
-    out.append(buffer, end);
+    AppendDouble(out, values[i]);
+  }
+  return out + "}";
+}
+
+std::string PgDoubleArray(const std::vector<std::optional<double>>& values) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    if (values[i]) {
+      AppendDouble(out, *values[i]);
+    } else {
+      out += "NULL";
+    }
+  }
+  return out + "}";
+}
+
+// Operator names may hold any printable character: each element is double-quoted with
+// '"' and '\' escaped, so commas, braces and the word NULL stay text.
+std::string PgTextArray(const std::vector<std::string>& values) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char c : values[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
   }
   return out + "}";
 }
@@ -77,29 +112,27 @@ const std::string kInsertRun =
 const std::string kCompareExisting = "SELECT content_sha256 = sha256($2), " +
                                      EpochMicros("received_at") + " FROM runs WHERE run_id = $1";
 
-// Sorted so that concurrent ingests of runs sharing series take row locks in one order.
+// The series a run contributes to (the whole run, then one per operator) that the cache does
+// not know yet. The anti-join skips the series that exist (ON CONFLICT would still probe and
+// speculatively insert each); sorted by op so that concurrent ingests creating the same series
+// take their locks in one order.
 const std::string kUpsertSeries =
     "INSERT INTO series (model, workload, instance_type, metric, op)"
-    " SELECT $1, $2, $3, $4, op FROM"
-    " (SELECT ''::text AS op UNION ALL SELECT op FROM op_stats WHERE run_id = $5) ops"
-    " ORDER BY op ON CONFLICT DO NOTHING";
+    " SELECT $1, $2, $3, $4, w.op FROM unnest($5::text[]) w (op)"
+    " WHERE NOT EXISTS (SELECT 1 FROM series s WHERE s.model = $1 AND s.workload = $2"
+    "  AND s.instance_type = $3 AND s.metric = $4 AND s.op = w.op)"
+    " ORDER BY w.op ON CONFLICT DO NOTHING";
 
-std::string InsertPointsSql(bool cpu) {
-  std::string self = cpu ? "o.self_cpu_us" : "o.self_device_us";
-  return "INSERT INTO series_points (series_id, run_id, at, value, noise)"
-         " SELECT s.series_id, $5, $6, p.value, p.noise FROM ("
-         "  SELECT o.op,"
-         "   CASE WHEN cardinality(o.step_self_device_us) > 0"
-         "    THEN (SELECT avg(x) FROM unnest(o.step_self_device_us) x)"
-         "    ELSE " +
-         self +
-         " / $7 END AS value,"
-         "   (SELECT stddev_samp(x) FROM unnest(o.step_self_device_us) x) AS noise"
-         "  FROM op_stats o WHERE o.run_id = $5"
-         "  UNION ALL SELECT ''::text, $8::float8, $9::float8) p"
-         " JOIN series s ON s.model = $1 AND s.workload = $2 AND s.instance_type = $3"
-         "  AND s.metric = $4 AND s.op = p.op";
-}
+const std::string kSeriesIds =
+    "SELECT op, series_id FROM series WHERE model = $1 AND workload = $2 AND instance_type = $3"
+    " AND metric = $4 AND op = ANY($5::text[])";
+
+// The points, computed here (OpPoint in series.h) rather than re-aggregated by SQL from the
+// op_stats rows just written, with their series ids known: one multi-row INSERT, no join.
+const std::string kInsertPoints =
+    "INSERT INTO series_points (series_id, run_id, at, value, noise)"
+    " SELECT p.series_id, $1, $2, p.value, p.noise"
+    " FROM unnest($3::bigint[], $4::float8[], $5::float8[]) p (series_id, value, noise)";
 
 const std::string kRunInfoColumns =
     "run_id::text, job, model, workload, host, instance_type, device_kind, status,"
@@ -131,12 +164,14 @@ v1::RunInfo RunInfoFromRow(const pqxx::row& row) {
 void WriteOpStats(pqxx::work& tx, const v1::RunSummary& run) {
   pqxx::stream_to out{
       tx, "op_stats",
-      std::vector<std::string>{"run_id", "op", "calls", "self_cpu_us", "total_cpu_us",
+      std::vector<std::string>{"run_id", "at", "op", "calls", "self_cpu_us", "total_cpu_us",
                                "self_device_us", "total_device_us", "step_self_device_us"}};
+  const std::string at = TimeUtil::ToString(run.started_at());
   for (const auto& op : run.ops()) {
-    out << std::make_tuple(run.identity().run_id(), op.name(), static_cast<long long>(op.calls()),
-                           op.self_cpu_us(), op.total_cpu_us(), op.self_device_us(),
-                           op.total_device_us(), PgArray(op.step_self_device_us()));
+    out << std::make_tuple(run.identity().run_id(), at, op.name(),
+                           static_cast<long long>(op.calls()), op.self_cpu_us(), op.total_cpu_us(),
+                           op.self_device_us(), op.total_device_us(),
+                           PgArray(op.step_self_device_us()));
   }
   out.complete();
 }
@@ -144,28 +179,100 @@ void WriteOpStats(pqxx::work& tx, const v1::RunSummary& run) {
 void WriteSteps(pqxx::work& tx, const v1::RunSummary& run) {
   if (run.steps_size() == 0) return;
   pqxx::stream_to out{tx, "run_steps",
-                      std::vector<std::string>{"run_id", "step", "device_us", "cpu_us"}};
+                      std::vector<std::string>{"run_id", "at", "step", "device_us", "cpu_us"}};
+  const std::string at = TimeUtil::ToString(run.started_at());
   for (const auto& step : run.steps()) {
-    out << std::make_tuple(run.identity().run_id(), static_cast<long long>(step.step()),
+    out << std::make_tuple(run.identity().run_id(), at, static_cast<long long>(step.step()),
                            step.device_us(), step.cpu_us());
   }
   out.complete();
 }
 
-void WriteSeriesPoints(pqxx::work& tx, const v1::RunSummary& run, const SeriesValue& point) {
+std::string SeriesKeyOf(const v1::RunSummary& run) {
   const auto& id = run.identity();
-  std::string metric = MetricOf(run);
-  tx.exec_params(kUpsertSeries, id.model(), id.workload(), id.instance_type(), metric, id.run_id());
-  // Rows just inserted have no statistics yet, so the planner may pick a nested loop over a
-  // sequential scan: quadratic in the operator count (minutes at 20,000 ops). A hash join is
-  // linear whatever the estimates say.
-  tx.exec("SET LOCAL enable_nestloop = off");
-  tx.exec_params(InsertPointsSql(UsesCpuTime(run)), id.model(), id.workload(), id.instance_type(),
-                 metric, id.run_id(), TimeUtil::ToString(run.started_at()), StepDivisor(run),
-                 point.value, point.noise);
+  // Names cannot contain control characters (validation): '\n' separates them.
+  return id.model() + '\n' + id.workload() + '\n' + id.instance_type() + '\n' + MetricOf(run) +
+         '\n';
+}
+
+std::string IdArray(const std::vector<long long>& ids) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(ids[i]);
+  }
+  return out + "}";
 }
 
 }  // namespace
+
+// Series ids by model/workload/instance type/metric/op. Series rows are never deleted, so an
+// id once committed stays valid; ids are added only after the transaction that read or
+// created them committed.
+class RunStore::SeriesCache {
+ public:
+  std::optional<long long> Find(const std::string& key) {
+    std::lock_guard lock(mu_);
+    auto it = ids_.find(key);
+    if (it == ids_.end()) return std::nullopt;
+    return it->second;
+  }
+  void Add(const std::vector<std::pair<std::string, long long>>& ids) {
+    std::lock_guard lock(mu_);
+    for (const auto& [key, id] : ids) ids_.emplace(key, id);
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, long long> ids_;  // guarded by mu_
+};
+
+RunStore::RunStore(Database& db) : db_(db), series_(std::make_unique<SeriesCache>()) {}
+RunStore::~RunStore() = default;
+
+// Writes the run's series points; returns the series ids it learned (for the cache, once
+// committed).
+std::vector<std::pair<std::string, long long>> RunStore::WriteSeriesPoints(
+    pqxx::work& tx, const v1::RunSummary& run, const SeriesValue& point) {
+  const auto& id = run.identity();
+  const std::string metric = MetricOf(run);
+  const std::string prefix = SeriesKeyOf(run);
+  std::vector<std::string> ops{""};
+  std::vector<std::optional<double>> values{point.value}, noises{point.noise};
+  ops.reserve(run.ops_size() + 1);
+  for (const auto& op : run.ops()) {
+    SeriesValue op_point = OpPoint(run, op);
+    ops.push_back(op.name());
+    values.push_back(op_point.value);
+    noises.push_back(op_point.noise);
+  }
+  std::vector<long long> series_ids(ops.size(), 0);
+  std::vector<std::string> missing;
+  std::unordered_map<std::string, std::size_t> missing_at;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (auto known = series_->Find(prefix + ops[i])) {
+      series_ids[i] = *known;
+    } else {
+      missing_at.emplace(ops[i], i);
+      missing.push_back(ops[i]);
+    }
+  }
+  std::vector<std::pair<std::string, long long>> learned;
+  if (!missing.empty()) {
+    const std::string wanted = PgTextArray(missing);
+    tx.exec_params(kUpsertSeries, id.model(), id.workload(), id.instance_type(), metric, wanted);
+    for (const auto& row : tx.exec_params(kSeriesIds, id.model(), id.workload(), id.instance_type(),
+                                          metric, wanted)) {
+      std::string op = row[0].as<std::string>();
+      long long series_id = row[1].as<long long>();
+      series_ids[missing_at.at(op)] = series_id;
+      learned.emplace_back(prefix + op, series_id);
+    }
+  }
+  tx.exec_params(kInsertPoints, id.run_id(), TimeUtil::ToString(run.started_at()),
+                 IdArray(series_ids), PgDoubleArray(values), PgDoubleArray(noises));
+  return learned;
+}
 
 absl::StatusOr<IngestOutcome> RunStore::IngestRun(const v1::RunSummary& run) {
   const std::string payload = DeterministicBytes(run);
@@ -193,8 +300,10 @@ absl::StatusOr<IngestOutcome> RunStore::IngestRun(const v1::RunSummary& run) {
     WriteOpStats(tx, run);
     WriteSteps(tx, run);
     // Invalid and failed runs are history, never data: zeros must not look like a speed-up.
-    if (run.status() == v1::RUN_STATUS_OK) WriteSeriesPoints(tx, run, point);
+    std::vector<std::pair<std::string, long long>> learned;
+    if (run.status() == v1::RUN_STATUS_OK) learned = WriteSeriesPoints(tx, run, point);
     tx.commit();
+    series_->Add(learned);
     outcome = {IngestResult::kStored, FromMicros(inserted[0][0].as<long long>())};
     return absl::OkStatus();
   });

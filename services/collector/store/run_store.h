@@ -8,13 +8,16 @@
 // Thread-safety: safe for concurrent use.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "devtime/v1/collector.pb.h"
 #include "services/collector/store/database.h"
+#include "services/collector/store/series.h"
 
 namespace devtime::store {
 
@@ -34,7 +37,8 @@ struct RunFilter {
 
 class RunStore {
  public:
-  explicit RunStore(Database& db) : db_(db) {}
+  explicit RunStore(Database& db);
+  ~RunStore();
 
   // Stores a validated run and its operator stats, steps and series points in one
   // transaction; returns only after COMMIT. The same run id with the same content is
@@ -46,7 +50,13 @@ class RunStore {
   absl::StatusOr<std::vector<v1::ModelInfo>> ListModels();
 
  private:
+  class SeriesCache;
+  std::vector<std::pair<std::string, long long>> WriteSeriesPoints(pqxx::work& tx,
+                                                                   const v1::RunSummary& run,
+                                                                   const SeriesValue& point);
+
   Database& db_;
+  std::unique_ptr<SeriesCache> series_;  // ids of the series already stored
 };
 
 }  // namespace devtime::store

@@ -41,6 +41,29 @@ SeriesValue RunValue(const v1::RunSummary& run) {
   return {mean, std::sqrt(squares / (count - 1))};
 }
 
+SeriesValue OpPoint(const v1::RunSummary& run, const v1::OpStat& op) {
+  const auto& samples = op.step_self_device_us();
+  if (samples.empty()) {
+    return {(UsesCpuTime(run) ? op.self_cpu_us() : op.self_device_us()) / StepDivisor(run),
+            std::nullopt};
+  }
+  // PostgreSQL's float8_accum, float8_avg and float8_stddev_samp, in their order.
+  double n = 0, sx = 0, sxx = 0;
+  for (double x : samples) {
+    const double previous_n = n;
+    n += 1.0;
+    sx += x;
+    if (previous_n > 0.0) {
+      const double tmp = x * n - sx;
+      sxx += tmp * tmp / (n * previous_n);
+    } else {
+      sxx = 0.0;
+    }
+  }
+  if (n <= 1.0) return {sx / n, std::nullopt};
+  return {sx / n, std::sqrt(sxx / (n - 1.0))};
+}
+
 analyze::RunFigures FiguresOf(const v1::RunSummary& run, double total_us) {
   const bool cpu = UsesCpuTime(run);
   const double steps = StepDivisor(run);

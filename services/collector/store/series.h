@@ -33,6 +33,13 @@ struct SeriesValue {
 // The run's whole-run series value.
 SeriesValue RunValue(const v1::RunSummary& run);
 
+// Operator `op`'s series value in `run`: the mean of its per-step self device samples with
+// their sample stddev as noise (none with fewer than two samples), else its self time (CPU
+// for CPU-only profiles) over the step divisor. Computed exactly as PostgreSQL's float8
+// avg() and stddev_samp() do (Youngs-Cramer accumulation), which is how the points were
+// computed before ingest computed them here: stored points stay comparable with history.
+SeriesValue OpPoint(const v1::RunSummary& run, const v1::OpStat& op);
+
 // The run's figures per step (`total_us`: its series value). An operator's self time per
 // step is the mean of its per-step samples, else its self time over the step divisor,
 // exactly as its series point (run_store.cc).

@@ -1,0 +1,46 @@
+// devtime::store — history partitioned by month (migration 6): partitions created ahead, and
+// retention that drops whole old months.
+//
+// op_stats, run_steps and series_points are range-partitioned by the run's started_at, one
+// partition per UTC month (named <table>_<YYYY>m<MM>, e.g. op_stats_2026m12), plus a DEFAULT
+// partition for runs dated outside the months created. The collector creates the current
+// month and `months_ahead` more at start and in housekeeping, so ingest never routes into the
+// DEFAULT partition in normal operation.
+//
+// Retention: a month that ended more than `retention_days` ago is dropped whole — its three
+// partitions and its runs rows — unless a regression references one of its runs (last good,
+// first bad or confirmation run): such a month is kept whole, so every alert keeps the runs
+// and figures it was judged on. Several collectors may run this at once: each month's drop is
+// one transaction under the partition advisory lock, and dropping is idempotent.
+//
+// Thread-safety: safe for concurrent use.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "services/collector/store/database.h"
+
+namespace devtime::store {
+
+struct RetentionOutcome {
+  int months_dropped = 0;
+  int months_kept = 0;  // older than the retention but referenced by a regression
+  long long runs_deleted = 0;
+};
+
+class History {
+ public:
+  explicit History(Database& db) : db_(db) {}
+
+  // Creates the partitions of the month of `now` and the `months_ahead` after it (those that
+  // exist are left alone); returns how many partitions were created.
+  absl::StatusOr<int> EnsurePartitions(absl::Time now, int months_ahead = 2);
+
+  // Drops the months that ended before `now - retention_days` (see above).
+  absl::StatusOr<RetentionOutcome> ApplyRetention(absl::Time now, int retention_days);
+
+ private:
+  Database& db_;
+};
+
+}  // namespace devtime::store
