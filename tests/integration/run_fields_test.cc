@@ -98,8 +98,8 @@ TEST_F(RunFieldsTest, NeuronRunShowsDeviceTotalsJoinKernelsAndWarnings) {
                         std::to_string(sent.device_join().by_order_executions()) + " executions " +
                         FormatUs(sent.device_join().by_order_us()) + " us; " +
                         std::to_string(sent.device_join().unjoined_executions()) + " unjoined"));
-  // The numbers of the RMSNorm fixture: 12 NeuronCore executions (3 steps x 4), all joined by
-  // order on their queue.
+  // The numbers of the RMSNorm fixture: 12 NeuronCore executions (2 steps x 6 launches), all
+  // joined by order on their queue, none left unattributed.
   EXPECT_THAT(show.out, HasSubstr("device time total 4709.8 us (unattributed 0.0 us)"));
   EXPECT_THAT(show.out, HasSubstr("NeuronCore join: order, 12 executions 4709.8 us; 0 unjoined"));
   EXPECT_THAT(show.out, HasSubstr("top kernels"));
