@@ -77,9 +77,15 @@ int RunSummarize(const SummarizeCommand& command) {
   if (!command.compare_with.empty()) return Compare(command.trace, command.compare_with);
   auto summary = trace::Summarize(command.trace);
   if (!summary.ok()) return Fail(summary.status(), 1);
+  // The output is printed either way (it says what is wrong); the exit code lets a script
+  // stop before uploading or comparing against a capture that cannot be trusted.
+  const int exit_code = summary->invalid_reason ? kExitInvalidRun : 0;
+  if (summary->invalid_reason) {
+    std::cerr << "devtime-agent: the run is INVALID: " << *summary->invalid_reason << "\n";
+  }
   if (command.format == SummarizeCommand::Format::kTable) {
     std::cout << trace::RenderTable(*summary);
-    return 0;
+    return exit_code;
   }
   RunLabels labels = command.labels;
   if (labels.fallback_workload.empty()) {
@@ -89,7 +95,7 @@ int RunSummarize(const SummarizeCommand& command) {
   if (labels.started_at == std::chrono::system_clock::time_point{}) labels.started_at = when;
   labels.finished_at = std::max(when, labels.started_at);
   std::cout << wire::ToJson(BuildRunSummary(*summary, labels)) << "\n";
-  return 0;
+  return exit_code;
 }
 
 int RunUpload(const UploadCommand& command) {

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <random>
 
+#include "proto/wire/limits.h"
 #include "proto/wire/time.h"
 
 namespace devtime::agent {
@@ -78,6 +80,73 @@ void FillCapture(v1::CaptureSettings* capture, const trace::TraceSummary& summar
   if (!torch.empty()) capture->set_profiler("torch.profiler " + torch);
 }
 
+// Text for a wire field that forbids control characters and caps bytes: a warning may quote a
+// file line with a tab or newline, and a kernel name may be a whole C++ template instance.
+// Each control character becomes a space; the text is cut at a UTF-8 boundary.
+std::string WireText(const std::string& text, std::size_t max_bytes) {
+  std::string out = text;
+  for (char& c : out) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) c = ' ';
+  }
+  if (out.size() <= max_bytes) return out;
+  std::size_t cut = max_bytes;
+  // Step back over continuation bytes (10xxxxxx) so the cut never splits a character.
+  while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80) --cut;
+  out.resize(cut);
+  return out;
+}
+
+void FillWarnings(v1::RunSummary* run, const trace::TraceSummary& summary) {
+  std::size_t kept = std::min(summary.warnings.size(), wire::kMaxWarnings);
+  for (std::size_t i = 0; i < kept; ++i) {
+    auto* out = run->add_warnings();
+    out->set_kind(trace::WarningKind(summary.warnings[i]));
+    out->set_message(WireText(summary.warnings[i], wire::kMaxWarningMessageBytes));
+  }
+}
+
+// The top kernels by device time (the trace library sorts them), then one row summing the
+// rest, so the kernels' total is the trace's whatever its number of distinct names.
+void FillKernels(v1::RunSummary* run, const trace::TraceSummary& summary) {
+  const auto& kernels = summary.kernels;
+  std::size_t top = std::min(kernels.size(), wire::kTopKernels);
+  for (std::size_t i = 0; i < top; ++i) {
+    auto* out = run->add_kernels();
+    out->set_name(WireText(kernels[i].name, wire::kMaxKernelNameBytes));
+    out->set_calls(kernels[i].calls);
+    out->set_device_us(NotNegative(kernels[i].device_us));
+  }
+  if (kernels.size() <= top) return;
+  auto* other = run->add_kernels();
+  other->set_name(wire::kOtherKernelsName);
+  uint64_t calls = 0;
+  double device_us = 0;
+  for (std::size_t i = top; i < kernels.size(); ++i) {
+    calls += kernels[i].calls;
+    device_us += NotNegative(kernels[i].device_us);
+  }
+  other->set_calls(calls);
+  other->set_device_us(device_us);
+}
+
+v1::DeviceJoinMethod ToWireJoinMethod(const std::string& method) {
+  if (method == "id") return v1::DEVICE_JOIN_METHOD_ID;
+  if (method == "order") return v1::DEVICE_JOIN_METHOD_ORDER;
+  if (method == "id+order") return v1::DEVICE_JOIN_METHOD_ID_AND_ORDER;
+  return v1::DEVICE_JOIN_METHOD_NONE;
+}
+
+void FillDeviceJoin(v1::DeviceJoinCoverage* out, const trace::DeviceJoin& join) {
+  out->set_method(ToWireJoinMethod(join.Method()));
+  out->set_by_id_executions(join.by_id);
+  out->set_by_id_us(NotNegative(join.by_id_us));
+  out->set_by_order_executions(join.by_order);
+  out->set_by_order_us(NotNegative(join.by_order_us));
+  out->set_unjoined_executions(join.unjoined);
+  out->set_unjoined_us(NotNegative(join.unjoined_us));
+}
+
 }  // namespace
 
 v1::RunSummary BuildRunSummary(const trace::TraceSummary& summary, const RunLabels& labels) {
@@ -123,6 +192,14 @@ v1::RunSummary BuildRunSummary(const trace::TraceSummary& summary, const RunLabe
     out->set_size_bytes(artifact.size_bytes);
     out->set_pair_key(artifact.pair_key);
   }
+  double unattributed = NotNegative(summary.unattributed_device_us);
+  run.set_unattributed_device_us(unattributed);
+  // The total includes the unattributed time; rounding in the library's sums must not make
+  // it the smaller of the two, which the wire contract forbids.
+  run.set_device_total_us(std::max(NotNegative(summary.device_total_us), unattributed));
+  FillWarnings(&run, summary);
+  FillKernels(&run, summary);
+  if (summary.device_join) FillDeviceJoin(run.mutable_device_join(), *summary.device_join);
   return run;
 }
 

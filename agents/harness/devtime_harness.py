@@ -18,8 +18,12 @@ step, a device synchronize per step -- and writes into the output directory:
 
 With ``torch_neuronx`` importable, the capture uses TorchNeuron's profiler
 (activities CPU + PrivateUse1, ``NeuronConfig(modes=[DEVICE, RUNTIME],
-profile_output_dir=<out>)``, ``on_trace_ready=NeuronProfiler(cfg).export_trace``),
-so the Neuron system/device traces land under ``<out>/<instance>_pid_<pid>/``.
+profile_output_dir=<out>, correlate_device_time=True)``,
+``on_trace_ready=NeuronProfiler(cfg).export_trace``), so the Neuron system/device
+traces land under ``<out>/<instance>_pid_<pid>/``.  ``correlate_device_time`` is
+passed only when the installed ``NeuronConfig`` accepts it (older TorchNeuron
+releases do not); environment.json's ``capture.correlate_device_time`` says
+whether it was on.
 
 CLI::
 
@@ -52,6 +56,7 @@ missing and ``ValueError`` for bad arguments.
 
 import argparse
 import datetime
+import inspect
 import json
 import os
 import platform
@@ -272,6 +277,39 @@ def collect_environment(device, neuronx=None):
     return env
 
 
+# ---------------------------------------------------------------- Neuron capture config
+
+def accepts_keyword(callable_, name):
+    """True/False when ``callable_``'s signature names (or cannot take) ``name``; None when
+    the signature cannot be read or ends in ``**kwargs`` (then only a call can tell)."""
+    try:
+        params = inspect.signature(callable_).parameters
+    except (TypeError, ValueError):  # builtins / extension types without a signature
+        return None
+    if name in params and params[name].kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                inspect.Parameter.KEYWORD_ONLY):
+        return True
+    if any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return None
+    return False
+
+
+def make_neuron_config(config_cls, modes, out_dir):
+    """``config_cls(modes=..., profile_output_dir=..., correlate_device_time=True)`` when the
+    installed NeuronConfig accepts that setting -- the one that puts Neuron device time into
+    ``key_averages()`` -- else without it.  Returns (config, whether correlation is on)."""
+    base = {"modes": modes, "profile_output_dir": out_dir}
+    accepted = accepts_keyword(config_cls, "correlate_device_time")
+    if accepted is False:
+        return config_cls(**base), False
+    try:
+        return config_cls(correlate_device_time=True, **base), True
+    except TypeError:
+        if accepted:  # the signature names it: the TypeError is about something else
+            raise
+        return config_cls(**base), False
+
+
 # ---------------------------------------------------------------- key_averages
 
 def _first_attr(obj, names):
@@ -343,7 +381,7 @@ def profile_workload(step_fn, out_dir, steps=DEFAULT_STEPS, device="auto", workl
     out_dir = os.path.abspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     trace_path = os.path.join(out_dir, "trace.json")
-    state = {"ready": 0, "rows": None, "trace_error": None}
+    state = {"ready": 0, "rows": None, "trace_error": None, "correlate_device_time": None}
 
     def export_own(prof):
         tmp = os.path.join(out_dir, ".trace.tmp-%d.json" % os.getpid())
@@ -360,8 +398,9 @@ def profile_workload(step_fn, out_dir, steps=DEFAULT_STEPS, device="auto", workl
     kwargs = {"schedule": tprof.schedule(wait=wait, warmup=warmup, active=steps)}
     if device == "neuron":
         from torch_neuronx.profiling import NeuronConfig, ProfileMode, NeuronProfiler
-        cfg = NeuronConfig(modes=[ProfileMode.DEVICE, ProfileMode.RUNTIME],
-                           profile_output_dir=out_dir)
+        cfg, correlated = make_neuron_config(
+            NeuronConfig, [ProfileMode.DEVICE, ProfileMode.RUNTIME], out_dir)
+        state["correlate_device_time"] = correlated
         neuron_export = NeuronProfiler(cfg).export_trace
 
         def on_ready(prof):
@@ -417,6 +456,8 @@ def profile_workload(step_fn, out_dir, steps=DEFAULT_STEPS, device="auto", workl
     env["capture.synchronized"] = "true" if sync is not None else "false"
     env["capture.sync"] = sync_desc
     env["capture.profiler"] = "torch_neuronx.NeuronProfiler" if device == "neuron" else "torch.profiler"
+    if state["correlate_device_time"] is not None:
+        env["capture.correlate_device_time"] = "true" if state["correlate_device_time"] else "false"
     for k, v in (extra_environment or {}).items():
         env[str(k)] = str(v)
     env_path = os.path.join(out_dir, "environment.json")

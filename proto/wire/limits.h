@@ -18,6 +18,14 @@ inline constexpr std::size_t kMaxEnvironmentValueBytes = 1'024;
 inline constexpr std::size_t kMaxArtifacts = 1'024;
 inline constexpr std::size_t kMaxUriBytes = 4'096;
 inline constexpr std::size_t kMaxReasonBytes = 4'096;
+// RunSummary fields added for issue 12.
+inline constexpr std::size_t kMaxWarnings = 256;
+inline constexpr std::size_t kMaxWarningKindBytes = 64;
+inline constexpr std::size_t kMaxWarningMessageBytes = 4'096;
+inline constexpr std::size_t kTopKernels = 50;  // named rows; the rest sum into one more row
+inline constexpr std::size_t kMaxKernels = kTopKernels + 1;
+inline constexpr std::size_t kMaxKernelNameBytes = 2'048;
+inline constexpr char kOtherKernelsName[] = "(other kernels)";
 inline constexpr unsigned kDefaultListLimit = 100;
 inline constexpr unsigned kMaxListLimit = 10'000;
 

@@ -230,6 +230,78 @@ absl::Status CheckArtifacts(const v1::RunSummary& run) {
   return absl::OkStatus();
 }
 
+absl::Status CheckDeviceTotals(const v1::RunSummary& run) {
+  if (auto s = CheckDuration("run.device_total_us", run.device_total_us()); !s.ok()) return s;
+  if (auto s = CheckDuration("run.unattributed_device_us", run.unattributed_device_us()); !s.ok()) {
+    return s;
+  }
+  if (run.device_total_us() < run.unattributed_device_us()) {
+    return Invalid("run.device_total_us", "is " + FormatNumber(run.device_total_us()) +
+                                              ", less than run.unattributed_device_us (" +
+                                              FormatNumber(run.unattributed_device_us()) +
+                                              ") which it includes");
+  }
+  return absl::OkStatus();
+}
+
+bool IsSnakeCase(const std::string& text) {
+  if (text.empty() || text.front() < 'a' || text.front() > 'z') return false;
+  return text.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
+}
+
+absl::Status CheckWarnings(const v1::RunSummary& run) {
+  if (run.warnings_size() > static_cast<int>(kMaxWarnings)) {
+    return TooMany("run.warnings", run.warnings_size(), kMaxWarnings);
+  }
+  for (int i = 0; i < run.warnings_size(); ++i) {
+    auto path = "run.warnings[" + std::to_string(i) + "]";
+    const auto& w = run.warnings(i);
+    if (auto s = CheckText(path + ".kind", w.kind(), kMaxWarningKindBytes, true); !s.ok()) {
+      return s;
+    }
+    if (!IsSnakeCase(w.kind())) {
+      return Invalid(path + ".kind", "must be snake_case (a-z, 0-9, _; starting with a letter)");
+    }
+    if (auto s = CheckText(path + ".message", w.message(), kMaxWarningMessageBytes, true);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckKernels(const v1::RunSummary& run) {
+  if (run.kernels_size() > static_cast<int>(kMaxKernels)) {
+    return TooMany("run.kernels", run.kernels_size(), kMaxKernels);
+  }
+  for (int i = 0; i < run.kernels_size(); ++i) {
+    auto path = "run.kernels[" + std::to_string(i) + "]";
+    const auto& k = run.kernels(i);
+    if (auto s = CheckText(path + ".name", k.name(), kMaxKernelNameBytes, true); !s.ok()) return s;
+    if (k.calls() == 0) return Invalid(path + ".calls", "must be >= 1");
+    if (auto s = CheckDuration(path + ".device_us", k.device_us()); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckDeviceJoin(const v1::RunSummary& run) {
+  if (!run.has_device_join()) return absl::OkStatus();
+  const auto& join = run.device_join();
+  if (!v1::DeviceJoinMethod_IsValid(join.method())) {
+    return Invalid("run.device_join.method", "unknown value " + std::to_string(join.method()));
+  }
+  if (join.method() == v1::DEVICE_JOIN_METHOD_UNSPECIFIED) {
+    return Invalid("run.device_join.method", "is required (NONE, ID, ORDER or ID_AND_ORDER)");
+  }
+  // Execution counts are unsigned on the wire, so only the times can be out of range.
+  for (auto [field, value] : {std::pair{"run.device_join.by_id_us", join.by_id_us()},
+                              std::pair{"run.device_join.by_order_us", join.by_order_us()},
+                              std::pair{"run.device_join.unjoined_us", join.unjoined_us()}}) {
+    if (auto s = CheckDuration(field, value); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool IsCanonicalUuid(const std::string& text) {
@@ -246,8 +318,9 @@ absl::Status ValidateRun(const v1::RunSummary& run) {
   if (!run.has_identity()) return Invalid("run.identity", "is required");
   if (auto s = CheckIdentity(run.identity(), run.status()); !s.ok()) return s;
   using Check = absl::Status (*)(const v1::RunSummary&);
-  for (Check check : {CheckStatus, CheckTimes, CheckOps, CheckSteps, CheckLayers, CheckEnvironment,
-                      CheckArtifacts}) {
+  for (Check check :
+       {CheckStatus, CheckTimes, CheckOps, CheckSteps, CheckLayers, CheckEnvironment,
+        CheckArtifacts, CheckDeviceTotals, CheckWarnings, CheckKernels, CheckDeviceJoin}) {
     if (auto s = check(run); !s.ok()) return s;
   }
   return absl::OkStatus();

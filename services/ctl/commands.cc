@@ -98,6 +98,71 @@ void PrintOperators(const Session& session, const v1::RunSummary& run) {
               << run.ops_size() << " operators\n";
 }
 
+const char* JoinMethodName(v1::DeviceJoinMethod method) {
+  switch (method) {
+    case v1::DEVICE_JOIN_METHOD_ID:
+      return "id";
+    case v1::DEVICE_JOIN_METHOD_ORDER:
+      return "order";
+    case v1::DEVICE_JOIN_METHOD_ID_AND_ORDER:
+      return "id+order";
+    default:
+      return "none";
+  }
+}
+
+// "NeuronCore join: order, 12 executions 4709.8 us; 0 unjoined": how the system trace's
+// executions reached the operators, so a reader knows how far to trust the per-op device time.
+std::string JoinLine(const v1::DeviceJoinCoverage& join) {
+  auto executions = [](uint64_t count, double us) {
+    return std::to_string(count) + " executions " + FormatMicros(us) + " us";
+  };
+  std::string line = std::string("NeuronCore join: ") + JoinMethodName(join.method());
+  switch (join.method()) {
+    case v1::DEVICE_JOIN_METHOD_ID:
+      line += ", " + executions(join.by_id_executions(), join.by_id_us());
+      break;
+    case v1::DEVICE_JOIN_METHOD_ORDER:
+      line += ", " + executions(join.by_order_executions(), join.by_order_us());
+      break;
+    case v1::DEVICE_JOIN_METHOD_ID_AND_ORDER:
+      line += ", " + executions(join.by_id_executions(), join.by_id_us()) + " by id, " +
+              executions(join.by_order_executions(), join.by_order_us()) + " by order";
+      break;
+    default:
+      break;
+  }
+  line += "; " + std::to_string(join.unjoined_executions()) + " unjoined";
+  if (join.unjoined_executions() > 0) line += " (" + FormatMicros(join.unjoined_us()) + " us)";
+  return line;
+}
+
+// What the profile says beyond the operator table: the device time no operator launched, how a
+// Neuron system trace was joined, the kernels by device time, and the capture warnings.
+void PrintDeviceDetails(const Session& session, const v1::RunSummary& run) {
+  auto& out = session.out;
+  if (!IsCpu(run.identity())) {
+    out << "device time total " << FormatMicros(run.device_total_us()) << " us (unattributed "
+        << FormatMicros(run.unattributed_device_us()) << " us)\n";
+  }
+  if (run.has_device_join()) out << JoinLine(run.device_join()) << "\n";
+  if (!run.kernels().empty()) {
+    TextTable table({"kernel", "calls", "device (us)"},
+                    {Align::kLeft, Align::kRight, Align::kRight});
+    for (const auto& kernel : run.kernels()) {
+      table.AddRow(
+          {kernel.name(), std::to_string(kernel.calls()), FormatMicros(kernel.device_us())});
+    }
+    out << "\ntop kernels\n" << table.Render();
+  }
+  if (!run.warnings().empty()) {
+    out << "\nwarnings\n";
+    for (const auto& warning : run.warnings()) {
+      out << "  [" << warning.kind() << "] " << warning.message() << "\n";
+    }
+  }
+}
+
 void PrintRuns(const Session& session, const v1::ListRunsResponse& response) {
   TextTable table({"run id", "started (UTC)", "model", "workload", "instance", "device", "status",
                    "ops", "steps", "us/step"},
@@ -152,6 +217,7 @@ int RunsShow(const Session& session, const std::string& run_id, Format format) {
                       [&](const v1::GetRunResponse& response) {
                         PrintRunHeader(session, response);
                         PrintOperators(session, response.run());
+                        PrintDeviceDetails(session, response.run());
                       });
 }
 

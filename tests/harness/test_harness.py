@@ -197,5 +197,66 @@ class ProfileWorkloadApiTest(unittest.TestCase):
             profile_workload(lambda: None, tempfile.gettempdir(), device="tpu")
 
 
+class NeuronConfigDetectionTest(unittest.TestCase):
+    """make_neuron_config on stand-ins for the NeuronConfig of different TorchNeuron releases."""
+
+    @classmethod
+    def setUpClass(cls):
+        import devtime_harness
+        cls.h = devtime_harness
+
+    def test_passes_correlate_device_time_when_the_signature_names_it(self):
+        class NewConfig:
+            def __init__(self, modes, profile_output_dir, correlate_device_time=False):
+                self.modes, self.out, self.correlate = modes, profile_output_dir, correlate_device_time
+        cfg, on = self.h.make_neuron_config(NewConfig, ["DEVICE"], "/out")
+        self.assertTrue(on)
+        self.assertTrue(cfg.correlate)
+        self.assertEqual((cfg.modes, cfg.out), (["DEVICE"], "/out"))
+
+    def test_leaves_it_out_when_the_signature_has_no_such_parameter(self):
+        class OldConfig:
+            def __init__(self, modes, profile_output_dir):
+                self.modes, self.out = modes, profile_output_dir
+        cfg, on = self.h.make_neuron_config(OldConfig, ["DEVICE"], "/out")
+        self.assertFalse(on)
+        self.assertEqual(cfg.out, "/out")
+
+    def test_keyword_catch_all_is_tried_and_a_refusal_falls_back(self):
+        class Accepting:
+            def __init__(self, **kwargs):
+                self.kwargs = kwargs
+        cfg, on = self.h.make_neuron_config(Accepting, [], "/out")
+        self.assertTrue(on)
+        self.assertTrue(cfg.kwargs["correlate_device_time"])
+
+        class Refusing:
+            def __init__(self, **kwargs):
+                if "correlate_device_time" in kwargs:
+                    raise TypeError("unexpected keyword argument 'correlate_device_time'")
+                self.kwargs = kwargs
+        cfg, on = self.h.make_neuron_config(Refusing, [], "/out")
+        self.assertFalse(on)
+        self.assertNotIn("correlate_device_time", cfg.kwargs)
+
+    def test_a_named_parameter_that_still_fails_is_not_hidden(self):
+        class Broken:
+            def __init__(self, modes, profile_output_dir, correlate_device_time=False):
+                raise TypeError("modes must be a list of ProfileMode")
+        with self.assertRaises(TypeError):
+            self.h.make_neuron_config(Broken, [], "/out")
+
+    def test_signature_of_a_dataclass(self):
+        import dataclasses
+
+        @dataclasses.dataclass
+        class DataConfig:
+            modes: list
+            profile_output_dir: str
+            correlate_device_time: bool = False
+        self.assertIs(self.h.accepts_keyword(DataConfig, "correlate_device_time"), True)
+        self.assertIs(self.h.accepts_keyword(DataConfig, "something_else"), False)
+
+
 if __name__ == "__main__":
     unittest.main()

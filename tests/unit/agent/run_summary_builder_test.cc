@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "proto/wire/limits.h"
 #include "proto/wire/validation.h"
 
 namespace devtime::agent {
@@ -83,6 +84,129 @@ TEST(BuildRunSummary, ClampsTruncationArtifactsOfLegacyTracesToZero) {
   EXPECT_EQ(run.ops(0).step_self_device_us(1), 4);
   EXPECT_EQ(run.steps(0).cpu_us(), 0);
   EXPECT_TRUE(wire::ValidateRun(run).ok());
+}
+
+TEST(BuildRunSummary, CarriesDeviceTotalsAndUnattributedTime) {
+  auto summary = CpuSummary();
+  summary.device_total_us = 2'355.0;
+  summary.unattributed_device_us = 12.5;
+  auto run = BuildRunSummary(summary, Labels());
+  EXPECT_EQ(run.device_total_us(), 2'355.0);
+  EXPECT_EQ(run.unattributed_device_us(), 12.5);
+  EXPECT_TRUE(wire::ValidateRun(run).ok());
+}
+
+TEST(BuildRunSummary, NegativeUnattributedTimeIsZeroAsEveryOtherTime) {
+  auto summary = CpuSummary();
+  summary.device_total_us = -1;
+  summary.unattributed_device_us = -2;
+  auto run = BuildRunSummary(summary, Labels());
+  EXPECT_EQ(run.device_total_us(), 0);
+  EXPECT_EQ(run.unattributed_device_us(), 0);
+  EXPECT_TRUE(wire::ValidateRun(run).ok());
+}
+
+TEST(BuildRunSummary, TotalIsNeverBelowTheUnattributedPartItIncludes) {
+  auto summary = CpuSummary();
+  summary.device_total_us = 99.999999;  // summation rounding
+  summary.unattributed_device_us = 100;
+  auto run = BuildRunSummary(summary, Labels());
+  EXPECT_EQ(run.device_total_us(), 100);
+  EXPECT_TRUE(wire::ValidateRun(run).ok());
+}
+
+TEST(BuildRunSummary, EachWarningHasItsKindAndMessage) {
+  auto summary = CpuSummary();
+  summary.warnings = {"model.neff has no NTFF with hash abc: no device profile",
+                      "something the library never wrote"};
+  auto run = BuildRunSummary(summary, Labels());
+  ASSERT_EQ(run.warnings_size(), 2);
+  EXPECT_EQ(run.warnings(0).kind(), "neff_without_ntff");
+  EXPECT_EQ(run.warnings(0).message(), summary.warnings[0]);
+  EXPECT_EQ(run.warnings(1).kind(), "other");
+  EXPECT_TRUE(wire::ValidateRun(run).ok());
+}
+
+TEST(BuildRunSummary, WarningMessagesFitTheWireLimitsWithoutSplittingCharacters) {
+  auto summary = CpuSummary();
+  // 'é' is two bytes: an odd limit would split one if cut blindly.
+  std::string long_text(wire::kMaxWarningMessageBytes - 1, 'a');
+  long_text += "\xc3\xa9\xc3\xa9";
+  summary.warnings = {long_text, "line one\nline\ttwo"};
+  for (int i = 0; i < 300; ++i) summary.warnings.push_back("warning " + std::to_string(i));
+  auto run = BuildRunSummary(summary, Labels());
+  EXPECT_EQ(run.warnings_size(), static_cast<int>(wire::kMaxWarnings));
+  EXPECT_EQ(run.warnings(0).message().size(), wire::kMaxWarningMessageBytes - 1);
+  EXPECT_EQ(run.warnings(1).message(), "line one line two");
+  auto status = wire::ValidateRun(run);
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST(BuildRunSummary, KeepsTheTopKernelsAndSumsTheRestIntoOneRow) {
+  auto summary = CpuSummary();
+  for (int i = 0; i < 60; ++i) {
+    summary.kernels.push_back({"kernel_" + std::to_string(i), 2, 100.0 - i});
+  }
+  auto run = BuildRunSummary(summary, Labels());
+  ASSERT_EQ(run.kernels_size(), static_cast<int>(wire::kMaxKernels));
+  EXPECT_EQ(run.kernels(0).name(), "kernel_0");
+  EXPECT_EQ(run.kernels(0).calls(), 2u);
+  EXPECT_EQ(run.kernels(0).device_us(), 100);
+  EXPECT_EQ(run.kernels(49).name(), "kernel_49");
+  const auto& other = run.kernels(50);
+  EXPECT_EQ(other.name(), "(other kernels)");
+  EXPECT_EQ(other.calls(), 20u);               // 10 kernels x 2 calls
+  EXPECT_DOUBLE_EQ(other.device_us(), 455.0);  // 50 + 49 + ... + 41
+  EXPECT_TRUE(wire::ValidateRun(run).ok());
+}
+
+TEST(BuildRunSummary, FewKernelsNeedNoOtherRow) {
+  auto summary = CpuSummary();
+  summary.kernels = {{"nc_exec_running", 12, 4'709.8}};
+  auto run = BuildRunSummary(summary, Labels());
+  ASSERT_EQ(run.kernels_size(), 1);
+  EXPECT_EQ(run.kernels(0).name(), "nc_exec_running");
+  EXPECT_EQ(run.kernels(0).calls(), 12u);
+}
+
+TEST(BuildRunSummary, DeviceJoinSaysWhichMethodCoveredHowMuch) {
+  struct Case {
+    uint64_t by_id, by_order;
+    double by_id_us, by_order_us;
+    v1::DeviceJoinMethod method;
+  };
+  for (auto c :
+       {Case{0, 0, 0, 0, v1::DEVICE_JOIN_METHOD_NONE}, Case{3, 0, 30, 0, v1::DEVICE_JOIN_METHOD_ID},
+        Case{0, 12, 0, 4'709.8, v1::DEVICE_JOIN_METHOD_ORDER},
+        Case{3, 12, 30, 4'709.8, v1::DEVICE_JOIN_METHOD_ID_AND_ORDER}}) {
+    auto summary = CpuSummary();
+    trace::DeviceJoin join;
+    join.by_id = c.by_id;
+    join.by_id_us = c.by_id_us;
+    join.by_order = c.by_order;
+    join.by_order_us = c.by_order_us;
+    join.unjoined = 1;
+    join.unjoined_us = 7;
+    summary.device_join = join;
+    auto run = BuildRunSummary(summary, Labels());
+    ASSERT_TRUE(run.has_device_join());
+    const auto& out = run.device_join();
+    EXPECT_EQ(out.method(), c.method) << join.Method();
+    EXPECT_EQ(out.by_id_executions(), c.by_id);
+    EXPECT_EQ(out.by_id_us(), c.by_id_us);
+    EXPECT_EQ(out.by_order_executions(), c.by_order);
+    EXPECT_EQ(out.by_order_us(), c.by_order_us);
+    EXPECT_EQ(out.unjoined_executions(), 1u);
+    EXPECT_EQ(out.unjoined_us(), 7);
+    EXPECT_TRUE(wire::ValidateRun(run).ok());
+  }
+}
+
+TEST(BuildRunSummary, RunsWithoutASystemTraceHaveNoDeviceJoin) {
+  auto run = BuildRunSummary(CpuSummary(), Labels());
+  EXPECT_FALSE(run.has_device_join());
+  EXPECT_EQ(run.kernels_size(), 0);
+  EXPECT_EQ(run.warnings_size(), 0);
 }
 
 TEST(NewRunId, IsACanonicalVersion4UuidAndUnique) {

@@ -165,5 +165,124 @@ TEST(ValidateRun, ChecksArtifactHash) {
   EXPECT_TRUE(ValidateRun(run).ok());
 }
 
+// A run with every field issue 12 added, as a Neuron run with a system trace has them.
+v1::RunSummary WithDeviceFields() {
+  auto run = Valid();
+  run.set_device_total_us(2'355.0);
+  run.set_unattributed_device_us(12.5);
+  auto* w = run.add_warnings();
+  w->set_kind("neff_without_ntff");
+  w->set_message("model.neff has no NTFF with hash abc");
+  auto* k = run.add_kernels();
+  k->set_name("nc_exec_running");
+  k->set_calls(12);
+  k->set_device_us(2'342.5);
+  auto* join = run.mutable_device_join();
+  join->set_method(v1::DEVICE_JOIN_METHOD_ORDER);
+  join->set_by_order_executions(12);
+  join->set_by_order_us(2'342.5);
+  return run;
+}
+
+TEST(ValidateRun, AcceptsTheDeviceFieldsAndTheirAbsence) {
+  EXPECT_TRUE(ValidateRun(WithDeviceFields()).ok());
+  auto run = WithDeviceFields();
+  run.clear_device_join();  // CUDA and CPU runs have no join
+  EXPECT_TRUE(ValidateRun(run).ok());
+}
+
+TEST(ValidateRun, RejectsBadDeviceTotalsNamingTheField) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double bad : {nan, inf, -1.0}) {
+    auto run = WithDeviceFields();
+    run.set_device_total_us(bad);
+    ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.device_total_us");
+    run = WithDeviceFields();
+    run.set_unattributed_device_us(bad);
+    ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.unattributed_device_us");
+    run = WithDeviceFields();
+    run.mutable_kernels(0)->set_device_us(bad);
+    ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.kernels[0].device_us");
+    run = WithDeviceFields();
+    run.mutable_device_join()->set_by_order_us(bad);
+    ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.device_join.by_order_us");
+    run = WithDeviceFields();
+    run.mutable_device_join()->set_by_id_us(bad);
+    ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.device_join.by_id_us");
+    run = WithDeviceFields();
+    run.mutable_device_join()->set_unjoined_us(bad);
+    ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.device_join.unjoined_us");
+  }
+}
+
+TEST(ValidateRun, DeviceTotalIncludesTheUnattributedTime) {
+  auto run = WithDeviceFields();
+  run.set_device_total_us(10);
+  run.set_unattributed_device_us(10);
+  EXPECT_TRUE(ValidateRun(run).ok());
+  run.set_unattributed_device_us(10.5);
+  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.device_total_us");
+}
+
+TEST(ValidateRun, WarningsNeedASnakeCaseKindAndAPrintableMessage) {
+  for (std::string bad_kind :
+       {std::string(""), std::string("NeffWithoutNtff"), std::string("neff-without-ntff"),
+        std::string("1st_warning"), std::string(wire::kMaxWarningKindBytes + 1, 'a')}) {
+    auto run = WithDeviceFields();
+    run.mutable_warnings(0)->set_kind(bad_kind);
+    ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.warnings[0].kind");
+  }
+  auto run = WithDeviceFields();
+  run.mutable_warnings(0)->set_kind(std::string(wire::kMaxWarningKindBytes, 'a'));
+  EXPECT_TRUE(ValidateRun(run).ok());
+  for (std::string bad_message : {std::string(""), std::string("two\nlines"),
+                                  std::string(wire::kMaxWarningMessageBytes + 1, 'x')}) {
+    run = WithDeviceFields();
+    run.mutable_warnings(0)->set_message(bad_message);
+    ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.warnings[0].message");
+  }
+  run = WithDeviceFields();
+  run.mutable_warnings(0)->set_message(std::string(wire::kMaxWarningMessageBytes, 'x'));
+  EXPECT_TRUE(ValidateRun(run).ok());
+}
+
+TEST(ValidateRun, KernelsNeedANameAndAtLeastOneCall) {
+  auto run = WithDeviceFields();
+  run.mutable_kernels(0)->set_name("");
+  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.kernels[0].name");
+  run = WithDeviceFields();
+  run.mutable_kernels(0)->set_name(std::string(wire::kMaxKernelNameBytes + 1, 'k'));
+  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.kernels[0].name");
+  run = WithDeviceFields();
+  run.mutable_kernels(0)->set_calls(0);
+  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.kernels[0].calls");
+}
+
+TEST(ValidateRun, DeviceJoinNeedsAKnownMethod) {
+  auto run = WithDeviceFields();
+  run.mutable_device_join()->set_method(v1::DEVICE_JOIN_METHOD_UNSPECIFIED);
+  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.device_join.method");
+  run.mutable_device_join()->set_method(static_cast<v1::DeviceJoinMethod>(99));
+  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.device_join.method");
+  run.mutable_device_join()->set_method(v1::DEVICE_JOIN_METHOD_NONE);
+  EXPECT_TRUE(ValidateRun(run).ok());
+}
+
+TEST(ValidateRun, LimitsWarningsAndKernelsWithResourceExhausted) {
+  auto run = WithDeviceFields();
+  while (run.warnings_size() <= static_cast<int>(wire::kMaxWarnings)) {
+    *run.add_warnings() = run.warnings(0);
+  }
+  ExpectRejected(run, absl::StatusCode::kResourceExhausted, "run.warnings");
+  run = WithDeviceFields();
+  while (run.kernels_size() < static_cast<int>(wire::kMaxKernels)) {
+    *run.add_kernels() = run.kernels(0);
+  }
+  EXPECT_TRUE(ValidateRun(run).ok());
+  *run.add_kernels() = run.kernels(0);
+  ExpectRejected(run, absl::StatusCode::kResourceExhausted, "run.kernels");
+}
+
 }  // namespace
 }  // namespace devtime::wire
