@@ -9,6 +9,9 @@ namespace {
 
 void AddSummarize(CLI::App& app, SummarizeCommand& command, std::string& format_name) {
   auto* summarize = app.add_subcommand("summarize", "print a per-operator summary of a trace");
+  summarize->footer(
+      "Exit codes: 0 ok, 1 the trace cannot be read, 3 the capture is INVALID (the summary is\n"
+      "still printed and the reason goes to stderr); a usage error exits with CLI11's code.");
   summarize->add_option("TRACE", command.trace, "trace file or profiler output directory")
       ->required();
   summarize->add_option("--format", format_name, "table (key_averages-like) or json (RunSummary)")
@@ -32,7 +35,8 @@ void AddUpload(CLI::App& app, UploadCommand& command) {
       "upload", "upload RunSummary JSON files; exits 0 only after every run is acknowledged");
   upload
       ->add_option("--collector", command.collector,
-                   "collector gRPC address (env DEVTIME_COLLECTOR)")
+                   "collector gRPC address, or several (ipv4:A:P,B:P, dns:host:port, unix:/path; env\n"
+                   "DEVTIME_COLLECTOR); a token goes only to loopback addresses unless TLS is used")
       ->capture_default_str();
   upload
       ->add_option("--retry-for", command.retry_seconds,

@@ -122,11 +122,14 @@ std::string RenderTable(const TraceSummary& s) {
   }
   const std::string rule(header.size(), '-');
   absl::StrAppend(&out, rule, "\n", header, "\n", rule, "\n");
+  // Self times can come out slightly negative (a child's rounding); they are shown as 0, as
+  // the RunSummary stores them (agents/run_summary_builder.cc): one rule everywhere.
+  auto self = [](double us) { return FormatTime(std::max(us, 0.0)); };
   for (const OpStats* op : rows) {
     std::string line = absl::StrFormat("%-55s  %8d  %12s  %12s", Name(op->name), op->calls,
-                                       FormatTime(op->self_cpu_us), FormatTime(op->total_cpu_us));
+                                       self(op->self_cpu_us), FormatTime(op->total_cpu_us));
     if (dev) {
-      absl::StrAppend(&line, absl::StrFormat("  %12s  %12s", FormatTime(op->self_device_us),
+      absl::StrAppend(&line, absl::StrFormat("  %12s  %12s", self(op->self_device_us),
                                              FormatTime(op->total_device_us)));
     }
     const double mine = dev ? op->self_device_us : op->self_cpu_us;
@@ -138,11 +141,11 @@ std::string RenderTable(const TraceSummary& s) {
         absl::StrAppend(&line, absl::StrFormat("  %12s  %12s  %12s", "-", "-", "-"));
       } else {
         double sum = 0;
-        for (double x : v) sum += x;
+        for (double x : v) sum += std::max(x, 0.0);
         const auto [mn, mx] = std::minmax_element(v.begin(), v.end());
         absl::StrAppend(&line, absl::StrFormat("  %12s  %12s  %12s",
                                                FormatTime(sum / static_cast<double>(v.size())),
-                                               FormatTime(*mn), FormatTime(*mx)));
+                                               self(*mn), self(*mx)));
       }
     }
     absl::StrAppend(&out, line, "\n");
