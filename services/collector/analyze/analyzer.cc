@@ -18,11 +18,13 @@ class RunAnalysis {
     since_ = *since;
     auto series = tx_.LoadSeries(run_.series, "", since_, options_.history_runs);
     if (!series.ok()) return series.status();
-    std::optional<LiveRegression> live;
+    LiveRegressions live;
     if (!series->empty() && series->back().run_id == run_.run_id) {  // else Decide skips it
-      auto found = tx_.Live(run_.series);
-      if (!found.ok()) return found.status();
-      live = *found;
+      auto step = tx_.Live(run_.series);
+      if (!step.ok()) return step.status();
+      auto drift = tx_.LiveDrift(run_.series);
+      if (!drift.ok()) return drift.status();
+      live = {.step = *step, .drift = *drift};
     }
     auto decision = Decide(run_.run_id, *series, live, options_);
     if (!decision.ok()) return decision.status();
@@ -32,10 +34,59 @@ class RunAnalysis {
     if (decision->suspected) {
       if (absl::Status opened = Open(*series, *decision->suspected); !opened.ok()) return opened;
     }
+    if (decision->opened_drift) {
+      if (absl::Status opened = OpenDrift(*decision->opened_drift); !opened.ok()) return opened;
+    }
+    if (decision->updated_drift) {
+      if (absl::Status updated = tx_.UpdateDrift(*decision->updated_drift); !updated.ok()) {
+        return updated;
+      }
+    }
     return decision->verdict;
   }
 
  private:
+  // A drift opens straight in state open (decision.h says why), attributed between the run
+  // before the creep and this run, with the operator series that drift too as children. No
+  // confirmation run: one more run is no evidence for or against a creep of many.
+  absl::Status OpenDrift(const DriftFigures& drift) {
+    const std::string& before_run =
+        drift.last_good_run_id.empty() ? drift.start_run_id : drift.last_good_run_id;
+    auto good = tx_.Figures(before_run, drift.start_value);
+    if (!good.ok()) return good.status();
+    auto bad = tx_.Figures(run_.run_id, drift.end_value);
+    if (!bad.ok()) return bad.status();
+    NewRegression r{.series = run_.series,
+                    .job = run_.job,
+                    .host = run_.host,
+                    .severity = SeverityFor(drift.relative_change),
+                    .last_good_run_id = before_run,
+                    .first_bad_run_id = run_.run_id,
+                    .before = drift.start_value,
+                    .after = drift.end_value,
+                    .relative_change = drift.relative_change,
+                    .z = drift.z,
+                    .confidence = drift.confidence,
+                    .baseline_count = drift.runs,
+                    .attribution = Attribute(*good, *bad),
+                    .reason = absl::StrFormat(
+                        "drift: %+.1f %% per 30 runs over %d runs since run %s (p = %.2g)",
+                        100.0 * drift.slope_per_30, drift.runs, drift.start_run_id, drift.p_value),
+                    .kind = Kind::kDrift,
+                    .state = v1::REGRESSION_STATE_OPEN,
+                    .drift = drift};
+    r.series_changes.push_back(ChangeOf(run_.series.metric, "", drift));
+    for (const OpDelta& op : r.attribution.ops) {
+      if (op.delta_us <= 0.0 || op.before_us <= 0.0) continue;  // new ops have no series
+      auto series = tx_.LoadSeries(run_.series, op.op, since_, options_.history_runs);
+      if (!series.ok()) return series.status();
+      if (auto change = OperatorDrift(run_.run_id, run_.series.metric, op.op, *series, options_)) {
+        r.series_changes.push_back(std::move(*change));
+      }
+    }
+    return tx_.Open(r).status();
+  }
+
   absl::Status Open(const std::vector<SeriesPoint>& series, const detect::GateResult& gate) {
     const SeriesPoint& last_good = series[series.size() - 2];
     auto good = tx_.Figures(last_good.run_id, last_good.point.value);

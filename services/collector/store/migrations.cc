@@ -211,6 +211,18 @@ UPDATE runs SET analyzed_at = received_at;
 CREATE INDEX runs_not_analyzed ON runs (received_at) WHERE analyzed_at IS NULL;
 )sql";
 
+// Issue 13: a regression has a kind. A drift (a slow creep) carries its figures (a
+// RegressionDrift) and the started_at of its newest run, where an accepted drift's baseline
+// starts; a series has at most one live drift.
+constexpr char kRegressionKindSchema[] = R"sql(
+ALTER TABLE regressions ADD COLUMN kind text NOT NULL DEFAULT 'step'
+  CHECK (kind IN ('step', 'drift'));
+ALTER TABLE regressions ADD COLUMN drift jsonb;
+ALTER TABLE regressions ADD COLUMN drift_end_at timestamptz;
+CREATE UNIQUE INDEX regressions_one_live_drift ON regressions (model, workload, instance_type, metric)
+  WHERE kind = 'drift' AND state IN ('suspected', 'open', 'acknowledged');
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -219,6 +231,7 @@ const std::vector<Migration>& AllMigrations() {
       {2, "jobs, agents, job slots and run requests", kJobsSchema},
       {3, "agent tokens", kAgentTokensSchema},
       {4, "regressions, their transitions and the notification outbox", kRegressionsSchema},
+      {5, "regression kinds: step and drift", kRegressionKindSchema},
   };
   return migrations;
 }
