@@ -136,13 +136,13 @@ void PrintRegression(const Session& session, const v1::Regression& r) {
 }
 
 void PrintRegressions(const Session& session, const v1::ListRegressionsResponse& response) {
-  TextTable table({"id", "state", "severity", "kind", "model / workload", "change", "top operator",
+  TextTable table({"id", "state", "severity", "model / workload", "kind", "change", "top operator",
                    "environment changes", "since (UTC)"},
                   {Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft,
                    Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft});
   for (const auto& r : response.regressions()) {
-    table.AddRow({std::to_string(r.id()), StateCell(r), r.severity(), Kind(r),
-                  r.model() + " / " + r.workload(), ChangeCell(r), TopOp(r), EnvChanges(r),
+    table.AddRow({std::to_string(r.id()), StateCell(r), r.severity(),
+                  r.model() + " / " + r.workload(), Kind(r), ChangeCell(r), TopOp(r), EnvChanges(r),
                   wire::FormatTime(r.first_bad_at())});
   }
   session.out << (table.empty() ? "no regressions\n" : table.Render());

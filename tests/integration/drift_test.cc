@@ -109,15 +109,16 @@ class DriftTest : public devtime::testing::CollectorFixture {
   int64_t now_;
 };
 
-constexpr double kPerRun = 0.003;    // +0.3 % of the first night's level per run
-constexpr double kBase = 403.3;      // µs per step of the fused kernel
-constexpr double kRunNoise = 0.005;  // night-to-night noise (relative sigma)
+constexpr double kPerRun = 0.003;   // +0.3 % of the first night's level per run
+constexpr double kBase = 403.3;     // µs per step of the fused kernel
+constexpr double kRunNoise = 0.01;  // night-to-night noise (relative sigma)
 
 TEST_F(DriftTest, ACreepOpensExactlyOneDriftRegressionWithItsSlopeAndNoSteps) {
   std::mt19937 rng(13);
   std::normal_distribution<double> night_noise(0.0, kRunNoise);
-  for (int k = 1; k <= 60; ++k) {
-    const double scale = (1.0 + kPerRun * (k - 1)) * (1.0 + night_noise(rng));
+  // 20 steady nights, then 60 that creep.
+  for (int k = 1; k <= 80; ++k) {
+    const double scale = (1.0 + kPerRun * std::max(0, k - 20)) * (1.0 + night_noise(rng));
     Upload(NightlyRun(k, Night(k), kFused, "2.21.18", scale, rng));
   }
 
@@ -133,7 +134,7 @@ TEST_F(DriftTest, ACreepOpensExactlyOneDriftRegressionWithItsSlopeAndNoSteps) {
   const double true_per_30 = 30.0 * kPerRun * kBase / start_value;
   EXPECT_NEAR(r["drift"]["slope_per_30"].get<double>(), true_per_30, 0.25 * true_per_30);
   // Updated by every run while it continues: its newest run is the last night.
-  EXPECT_EQ(r["drift"]["end_run_id"], "00000000-0000-4000-8000-000000000060");
+  EXPECT_EQ(r["drift"]["end_run_id"], "00000000-0000-4000-8000-000000000080");
   EXPECT_GT(r["drift"]["runs"].get<int>(), 40);
   EXPECT_FALSE(r["drift"]["start_run_id"].get<std::string>().empty());
   EXPECT_GT(r["confidence"].get<double>(), 0.999);

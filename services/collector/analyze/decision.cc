@@ -133,6 +133,30 @@ absl::StatusOr<std::optional<detect::Drift>> RecentCreep(std::span<const SeriesP
   return drift;
 }
 
+// Whether the newest point, which the gate suspects, is the series' creep continuing: a
+// slower drift up to it whose fitted line it stays within gate_threshold robust sigmas of
+// (the residuals of the runs before it from that line). A jump off the line is a step.
+absl::StatusOr<bool> DriftExplainsNewest(std::span<const SeriesPoint> series,
+                                         const AnalyzerOptions& options) {
+  auto drift = SlowerDrift(series, options.detector);
+  if (!drift.ok()) return drift.status();
+  if (!*drift) return false;
+  const detect::Drift& d = **drift;
+  auto fitted = [&](size_t i) {
+    return d.end_value - d.slope * static_cast<double>(d.end_index - i);
+  };
+  std::vector<double> residuals;
+  for (size_t i = d.start_index; i < d.end_index; ++i) {
+    const double v = series[i].point.value;
+    if (std::isfinite(v)) residuals.push_back(std::fabs(v - fitted(i)));
+  }
+  if (residuals.size() < 3) return false;
+  std::nth_element(residuals.begin(), residuals.begin() + residuals.size() / 2, residuals.end());
+  const double sigma = std::max(1.4826 * residuals[residuals.size() / 2], 1e-9 * d.end_value);
+  const double newest = series[d.end_index].point.value - d.end_value;
+  return newest <= options.detector.gate_threshold * sigma;
+}
+
 // Opens, updates or resolves the series' drift (see decision.h).
 absl::StatusOr<Decision> JudgeDrift(std::span<const SeriesPoint> series,
                                     const std::optional<LiveRegression>& live,
@@ -190,8 +214,12 @@ absl::StatusOr<Decision> Decide(const std::string& run_id, std::span<const Serie
     return MaybeResolve(series, *live.step, options);
   }
   auto gated = GateNewRun(series, options);
-  if (!gated.ok() || gated->suspected || gated->verdict == Verdict::kInsufficientHistory) {
-    return gated;
+  if (!gated.ok() || gated->verdict == Verdict::kInsufficientHistory) return gated;
+  if (gated->suspected) {
+    // A steady creep crosses the gate too; it is one drift, not a staircase of steps.
+    auto explained = DriftExplainsNewest(series, options);
+    if (!explained.ok()) return explained.status();
+    if (!*explained) return gated;
   }
   return JudgeDrift(series, live.drift, options);
 }

@@ -9,7 +9,10 @@
 //  - a live open / acknowledged regression: when the last `resolve_runs` runs are all back at
 //    the baseline -> resolved (fixed), by the detector;
 //  - no live step regression: detect::GateNewest judges the run; a slowdown it suspects opens
-//    a new step regression (Decision::suspected carries the gate). Faster runs open nothing;
+//    a new step regression (Decision::suspected carries the gate) unless the series is
+//    drifting (detect::CurrentDrift) and the run lies on the drift's line (within
+//    gate_threshold robust sigmas of its residuals): a creep crosses the gate too, and is
+//    judged as the drift below instead of as a staircase of steps. Faster runs open nothing;
 //  - no live step and no step suspected: the drift. A series is drifting when
 //    detect::CurrentDrift finds a slower creep (slope > 0, the detector's p and minimum effect)
 //    over its runs since the last step, and the last `drift_recent_runs` runs still creep
