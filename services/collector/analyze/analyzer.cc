@@ -76,14 +76,7 @@ class RunAnalysis {
                     .state = v1::REGRESSION_STATE_OPEN,
                     .drift = drift};
     r.series_changes.push_back(ChangeOf(run_.series.metric, "", drift));
-    for (const OpDelta& op : r.attribution.ops) {
-      if (op.delta_us <= 0.0 || op.before_us <= 0.0) continue;  // new ops have no series
-      auto series = tx_.LoadSeries(run_.series, op.op, since_, options_.history_runs);
-      if (!series.ok()) return series.status();
-      if (auto change = OperatorDrift(run_.run_id, run_.series.metric, op.op, *series, options_)) {
-        r.series_changes.push_back(std::move(*change));
-      }
-    }
+    if (absl::Status added = AddOperatorChanges(r, OperatorDrift); !added.ok()) return added;
     return tx_.Open(r).status();
   }
 
@@ -120,13 +113,17 @@ class RunAnalysis {
     return tx_.Open(r).status();
   }
 
-  // The attributed operators whose own series moved with the run become children.
-  absl::Status AddOperatorChanges(NewRegression& regression) {
+  // The attributed operators whose own series moved with the run (`moved`: OperatorChange
+  // for a step, OperatorDrift for a drift) become children.
+  using Moved = std::optional<SeriesChange> (*)(const std::string&, const std::string&,
+                                                const std::string&, std::span<const SeriesPoint>,
+                                                const AnalyzerOptions&);
+  absl::Status AddOperatorChanges(NewRegression& regression, Moved moved = OperatorChange) {
     for (const OpDelta& op : regression.attribution.ops) {
       if (op.delta_us <= 0.0 || op.before_us <= 0.0) continue;  // new ops have no series
       auto series = tx_.LoadSeries(run_.series, op.op, since_, options_.history_runs);
       if (!series.ok()) return series.status();
-      if (auto change = OperatorChange(run_.run_id, run_.series.metric, op.op, *series, options_)) {
+      if (auto change = moved(run_.run_id, run_.series.metric, op.op, *series, options_)) {
         regression.series_changes.push_back(std::move(*change));
       }
     }
