@@ -255,6 +255,24 @@ TEST(Decision, AStepDuringADriftStillOpensAStepRegression) {
   EXPECT_FALSE(d->opened_drift);
 }
 
+TEST(Decision, ACreepNightByNightIsOneDriftNotAStaircaseOfSteps) {
+  Series s;
+  s.Level(400, 20);
+  LiveRegressions live;
+  int opened = 0;
+  for (int k = 1; k <= 60; ++k) {
+    s.Add(400 * (1.0 + 0.003 * k) * (1.0 + 0.01 * ((k * 7) % 5 - 2) / 2.0));
+    auto d = Decide(s.last(), s.points(), live, AnalyzerOptions{});
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_FALSE(d->suspected) << "night " << k << " opened a step";
+    if (d->opened_drift) {
+      ++opened;
+      live.drift = LiveDrift(20 + k);
+    }
+  }
+  EXPECT_EQ(opened, 1);
+}
+
 TEST(Decision, AnOperatorSeriesThatDriftsTooIsAChildOfTheDrift) {
   Series op;
   op.Level(100, 20).Creep(100, 0.004, 30);
