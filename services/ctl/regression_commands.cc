@@ -17,6 +17,16 @@ std::string Percent(double relative_change) {
   return absl::StrFormat("%+.1f%%", 100.0 * relative_change);
 }
 
+// "step", or "drift" (an unset kind is a step: collectors before kinds had only steps).
+std::string Kind(const v1::Regression& r) { return r.kind().empty() ? "step" : r.kind(); }
+
+// A step's change, or a drift's "+3.1 %/30 runs since <run>".
+std::string ChangeCell(const v1::Regression& r) {
+  if (r.kind() != "drift") return Percent(r.relative_change());
+  return absl::StrFormat("%+.1f %%/30 runs since %s", 100.0 * r.drift().slope_per_30(),
+                         r.drift().start_run_id());
+}
+
 std::string TopOp(const v1::Regression& r) {
   for (const auto& op : r.attribution().ops()) {
     if (op.delta_us() > 0.0) return absl::StrFormat("%s %+.1f us", op.op(), op.delta_us());
@@ -94,16 +104,25 @@ void PrintSeriesAndHistory(const Session& session, const v1::Regression& r) {
 
 void PrintRegression(const Session& session, const v1::Regression& r) {
   auto& out = session.out;
-  out << "regression " << r.id() << "  " << StateCell(r) << ", " << r.severity() << "\n"
+  out << "regression " << r.id() << "  " << StateCell(r) << ", " << r.severity() << ", " << Kind(r)
+      << "\n"
       << r.summary() << "\n\n"
       << "model       " << r.model() << " / " << r.workload()
       << (r.instance_type().empty() ? "" : " on " + r.instance_type()) << "\n"
       << "change      " << FormatMicros(r.before()) << " -> " << FormatMicros(r.after())
       << " us/step (" << Percent(r.relative_change()) << ", z = " << absl::StrFormat("%.1f", r.z())
-      << ", confidence " << absl::StrFormat("%.4f", r.confidence()) << ")\n"
-      << "since       " << wire::FormatTime(r.first_bad_at()) << "\n"
+      << ", confidence " << absl::StrFormat("%.4f", r.confidence()) << ")\n";
+  if (r.kind() == "drift") {
+    out << "drift       " << ChangeCell(r) << " (" << r.drift().runs() << " runs, "
+        << absl::StrFormat("%+.2f us/step per run, Kendall tau %.2f, p = %.2g", r.drift().slope(),
+                           r.drift().kendall_tau(), r.drift().p_value())
+        << ")\n"
+        << "newest      " << r.drift().end_run_id() << " at "
+        << wire::FormatTime(r.drift().end_at()) << "\n";
+  }
+  out << "since       " << wire::FormatTime(r.first_bad_at()) << "\n"
       << "last good   " << r.last_good_run_id() << "\n"
-      << "first bad   " << r.first_bad_run_id() << "\n";
+      << (r.kind() == "drift" ? "detected by " : "first bad   ") << r.first_bad_run_id() << "\n";
   if (!r.confirmation_run_id().empty() || r.confirmation_requested()) {
     out << "confirmed by "
         << (r.confirmation_run_id().empty() ? "(requested, not arrived yet)"
@@ -117,14 +136,14 @@ void PrintRegression(const Session& session, const v1::Regression& r) {
 }
 
 void PrintRegressions(const Session& session, const v1::ListRegressionsResponse& response) {
-  TextTable table({"id", "state", "severity", "model / workload", "change", "top operator",
+  TextTable table({"id", "state", "severity", "model / workload", "kind", "change", "top operator",
                    "environment changes", "since (UTC)"},
-                  {Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft, Align::kRight,
-                   Align::kLeft, Align::kLeft, Align::kLeft});
+                  {Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft,
+                   Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft});
   for (const auto& r : response.regressions()) {
     table.AddRow({std::to_string(r.id()), StateCell(r), r.severity(),
-                  r.model() + " / " + r.workload(), Percent(r.relative_change()), TopOp(r),
-                  EnvChanges(r), wire::FormatTime(r.first_bad_at())});
+                  r.model() + " / " + r.workload(), Kind(r), ChangeCell(r), TopOp(r), EnvChanges(r),
+                  wire::FormatTime(r.first_bad_at())});
   }
   session.out << (table.empty() ? "no regressions\n" : table.Render());
 }

@@ -265,7 +265,8 @@ std::string RegressionsTable(const ReportModel& report) {
   }
   html +=
       "<table class=\"regressions\"><thead><tr><th>id</th><th>state</th><th>severity</th>"
-      "<th>workload</th><th>change</th><th>top operator</th><th>environment changes</th>"
+      "<th>kind</th><th>workload</th><th>change</th><th>top operator</th><th>environment "
+      "changes</th>"
       "<th>first bad run</th></tr></thead><tbody>";
   for (const auto& r : report.regressions) {
     if (!r.live) continue;
@@ -273,12 +274,14 @@ std::string RegressionsTable(const ReportModel& report) {
         r.instance_type.empty() ? r.workload : r.workload + " · " + r.instance_type;
     absl::StrAppendFormat(
         &html,
-        "<tr title=\"%s\"><td class=\"num\">%d</td><td>%s</td><td>%s</td><td>%s</td>"
+        "<tr title=\"%s\"><td class=\"num\">%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
         "<td class=\"num worse\">%s</td><td class=\"op\">%s</td><td>%s</td>"
         "<td><code>%s</code><br><span class=\"muted\">%s</span></td></tr>",
         HtmlEscape(r.summary), r.id, StateBadge(r.state), HtmlEscape(r.severity),
-        HtmlEscape(workload), SignedPercent(r.relative_change), HtmlEscape(TopOp(r)),
-        EnvironmentChanges(r), HtmlEscape(r.first_bad_run_id), HtmlEscape(r.first_bad_at.text));
+        HtmlEscape(r.kind), HtmlEscape(workload),
+        r.drift_rate.empty() ? SignedPercent(r.relative_change) : HtmlEscape(r.drift_rate),
+        HtmlEscape(TopOp(r)), EnvironmentChanges(r), HtmlEscape(r.first_bad_run_id),
+        HtmlEscape(r.first_bad_at.text));
   }
   return html + "</tbody></table>";
 }

@@ -2,6 +2,7 @@
 // ReportModel the renderer draws (report_model.h).
 #include <utility>
 
+#include "absl/strings/str_format.h"
 #include "proto/wire/names.h"
 #include "proto/wire/time.h"
 #include "services/ctl/report.h"
@@ -83,6 +84,11 @@ ReportRegression Regression(const v1::Regression& r) {
   out.instance_type = r.instance_type();
   out.summary = r.summary();
   out.relative_change = r.relative_change();
+  if (r.kind() == "drift") {
+    out.kind = "drift";
+    out.drift_rate = absl::StrFormat("%+.1f %%/30 runs since %s", 100.0 * r.drift().slope_per_30(),
+                                     r.drift().start_run_id());
+  }
   out.first_bad_run_id = r.first_bad_run_id();
   out.first_bad_at = Time(r.first_bad_at());
   for (const auto& op : r.attribution().ops()) out.ops.push_back({op.op(), op.delta_us()});

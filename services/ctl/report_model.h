@@ -94,6 +94,8 @@ struct ReportRegression {
   std::string instance_type;
   std::string summary;
   double relative_change = 0;
+  std::string kind = "step";  // or "drift"
+  std::string drift_rate;     // a drift's "+3.1 %/30 runs since <run>"; "" for a step
   std::string first_bad_run_id;
   ReportTime first_bad_at;
   std::vector<ReportOpChange> ops;  // the attribution's operators, largest |delta| first

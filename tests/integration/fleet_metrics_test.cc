@@ -236,13 +236,16 @@ TEST_F(FleetMetricsTest, CountsLiveRegressionsByStateAndSeverity) {
   InsertRegression(5, "resolved", "critical");
 
   auto m = RefreshAt(kNight + 86400);
-  auto naive = Triple("naive");
+  auto naive = With(Triple("naive"), "kind", "step");
+  auto fused = With(Triple("fused"), "kind", "step");
   EXPECT_EQ(m.at(Series("devtime_regressions_open", With(naive, "severity", "warning"))), 2);
   EXPECT_EQ(m.at(Series("devtime_regressions_open", With(naive, "severity", "critical"))), 0);
   EXPECT_EQ(m.at(Series("devtime_regressions_suspected", naive)), 1);
   // A workload with runs but no regression reads 0, not absent.
-  EXPECT_EQ(m.at(Series("devtime_regressions_suspected", Triple("fused"))), 0);
-  EXPECT_EQ(m.at(Series("devtime_regressions_open", With(Triple("fused"), "severity", "info"))), 0);
+  EXPECT_EQ(m.at(Series("devtime_regressions_suspected", fused)), 0);
+  EXPECT_EQ(m.at(Series("devtime_regressions_open", With(fused, "severity", "info"))), 0);
+  EXPECT_EQ(m.at(Series("devtime_regressions_suspected", With(Triple("naive"), "kind", "drift"))),
+            0);
 
   db_.Query("UPDATE regressions SET state = 'resolved', resolution = 'fixed' RETURNING 1");
   m = RefreshAt(kNight + 86400);

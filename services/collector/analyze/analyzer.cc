@@ -37,19 +37,23 @@ class RunAnalysis {
     if (!series.ok()) return series.status();
     const bool newest = !series->empty() && series->back().run_id == run_.run_id;
     if (!newest && !UpToRun(*series, run_.run_id)) return Verdict::kSkipped;
-    auto found = tx_.Live(run_.series);
-    if (!found.ok()) return found.status();
-    std::optional<LiveRegression> live = *found;
-    // A late run: gated against the points before it. It may open a regression (when the
-    // series has none live), but it never moves a live one: confirming, refuting and
-    // resolving follow the runs after the first bad one, which the late run is not judged
-    // against.
+    auto step = tx_.Live(run_.series);
+    if (!step.ok()) return step.status();
+    auto drift = tx_.LiveDrift(run_.series);
+    if (!drift.ok()) return drift.status();
+    LiveRegressions live{.step = *step, .drift = *drift};
+    // A late run: gated against the points before it. It may open a step regression (when
+    // the series has none live), but it never moves a live one, nor opens or updates a drift:
+    // confirming, refuting, resolving and following a creep go by the runs after it.
     late_ = !newest;
-    if (late_) live.reset();
+    if (late_) live = {};
     auto decision = Decide(run_.run_id, *series, live, options_);
     if (!decision.ok()) return decision.status();
-    if (late_ && *found && decision->suspected) {
+    if (late_ && (*step || *drift) && decision->suspected) {
       return Verdict::kNone;  // the series already has its alert; this run is part of it
+    }
+    if (late_ && (decision->opened_drift || decision->updated_drift)) {
+      return Verdict::kNone;  // a creep is followed by the newest runs, not by a late one
     }
     if (decision->transition) {
       if (absl::Status applied = tx_.Apply(*decision->transition); !applied.ok()) return applied;
@@ -57,10 +61,52 @@ class RunAnalysis {
     if (decision->suspected) {
       if (absl::Status opened = Open(*series, *decision->suspected); !opened.ok()) return opened;
     }
+    if (decision->opened_drift) {
+      if (absl::Status opened = OpenDrift(*decision->opened_drift); !opened.ok()) return opened;
+    }
+    if (decision->updated_drift) {
+      if (absl::Status updated = tx_.UpdateDrift(*decision->updated_drift); !updated.ok()) {
+        return updated;
+      }
+    }
     return decision->verdict;
   }
 
  private:
+  // A drift opens straight in state open (decision.h says why), attributed between the run
+  // before the creep and this run, with the operator series that drift too as children. No
+  // confirmation run: one more run is no evidence for or against a creep of many.
+  absl::Status OpenDrift(const DriftFigures& drift) {
+    const std::string& before_run =
+        drift.last_good_run_id.empty() ? drift.start_run_id : drift.last_good_run_id;
+    auto good = tx_.Figures(before_run, drift.start_value);
+    if (!good.ok()) return good.status();
+    auto bad = tx_.Figures(run_.run_id, drift.end_value);
+    if (!bad.ok()) return bad.status();
+    NewRegression r{.series = run_.series,
+                    .job = run_.job,
+                    .host = run_.host,
+                    .severity = SeverityFor(drift.relative_change),
+                    .last_good_run_id = before_run,
+                    .first_bad_run_id = run_.run_id,
+                    .before = drift.start_value,
+                    .after = drift.end_value,
+                    .relative_change = drift.relative_change,
+                    .z = drift.z,
+                    .confidence = drift.confidence,
+                    .baseline_count = drift.runs,
+                    .attribution = Attribute(*good, *bad),
+                    .reason = absl::StrFormat(
+                        "drift: %+.1f %% per 30 runs over %d runs since run %s (p = %.2g)",
+                        100.0 * drift.slope_per_30, drift.runs, drift.start_run_id, drift.p_value),
+                    .kind = Kind::kDrift,
+                    .state = v1::REGRESSION_STATE_OPEN,
+                    .drift = drift};
+    r.series_changes.push_back(ChangeOf(run_.series.metric, "", drift));
+    if (absl::Status added = AddOperatorChanges(r, OperatorDrift); !added.ok()) return added;
+    return tx_.Open(r).status();
+  }
+
   absl::Status Open(const std::vector<SeriesPoint>& series, const detect::GateResult& gate) {
     const SeriesPoint& last_good = series[series.size() - 2];
     auto good = tx_.Figures(last_good.run_id, last_good.point.value);
@@ -94,14 +140,18 @@ class RunAnalysis {
     return tx_.Open(r).status();
   }
 
-  // The attributed operators whose own series moved with the run become children.
-  absl::Status AddOperatorChanges(NewRegression& regression) {
+  // The attributed operators whose own series moved with the run (`moved`: OperatorChange
+  // for a step, OperatorDrift for a drift) become children.
+  using Moved = std::optional<SeriesChange> (*)(const std::string&, const std::string&,
+                                                const std::string&, std::span<const SeriesPoint>,
+                                                const AnalyzerOptions&);
+  absl::Status AddOperatorChanges(NewRegression& regression, Moved moved = OperatorChange) {
     for (const OpDelta& op : regression.attribution.ops) {
       if (op.delta_us <= 0.0 || op.before_us <= 0.0) continue;  // new ops have no series
       auto series = tx_.LoadSeries(run_.series, op.op, since_, options_.history_runs);
       if (!series.ok()) return series.status();
       if (late_ && !UpToRun(*series, run_.run_id)) continue;
-      if (auto change = OperatorChange(run_.run_id, run_.series.metric, op.op, *series, options_)) {
+      if (auto change = moved(run_.run_id, run_.series.metric, op.op, *series, options_)) {
         regression.series_changes.push_back(std::move(*change));
       }
     }

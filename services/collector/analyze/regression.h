@@ -69,7 +69,36 @@ struct SeriesKey {
   std::string metric;  // store/series.h: device_us_per_step or cpu_us_per_step
 };
 
-// A regression the analyzer opens (state suspected).
+// What a regression is: a step (a jump of the level at one run) or a drift (a slow creep).
+enum class Kind { kStep, kDrift };
+inline const char* KindName(Kind kind) { return kind == Kind::kDrift ? "drift" : "step"; }
+
+// A drift's figures (detect::Drift over the series since its last step), by run.
+struct DriftFigures {
+  std::string last_good_run_id;  // the run before the creep ("" = it starts at the first run)
+  std::string start_run_id;      // where the creep starts
+  int64_t start_at_us = 0;
+  std::string end_run_id;  // the newest run of the drift
+  int64_t end_at_us = 0;
+  int runs = 0;               // valid runs from start to end
+  double start_value = 0.0;   // fitted level at the start, per step
+  double end_value = 0.0;     // fitted level at the newest run
+  double slope = 0.0;         // per step per run
+  double slope_per_30 = 0.0;  // 0.03 = +3 % every 30 runs
+  double relative_change = 0.0;
+  double kendall_tau = 0.0;
+  double z = 0.0;
+  double p_value = 1.0;
+  double confidence = 0.0;
+};
+
+// The live drift of a series continues: its new figures.
+struct DriftUpdate {
+  int64_t regression_id = 0;
+  DriftFigures figures;
+};
+
+// A regression the analyzer opens: a step (state suspected) or a drift (state open).
 struct NewRegression {
   SeriesKey series;
   std::string job;
@@ -88,6 +117,9 @@ struct NewRegression {
   Attribution attribution;
   std::optional<int64_t> confirmation_request_id;  // the run-now that will confirm it
   std::string reason;                              // the creation's transition reason
+  Kind kind = Kind::kStep;
+  State state = v1::REGRESSION_STATE_SUSPECTED;
+  std::optional<DriftFigures> drift;  // kind drift
 };
 
 // What the analyzer needs to know of a live (suspected, open, acknowledged) regression.

@@ -44,8 +44,10 @@ class AnalysisTransaction {
                                                               const std::string& op,
                                                               std::optional<int64_t> since_us,
                                                               int limit) = 0;
-  // The oldest live (suspected, open, acknowledged) regression of `series`.
+  // The oldest live (suspected, open, acknowledged) step regression of `series`.
   virtual absl::StatusOr<std::optional<LiveRegression>> Live(const SeriesKey& series) = 0;
+  // The live drift regression of `series` (there is at most one).
+  virtual absl::StatusOr<std::optional<LiveRegression>> LiveDrift(const SeriesKey& series) = 0;
   // One stored run's figures per step; `total_us` is its series value.
   virtual absl::StatusOr<RunFigures> Figures(const std::string& run_id, double total_us) = 0;
   // A run-now request of `job` on `host` to confirm a suspected regression; nullopt when the
@@ -54,6 +56,8 @@ class AnalysisTransaction {
                                                                      const std::string& host) = 0;
   virtual absl::Status Apply(const Transition& transition) = 0;
   virtual absl::StatusOr<int64_t> Open(const NewRegression& regression) = 0;
+  // New figures for the live drift regression `update.regression_id` (its summary with them).
+  virtual absl::Status UpdateDrift(const DriftUpdate& update) = 0;
 };
 
 class AnalysisRepository {

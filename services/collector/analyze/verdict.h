@@ -7,11 +7,11 @@
 namespace devtime::analyze {
 
 enum class Verdict {
-  kNone,                 // judged: nothing to report
-  kSuspected,            // a new regression was opened (state suspected)
+  kNone,                 // judged: nothing to report (or a live drift's figures updated)
+  kSuspected,            // a new regression was opened (a step: suspected; a drift: open)
   kConfirmed,            // the live suspected regression was confirmed (-> open)
   kRefuted,              // the live suspected regression was not reproduced (-> invalid)
-  kResolved,             // the live regression is back at its baseline (-> resolved, fixed)
+  kResolved,             // back at its baseline, or a drift flat again (-> resolved, fixed)
   kInsufficientHistory,  // too few runs before it to judge
   kSkipped,              // not OK, not the newest point of its series, or already analysed
 };

@@ -128,27 +128,32 @@ void ReadTopOps(pqxx::transaction_base& tx, const Cutoffs& at, std::size_t top_o
   }
 }
 
+// Both gauges per kind ("step", "drift"): 0, not absent, for every kind of every triple.
 void ReadRegressions(pqxx::transaction_base& tx, const std::set<Labels>& triples,
                      FleetSnapshot& snapshot) {
   auto zero = [&](const Labels& triple) {
-    snapshot.regressions_suspected.try_emplace(triple, 0);
-    for (const char* severity : {"critical", "warning", "info"}) {
-      snapshot.regressions_open.try_emplace(With(triple, "severity", severity), 0);
+    for (const char* kind : {"step", "drift"}) {
+      Labels of_kind = With(triple, "kind", kind);
+      snapshot.regressions_suspected.try_emplace(of_kind, 0);
+      for (const char* severity : {"critical", "warning", "info"}) {
+        snapshot.regressions_open.try_emplace(With(of_kind, "severity", severity), 0);
+      }
     }
   };
   for (const auto& triple : triples) zero(triple);
   auto rows = tx.exec(
-      "SELECT model, workload, instance_type, state, severity, count(*) FROM regressions"
+      "SELECT model, workload, instance_type, state, severity, kind, count(*) FROM regressions"
       " WHERE state IN ('suspected', 'open', 'acknowledged')"
-      " GROUP BY model, workload, instance_type, state, severity");
+      " GROUP BY model, workload, instance_type, state, severity, kind");
   for (const auto& row : rows) {
     Labels triple = TripleLabels(row);
     zero(triple);
-    auto count = row[5].as<double>();
+    Labels of_kind = With(triple, "kind", row[5].as<std::string>());
+    auto count = row[6].as<double>();
     if (row[3].as<std::string>() == "suspected") {
-      snapshot.regressions_suspected[triple] += count;
+      snapshot.regressions_suspected[of_kind] += count;
     } else {
-      snapshot.regressions_open[With(triple, "severity", row[4].as<std::string>())] += count;
+      snapshot.regressions_open[With(of_kind, "severity", row[4].as<std::string>())] += count;
     }
   }
 }

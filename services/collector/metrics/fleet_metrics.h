@@ -17,9 +17,9 @@
 //       idle), each only when the run reported it.
 //   devtime_latest_run_timestamp_seconds{model,workload,instance_type}
 //       started_at of that latest OK run.
-//   devtime_regressions_open{model,workload,instance_type,severity}
+//   devtime_regressions_open{model,workload,instance_type,kind,severity}
 //       regressions in state open or acknowledged (severity critical, warning, info).
-//   devtime_regressions_suspected{model,workload,instance_type}
+//   devtime_regressions_suspected{model,workload,instance_type,kind}
 //       regressions in state suspected (awaiting confirmation).
 //       Both regression gauges are 0 (not absent) for every exported (model, workload,
 //       instance_type), so `sum by (model)` and "is it back to 0" work without `or vector(0)`.

@@ -141,6 +141,7 @@ std::optional<nlohmann::json> AlertmanagerAlert(const v1::Regression& regression
   SetIfNotEmpty(labels, "workload", regression.workload());
   SetIfNotEmpty(labels, "instance_type", regression.instance_type());
   SetIfNotEmpty(labels, "severity", regression.severity());
+  SetIfNotEmpty(labels, "kind", regression.kind());
 
   nlohmann::json annotations = nlohmann::json::object();
   SetIfNotEmpty(annotations, "summary",
@@ -190,13 +191,26 @@ absl::StatusOr<std::string> WebhookBody(int64_t event_id, const std::string& kin
   return CompactJson(body);
 }
 
+std::string DriftRate(const v1::Regression& regression) {
+  return absl::StrFormat("%+.1f %%/30 runs since %s", 100.0 * regression.drift().slope_per_30(),
+                         regression.drift().start_run_id());
+}
+
 std::string Summary(const v1::Regression& regression) {
   std::string what = regression.metric() == "cpu_us_per_step" ? "CPU" : "device";
-  std::string text = absl::StrFormat(
-      "%s/%s%s: %s time per step %+.1f %% (%.1f -> %.1f us)", regression.model(),
-      regression.workload(),
-      regression.instance_type().empty() ? "" : " on " + regression.instance_type(), what,
-      100.0 * regression.relative_change(), regression.before(), regression.after());
+  std::string where =
+      absl::StrCat(regression.model(), "/", regression.workload(),
+                   regression.instance_type().empty() ? "" : " on " + regression.instance_type());
+  std::string text =
+      regression.kind() == "drift"
+          ? absl::StrFormat(
+                "%s: %s time per step drifting %s (%+.1f %% over %d runs, %.1f -> "
+                "%.1f us)",
+                where, what, DriftRate(regression), 100.0 * regression.relative_change(),
+                regression.drift().runs(), regression.before(), regression.after())
+          : absl::StrFormat("%s: %s time per step %+.1f %% (%.1f -> %.1f us)", where, what,
+                            100.0 * regression.relative_change(), regression.before(),
+                            regression.after());
   std::string top = TopOperators(regression.attribution(), 3);
   if (!top.empty()) text += "; top: " + top;
   std::string env = EnvironmentChanges(regression.attribution());

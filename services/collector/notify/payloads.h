@@ -4,9 +4,9 @@
 //
 // An Alertmanager alert:
 //   labels       alertname="DevtimeRegression", model, workload, instance_type, severity,
-//                regression_id (decimal string). Alertmanager identifies an alert by its whole
-//                label set, so these never change over a regression's life; empty ones are left
-//                out (Alertmanager drops empty labels anyway).
+//                kind ("step" or "drift"), regression_id (decimal string). Alertmanager identifies
+//                an alert by its whole label set, so these never change over a regression's life;
+//                empty ones are left out (Alertmanager drops empty labels anyway).
 //   annotations  summary, top_operators, environment_changes, runs, state (+ resolution when
 //                resolved); empty ones are left out. Annotations may change between pushes.
 //   startsAt     fired_at (created_at when the store left fired_at unset)
@@ -60,8 +60,13 @@ std::string EnvironmentChanges(const v1::Attribution& attribution, std::size_t l
 std::string RunsAnnotation(const v1::Regression& regression);
 // The regression in one line, stored as its summary and shown in lists, e.g.
 // "rmsnorm/fused on trn1.2xlarge: device time per step +484.0 % (403.3 -> 2355.0 us);
-//  top: aten::mul +1164.5 us/step (new), ...; changed: neuronx-cc 2.21 -> 2.22".
+//  top: aten::mul +1164.5 us/step (new), ...; changed: neuronx-cc 2.21 -> 2.22"; a drift:
+// "... device time per step drifting +3.1 %/30 runs since <run> (+6.2 % over 60 runs,
+//  400.0 -> 424.8 us); top: ...".
 std::string Summary(const v1::Regression& regression);
+
+// A drift's rate: "+3.1 %/30 runs since <start run>".
+std::string DriftRate(const v1::Regression& regression);
 
 // The webhook body described above (compact JSON).
 absl::StatusOr<std::string> WebhookBody(int64_t event_id, const std::string& kind,

@@ -54,6 +54,20 @@ class SqlAnalysisTransaction final : public analyze::AnalysisTransaction {
     return Guard([&] { return regression_sql::OldestLive(tx_, series); });
   }
 
+  absl::StatusOr<std::optional<analyze::LiveRegression>> LiveDrift(
+      const SeriesKey& series) override {
+    return Guard([&] { return regression_sql::LiveDrift(tx_, series); });
+  }
+
+  absl::Status UpdateDrift(const analyze::DriftUpdate& update) override {
+    absl::Status updated;
+    auto ran = Guard([&] {
+      updated = regression_sql::UpdateDrift(tx_, update);
+      return true;
+    });
+    return ran.ok() ? updated : ran.status();
+  }
+
   absl::StatusOr<analyze::RunFigures> Figures(const std::string& run_id, double total_us) override {
     auto summary = Guard([&] {
       return pqxx::binarystring(

@@ -332,6 +332,18 @@ ANALYZE run_steps;
 ANALYZE series_points;
 )sql";
 
+// Issue 13: a regression has a kind. A drift (a slow creep) carries its figures (a
+// RegressionDrift) and the started_at of its newest run, where an accepted drift's baseline
+// starts; a series has at most one live drift.
+constexpr char kRegressionKindSchema[] = R"sql(
+ALTER TABLE regressions ADD COLUMN kind text NOT NULL DEFAULT 'step'
+  CHECK (kind IN ('step', 'drift'));
+ALTER TABLE regressions ADD COLUMN drift jsonb;
+ALTER TABLE regressions ADD COLUMN drift_end_at timestamptz;
+CREATE UNIQUE INDEX regressions_one_live_drift ON regressions (model, workload, instance_type, metric)
+  WHERE kind = 'drift' AND state IN ('suspected', 'open', 'acknowledged');
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -343,6 +355,7 @@ const std::vector<Migration>& AllMigrations() {
       {5, "ingest fast path: no per-row foreign keys, the analysis queue's indexes",
        kIngestFastPath},
       {6, "history partitioned by month: op_stats, run_steps, series_points", kPartitionedHistory},
+      {7, "regression kinds: step and drift", kRegressionKindSchema},
   };
   return migrations;
 }

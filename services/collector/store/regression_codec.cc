@@ -1,6 +1,7 @@
 #include "services/collector/store/regression_codec.h"
 
 #include "services/collector/notify/payloads.h"
+#include "services/collector/store/sql_util.h"
 
 namespace devtime::store {
 namespace {
@@ -52,9 +53,41 @@ v1::RegressionSeries ToProto(const analyze::SeriesChange& change) {
   return out;
 }
 
+v1::RegressionDrift ToProto(const analyze::DriftFigures& drift) {
+  v1::RegressionDrift out;
+  out.set_slope_per_30(drift.slope_per_30);
+  out.set_slope(drift.slope);
+  out.set_start_run_id(drift.start_run_id);
+  *out.mutable_start_at() = FromMicros(drift.start_at_us);
+  out.set_end_run_id(drift.end_run_id);
+  *out.mutable_end_at() = FromMicros(drift.end_at_us);
+  out.set_runs(static_cast<uint32_t>(drift.runs));
+  out.set_kendall_tau(drift.kendall_tau);
+  out.set_p_value(drift.p_value);
+  return out;
+}
+
+void SetDriftFigures(const analyze::DriftFigures& drift, v1::Regression& r) {
+  r.set_before(drift.start_value);
+  r.set_after(drift.end_value);
+  r.set_relative_change(drift.relative_change);
+  r.set_z(drift.z);
+  r.set_confidence(drift.confidence);
+  *r.mutable_drift() = ToProto(drift);
+  analyze::SeriesChange whole = {.metric = r.metric(),
+                                 .before = drift.start_value,
+                                 .after = drift.end_value,
+                                 .relative_change = drift.relative_change,
+                                 .z = drift.z,
+                                 .baseline_runs = drift.runs};
+  if (r.series_size() > 0 && r.series(0).op().empty()) *r.mutable_series(0) = ToProto(whole);
+  r.set_summary(collector::notify::Summary(r));
+}
+
 v1::Regression ToProto(const analyze::NewRegression& regression) {
   v1::Regression r;
-  r.set_state(v1::REGRESSION_STATE_SUSPECTED);
+  r.set_state(regression.state);
+  r.set_kind(analyze::KindName(regression.kind));
   r.set_severity(regression.severity);
   r.set_model(regression.series.model);
   r.set_workload(regression.series.workload);
@@ -72,6 +105,7 @@ v1::Regression ToProto(const analyze::NewRegression& regression) {
   for (const auto& change : regression.series_changes) *r.add_series() = ToProto(change);
   *r.mutable_attribution() = ToProto(regression.attribution);
   r.set_confirmation_requested(regression.confirmation_request_id.has_value());
+  if (regression.drift) *r.mutable_drift() = ToProto(*regression.drift);
   r.set_summary(collector::notify::Summary(r));
   return r;
 }

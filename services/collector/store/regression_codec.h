@@ -10,7 +10,11 @@ namespace devtime::store {
 
 v1::Attribution ToProto(const analyze::Attribution& attribution);
 v1::RegressionSeries ToProto(const analyze::SeriesChange& change);
-// A new regression (state suspected) with its summary line (notify::Summary).
+v1::RegressionDrift ToProto(const analyze::DriftFigures& drift);
+// A drift regression `regression` with the figures of `drift`: its levels, change, z,
+// confidence, whole-run child, drift message and summary (severity and ids stay).
+void SetDriftFigures(const analyze::DriftFigures& drift, v1::Regression& regression);
+// A new regression (its kind and state) with its summary line (notify::Summary).
 v1::Regression ToProto(const analyze::NewRegression& regression);
 
 }  // namespace devtime::store

@@ -1,5 +1,7 @@
 #include "services/collector/store/regression_store.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "proto/wire/json.h"
@@ -27,7 +29,8 @@ const std::string kColumns =
     " coalesce(confirmation_run_id::text, ''), confirmation_request_id IS NOT NULL, before_us,"
     " after_us, relative_change, z, confidence, series::text, attribution::text, summary, " +
     EpochMicros("created_at") + ", " + EpochMicros("updated_at") + ", " +
-    EpochMicros("first_bad_at") + ", " + EpochMicros("fired_at") + ", " + EpochMicros("ended_at");
+    EpochMicros("first_bad_at") + ", " + EpochMicros("fired_at") + ", " + EpochMicros("ended_at") +
+    ", kind, coalesce(drift::text, '')";
 
 const std::string kSeriesIs = "model = $1 AND workload = $2 AND instance_type = $3 AND metric = $4";
 
@@ -86,6 +89,12 @@ absl::StatusOr<v1::Regression> FromRow(const pqxx::row& row) {
   *r.mutable_first_bad_at() = FromMicros(row[24].as<long long>());
   if (!row[25].is_null()) *r.mutable_fired_at() = FromMicros(row[25].as<long long>());
   if (!row[26].is_null()) *r.mutable_ended_at() = FromMicros(row[26].as<long long>());
+  r.set_kind(row[27].as<std::string>());
+  if (const std::string drift = row[28].as<std::string>(); !drift.empty()) {
+    status = wire::ParseJson(drift, "regression " + std::to_string(r.id()) + " drift",
+                             r.mutable_drift());
+    if (!status.ok()) return absl::DataLossError(status.message());
+  }
   return r;
 }
 
@@ -133,26 +142,67 @@ namespace regression_sql {
 
 int64_t Insert(pqxx::work& tx, const analyze::NewRegression& created) {
   const v1::Regression r = ToProto(created);
+  const bool firing = IsFiring(r.state());
+  std::optional<std::string> drift;
+  std::optional<long long> drift_end_us;
+  if (r.has_drift()) {
+    drift = JsonForSql(r.drift());
+    drift_end_us = created.drift->end_at_us;
+  }
   int64_t id =
       tx.exec_params1(
             "INSERT INTO regressions (state, severity, model, workload, instance_type, job, host,"
             " metric, last_good_run_id, first_bad_run_id, first_bad_at, confirmation_run_id,"
             " confirmation_request_id, before_us, baseline_sigma_us, baseline_count, after_us,"
-            " relative_change, z, confidence, series, attribution, summary)"
+            " relative_change, z, confidence, series, attribution, summary, kind, drift,"
+            " drift_end_at, fired_at)"
             " SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, started_at, NULL, $11, $12, $13,"
-            " $14, $15, $16, $17, $18, $19::jsonb, $20::jsonb, $21 FROM runs WHERE run_id = $10"
+            " $14, $15, $16, $17, $18, $19::jsonb, $20::jsonb, $21, $22, $23::jsonb,"
+            " 'epoch'::timestamptz + $24::bigint * interval '1 microsecond',"
+            " CASE WHEN $25 THEN now() END FROM runs WHERE run_id = $10"
             " RETURNING regression_id",
             RegressionStateName(r.state()), r.severity(), r.model(), r.workload(),
             r.instance_type(), r.job(), r.host(), r.metric(), r.last_good_run_id(),
             r.first_bad_run_id(), created.confirmation_request_id, r.before(),
             created.baseline_sigma, created.baseline_count, r.after(), r.relative_change(), r.z(),
-            r.confidence(), SeriesJson(r), JsonForSql(r.attribution()), r.summary())[0]
+            r.confidence(), SeriesJson(r), JsonForSql(r.attribution()), r.summary(), r.kind(),
+            drift, drift_end_us, firing)[0]
           .as<int64_t>();
   tx.exec_params(
       "INSERT INTO regression_transitions (regression_id, to_state, actor, reason)"
       " VALUES ($1, $2, 'detector', $3)",
       id, RegressionStateName(r.state()), created.reason);
+  // A regression created firing (a drift) is news at once, like one that enters open.
+  if (auto event = analyze::EventFor(v1::REGRESSION_STATE_UNSPECIFIED, r.state())) {
+    tx.exec_params("INSERT INTO regression_events (regression_id, kind) VALUES ($1, $2)", id,
+                   analyze::EventName(*event));
+  }
   return id;
+}
+
+absl::Status UpdateDrift(pqxx::work& tx, const analyze::DriftUpdate& update) {
+  const int64_t id = update.regression_id;
+  auto rows = tx.exec_params(
+      "SELECT " + kColumns + " FROM regressions WHERE regression_id = $1 FOR UPDATE", id);
+  if (rows.empty()) return absl::NotFoundError(absl::StrCat("no regression ", id));
+  auto found = FromRow(rows[0]);
+  if (!found.ok()) return found.status();
+  const bool live =
+      std::find(kLiveStates.begin(), kLiveStates.end(), found->state()) != kLiveStates.end();
+  if (found->kind() != "drift" || !live) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("regression ", id, " is not a live drift: its figures stay"));
+  }
+  SetDriftFigures(update.figures, *found);
+  tx.exec_params(
+      "UPDATE regressions SET before_us = $2, after_us = $3, relative_change = $4, z = $5,"
+      " confidence = $6, series = $7::jsonb, drift = $8::jsonb, summary = $9,"
+      " baseline_count = $10, drift_end_at = 'epoch'::timestamptz + $11::bigint * interval"
+      " '1 microsecond', updated_at = now() WHERE regression_id = $1",
+      id, found->before(), found->after(), found->relative_change(), found->z(),
+      found->confidence(), SeriesJson(*found), JsonForSql(found->drift()), found->summary(),
+      update.figures.runs, static_cast<long long>(update.figures.end_at_us));
+  return absl::OkStatus();
 }
 
 absl::Status Transition(pqxx::work& tx, const analyze::Transition& t) {
@@ -185,13 +235,18 @@ absl::Status Transition(pqxx::work& tx, const analyze::Transition& t) {
   return absl::OkStatus();
 }
 
-std::optional<analyze::LiveRegression> OldestLive(pqxx::work& tx,
-                                                  const analyze::SeriesKey& series) {
+namespace {
+
+// The oldest live regression of the series of `kind`.
+std::optional<analyze::LiveRegression> OldestLiveOf(pqxx::work& tx,
+                                                    const analyze::SeriesKey& series,
+                                                    analyze::Kind kind) {
   auto rows = tx.exec_params(
       "SELECT regression_id, state, " + EpochMicros("first_bad_at") +
           ", confirmation_request_id IS NOT NULL FROM regressions WHERE " + kSeriesIs +
-          " AND state = ANY($5::text[]) ORDER BY first_bad_at LIMIT 1",
-      series.model, series.workload, series.instance_type, series.metric, StateArray(kLiveStates));
+          " AND state = ANY($5::text[]) AND kind = $6 ORDER BY first_bad_at LIMIT 1",
+      series.model, series.workload, series.instance_type, series.metric, StateArray(kLiveStates),
+      std::string(analyze::KindName(kind)));
   if (rows.empty()) return std::nullopt;
   return analyze::LiveRegression{
       .id = rows[0][0].as<int64_t>(),
@@ -200,11 +255,23 @@ std::optional<analyze::LiveRegression> OldestLive(pqxx::work& tx,
       .confirmation_requested = rows[0][3].as<bool>()};
 }
 
+}  // namespace
+
+std::optional<analyze::LiveRegression> OldestLive(pqxx::work& tx,
+                                                  const analyze::SeriesKey& series) {
+  return OldestLiveOf(tx, series, analyze::Kind::kStep);
+}
+
+std::optional<analyze::LiveRegression> LiveDrift(pqxx::work& tx, const analyze::SeriesKey& series) {
+  return OldestLiveOf(tx, series, analyze::Kind::kDrift);
+}
+
 std::optional<int64_t> AcceptedBaselineSince(pqxx::work& tx, const analyze::SeriesKey& series) {
-  auto rows = tx.exec_params("SELECT " + EpochMicros("first_bad_at") + " FROM regressions WHERE " +
-                                 kSeriesIs +
+  // An accepted drift's new level is the one its newest run reached.
+  auto rows = tx.exec_params("SELECT " + EpochMicros("coalesce(drift_end_at, first_bad_at)") +
+                                 " FROM regressions WHERE " + kSeriesIs +
                                  " AND resolution = 'accepted_baseline'"
-                                 " ORDER BY first_bad_at DESC LIMIT 1",
+                                 " ORDER BY coalesce(drift_end_at, first_bad_at) DESC LIMIT 1",
                              series.model, series.workload, series.instance_type, series.metric);
   if (rows.empty()) return std::nullopt;
   return rows[0][0].as<int64_t>();

@@ -40,16 +40,22 @@ struct RegressionFilter {
 // Statements the analyzer's transaction runs (analysis_repository.h). pqxx exceptions reach
 // Database::Run; the regressions' own errors are Status values.
 namespace regression_sql {
-// Inserts a new regression (state suspected) and its creation transition; returns its id.
+// Inserts a new regression (in its state: a step suspected, a drift open, which stamps
+// fired_at and queues its 'opened' event) and its creation transition; returns its id.
 int64_t Insert(pqxx::work& tx, const analyze::NewRegression& created);
 // Moves the regression from its current state (locked) to `transition.to`, records the
 // transition and queues its notification event (analyze/lifecycle.h). NOT_FOUND,
 // FAILED_PRECONDITION or INVALID_ARGUMENT when it may not.
 absl::Status Transition(pqxx::work& tx, const analyze::Transition& transition);
-// The oldest live (suspected, open, acknowledged) regression of the series.
+// New figures (and summary) for a live drift regression; NOT_FOUND, or FAILED_PRECONDITION
+// when it is not a live drift.
+absl::Status UpdateDrift(pqxx::work& tx, const analyze::DriftUpdate& update);
+// The oldest live (suspected, open, acknowledged) step regression of the series.
 std::optional<analyze::LiveRegression> OldestLive(pqxx::work& tx, const analyze::SeriesKey& series);
-// started_at (µs) of the first bad run of the series' newest regression resolved as
-// accepted_baseline: history before it is no longer the baseline.
+// The series' live drift regression (at most one: a unique index says so).
+std::optional<analyze::LiveRegression> LiveDrift(pqxx::work& tx, const analyze::SeriesKey& series);
+// started_at (µs) of the first bad run (a drift: of its newest run) of the series' newest
+// regression resolved as accepted_baseline: history before it is no longer the baseline.
 std::optional<int64_t> AcceptedBaselineSince(pqxx::work& tx, const analyze::SeriesKey& series);
 }  // namespace regression_sql
 

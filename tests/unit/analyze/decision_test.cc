@@ -22,6 +22,14 @@ class Series {
     for (int i = 0; i < runs; ++i) Add(level * (1.0 + 0.01 * ((i * 7) % 5 - 2) / 2.0));
     return *this;
   }
+  // `runs` runs creeping from `level` by `per_run` (relative) each, with the same 1 % noise.
+  Series& Creep(double level, double per_run, int runs) {
+    for (int i = 0; i < runs; ++i) {
+      Add(level * (1.0 + per_run * (i + 1)) * (1.0 + 0.01 * ((i * 7) % 5 - 2) / 2.0));
+    }
+    return *this;
+  }
+  double back() const { return points_.back().point.value; }
   static int64_t Day(int i) { return 1'700'000'000'000'000 + int64_t{86'400'000'000} * i; }
   const std::vector<SeriesPoint>& points() const { return points_; }
   std::string last() const { return points_.back().run_id; }
@@ -159,6 +167,124 @@ TEST(Decision, AnOperatorSeriesThatMovedWithTheRunIsAChild) {
   flat.Level(100, 21);
   EXPECT_FALSE(OperatorChange(flat.last(), "device_us_per_step", "aten::rms_norm", flat.points(),
                               AnalyzerOptions{}));
+}
+
+LiveRegression LiveDrift(int first_bad_index) {
+  return {
+      .id = 9, .state = v1::REGRESSION_STATE_OPEN, .first_bad_at_us = Series::Day(first_bad_index)};
+}
+
+TEST(Decision, ASlowCreepOpensOneDriftWithItsSlopeAndStart) {
+  Series s;
+  s.Level(400, 20).Creep(400, 0.003, 30);  // +0.3 % per run from run 20 on: +9 % per 30 runs
+  auto d = DecideLast(s);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->verdict, Verdict::kSuspected);
+  EXPECT_FALSE(d->suspected) << "a creep is no step";
+  EXPECT_FALSE(d->transition);
+  ASSERT_TRUE(d->opened_drift);
+  const DriftFigures& drift = *d->opened_drift;
+  EXPECT_NEAR(drift.slope_per_30, 0.09, 0.09 * 0.25);
+  EXPECT_GT(drift.slope, 0.0);
+  EXPECT_EQ(drift.end_run_id, "r49");
+  EXPECT_EQ(drift.end_at_us, Series::Day(49));
+  const int start = std::stoi(drift.start_run_id.substr(1));
+  EXPECT_NEAR(start, 20, 4) << drift.start_run_id;
+  EXPECT_EQ(drift.last_good_run_id, "r" + std::to_string(start - 1));
+  EXPECT_GT(drift.relative_change, 0.05);
+  EXPECT_GT(drift.confidence, 0.999);
+  EXPECT_GT(drift.runs, 20);
+}
+
+TEST(Decision, AFlatSeriesAndAFasterCreepOpenNoDrift) {
+  Series flat;
+  flat.Level(400, 60);
+  auto d = DecideLast(flat);
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->opened_drift);
+  Series faster;
+  faster.Level(400, 20).Creep(400, -0.003, 30);
+  d = DecideLast(faster);
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->opened_drift);
+  EXPECT_FALSE(d->suspected);
+}
+
+TEST(Decision, ALiveDriftThatContinuesIsUpdatedNotReopened) {
+  Series s;
+  s.Level(400, 20).Creep(400, 0.003, 40);
+  auto d = Decide(s.last(), s.points(), LiveRegressions{.drift = LiveDrift(45)}, AnalyzerOptions{});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->verdict, Verdict::kNone);
+  EXPECT_FALSE(d->opened_drift);
+  EXPECT_FALSE(d->transition);
+  ASSERT_TRUE(d->updated_drift);
+  EXPECT_EQ(d->updated_drift->regression_id, 9);
+  EXPECT_EQ(d->updated_drift->figures.end_run_id, "r59");
+  EXPECT_NEAR(d->updated_drift->figures.slope_per_30, 0.09, 0.09 * 0.25);
+}
+
+TEST(Decision, ALiveDriftResolvesWhenTheSeriesIsFlatAgain) {
+  Series s;
+  s.Level(400, 20).Creep(400, 0.003, 40);
+  const double top = s.back();
+  s.Level(top, 30);  // flat for the last 30 runs
+  auto d = Decide(s.last(), s.points(), LiveRegressions{.drift = LiveDrift(45)}, AnalyzerOptions{});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->verdict, Verdict::kResolved);
+  ASSERT_TRUE(d->transition);
+  EXPECT_EQ(d->transition->regression_id, 9);
+  EXPECT_EQ(d->transition->to, v1::REGRESSION_STATE_RESOLVED);
+  EXPECT_EQ(d->transition->resolution, v1::RESOLUTION_FIXED);
+  EXPECT_THAT(d->transition->reason, HasSubstr("flat again"));
+  EXPECT_FALSE(d->updated_drift);
+  // Without a live drift the same series opens none: its creep is over.
+  d = DecideLast(s);
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->opened_drift);
+}
+
+TEST(Decision, AStepDuringADriftStillOpensAStepRegression) {
+  Series s;
+  s.Level(400, 20).Creep(400, 0.003, 30).Add(2 * s.back());
+  auto d = Decide(s.last(), s.points(), LiveRegressions{.drift = LiveDrift(45)}, AnalyzerOptions{});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->verdict, Verdict::kSuspected);
+  EXPECT_TRUE(d->suspected);
+  EXPECT_FALSE(d->updated_drift);
+  EXPECT_FALSE(d->opened_drift);
+}
+
+TEST(Decision, ACreepNightByNightIsOneDriftNotAStaircaseOfSteps) {
+  Series s;
+  s.Level(400, 20);
+  LiveRegressions live;
+  int opened = 0;
+  for (int k = 1; k <= 60; ++k) {
+    s.Add(400 * (1.0 + 0.003 * k) * (1.0 + 0.01 * ((k * 7) % 5 - 2) / 2.0));
+    auto d = Decide(s.last(), s.points(), live, AnalyzerOptions{});
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_FALSE(d->suspected) << "night " << k << " opened a step";
+    if (d->opened_drift) {
+      ++opened;
+      live.drift = LiveDrift(20 + k);
+    }
+  }
+  EXPECT_EQ(opened, 1);
+}
+
+TEST(Decision, AnOperatorSeriesThatDriftsTooIsAChildOfTheDrift) {
+  Series op;
+  op.Level(100, 20).Creep(100, 0.004, 30);
+  auto change =
+      OperatorDrift(op.last(), "device_us_per_step", "aten::mul", op.points(), AnalyzerOptions{});
+  ASSERT_TRUE(change);
+  EXPECT_EQ(change->op, "aten::mul");
+  EXPECT_GT(change->relative_change, 0.05);
+  Series flat;
+  flat.Level(100, 50);
+  EXPECT_FALSE(OperatorDrift(flat.last(), "device_us_per_step", "aten::mul", flat.points(),
+                             AnalyzerOptions{}));
 }
 
 TEST(Decision, ConfidenceIsOneMinusTheOneSidedP) {

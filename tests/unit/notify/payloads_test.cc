@@ -42,6 +42,37 @@ TEST(AlertmanagerAlert, FiringRegressionCarriesIdentityLabelsAndExpiresAfterFour
   EXPECT_EQ(alert->at("generatorURL"), "http://collector:9464/regressions/7");
 }
 
+// Regression 8: a drift of +3.1 % per 30 runs over 60 runs.
+v1::Regression Drift() {
+  auto regression = SampleRegression(8, kNow - absl::Hours(1));
+  regression.set_kind("drift");
+  regression.set_severity("warning");
+  regression.set_before(400.0);
+  regression.set_after(424.8);
+  regression.set_relative_change(0.062);
+  regression.mutable_drift()->set_slope_per_30(0.031);
+  regression.mutable_drift()->set_start_run_id("run-start");
+  regression.mutable_drift()->set_runs(60);
+  regression.clear_attribution();
+  return regression;
+}
+
+TEST(AlertmanagerAlert, ADriftIsLabelledWithItsKind) {
+  auto alert = AlertNow(Drift());
+  ASSERT_TRUE(alert.has_value());
+  EXPECT_EQ(alert->at("labels").at("kind"), "drift");
+  auto step = SampleRegression(7, kNow);
+  step.set_kind("step");
+  EXPECT_EQ(AlertNow(step)->at("labels").at("kind"), "step");
+}
+
+TEST(Summary, ADriftSaysItsRatePerThirtyRunsAndWhereItStarted) {
+  EXPECT_EQ(Summary(Drift()),
+            "rmsnorm/fused on trn1.2xlarge: device time per step drifting +3.1 %/30 runs since "
+            "run-start (+6.2 % over 60 runs, 400.0 -> 424.8 us)");
+  EXPECT_EQ(DriftRate(Drift()), "+3.1 %/30 runs since run-start");
+}
+
 TEST(AlertmanagerAlert, AnnotationsSayWhatMovedWhatChangedAndWhichRuns) {
   auto alert = AlertNow(SampleRegression(7, kNow));
   ASSERT_TRUE(alert.has_value());
