@@ -43,7 +43,7 @@
 // Bounded cardinality (Prometheus keeps per-operator history badly; PostgreSQL keeps it all):
 // with W the (model, workload, instance_type) triples that have an OK run started within
 // `stale_after`, J the jobs and A the agents seen within `stale_after`, a refresh exports at
-// most W × (2 + (top_ops + 1) + 4 + 1 + 3 + 1) + J × 7 + A × 2 series, plus the regression
+// most W × (2 + (top_ops + 1) + 4 + 1 + 2 × (3 + 1)) + J × 7 + A × 2 series, plus the regression
 // gauges of triples that have a live regression but no fresh run. Label values are bounded by
 // the wire limits (identity strings 256 bytes, operator names 2,048 bytes). A triple, operator,
 // layer, job or agent that no longer qualifies is removed from its family (Family::Remove),
