@@ -34,9 +34,10 @@ void AddUpload(CLI::App& app, UploadCommand& command) {
   auto* upload = app.add_subcommand(
       "upload", "upload RunSummary JSON files; exits 0 only after every run is acknowledged");
   upload
-      ->add_option("--collector", command.collector,
-                   "collector gRPC address, or several (ipv4:A:P,B:P, dns:host:port, unix:/path; env\n"
-                   "DEVTIME_COLLECTOR); a token goes only to loopback addresses unless TLS is used")
+      ->add_option(
+          "--collector", command.collector,
+          "collector gRPC address, or several (ipv4:A:P,B:P, dns:host:port, unix:/path; env\n"
+          "DEVTIME_COLLECTOR); a token goes only to loopback addresses unless TLS is used")
       ->capture_default_str();
   upload
       ->add_option("--retry-for", command.retry_seconds,

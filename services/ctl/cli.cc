@@ -9,9 +9,10 @@ namespace devtime::ctl {
 
 void AddGlobalOptions(CLI::App& app, const char* env_collector, GlobalOptions* options) {
   if (env_collector != nullptr) options->collector = env_collector;
-  app.add_option("--collector", options->collector,
-                 "collector gRPC address, or several (ipv4:A:P,B:P, dns:host:port, unix:/path; env\n"
-                   "DEVTIME_COLLECTOR); a token goes only to loopback addresses unless TLS is used")
+  app.add_option(
+         "--collector", options->collector,
+         "collector gRPC address, or several (ipv4:A:P,B:P, dns:host:port, unix:/path; env\n"
+         "DEVTIME_COLLECTOR); a token goes only to loopback addresses unless TLS is used")
       ->capture_default_str();
   app.add_option("--timeout", options->timeout_seconds, "seconds to wait for the collector")
       ->capture_default_str();

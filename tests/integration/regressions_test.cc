@@ -134,7 +134,8 @@ class RegressionsTest : public AlertReceivers, public devtime::testing::Collecto
     ASSERT_TRUE(devtime::testing::WaitUntil([&] {
       return db_.Query("SELECT analyzed_at IS NOT NULL FROM runs WHERE run_id = '" +
                        run.identity().run_id() + "'") == "t";
-    })) << "run " << run.identity().run_id() << " was never analysed" << collector_.Log();
+    })) << "run "
+        << run.identity().run_id() << " was never analysed" << collector_.Log();
   }
 
   // Night k (1..39) of the history, at 02:00-ish k - 40 days from now: night 40 is today.

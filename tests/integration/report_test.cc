@@ -10,10 +10,10 @@
 #include "proto/wire/channel.h"
 #include "tests/support/collector_client.h"
 #include "tests/support/collector_fixture.h"
-#include "tests/support/wait.h"
 #include "tests/support/files.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
+#include "tests/support/wait.h"
 
 namespace devtime {
 namespace {

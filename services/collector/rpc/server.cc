@@ -158,8 +158,8 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
 
 CollectorServer::~CollectorServer() {
   Shutdown();
-  if (server_) server_->Wait();      // every session has finished and left the hub
-  if (sessions_) sessions_->Stop();  // before the service its workers' tasks refer to
+  if (server_) server_->Wait();             // every session has finished and left the hub
+  if (sessions_) sessions_->Stop();         // before the service its workers' tasks refer to
   if (analyzer_) analyzer_->StopWorkers();  // they report to metrics_, destroyed before them
   if (watcher_.joinable()) watcher_.join();
   if (notifier_thread_.joinable()) notifier_thread_.join();
