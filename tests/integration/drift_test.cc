@@ -14,6 +14,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/support/collector_client.h"
 #include "tests/support/collector_fixture.h"
+#include "tests/support/nightly_runs.h"
 #include "tests/support/wait.h"
 
 namespace devtime {
@@ -22,68 +23,23 @@ namespace {
 using google::protobuf::util::TimeUtil;
 using ::testing::HasSubstr;
 
-constexpr int kSteps = 5;
 constexpr int64_t kDay = 86400;
 
-// One op of a run: name, calls per step, self device µs per step.
-struct Op {
-  const char* name;
-  int calls;
-  double device_us;
-};
-const std::vector<Op> kFused = {{"aten::rms_norm", 1, 403.3}};
-const std::vector<Op> kNaive = {{"aten::mul", 2, 1164.5},
-                                {"aten::add", 1, 434.6},
-                                {"aten::rsqrt", 1, 415.0},
-                                {"aten::mean", 1, 340.8}};
+using Op = devtime::testing::NightlyOp;
+const std::vector<Op>& kFused = devtime::testing::kFusedRmsNorm;
+const std::vector<Op>& kNaive = devtime::testing::kNaiveRmsNorm;
 
 // Nightly run `n` of rmsnorm/fused with `ops`, every op's time scaled by `scale` and each
 // step's by a uniform +-0.5 % jitter.
 v1::RunSummary NightlyRun(int n, int64_t started, const std::vector<Op>& ops,
                           const std::string& compiler, double scale, std::mt19937& rng) {
-  v1::RunSummary run;
-  auto* id = run.mutable_identity();
-  id->set_run_id(absl::StrFormat("00000000-0000-4000-8000-%012d", n));
-  id->set_model("rmsnorm");
-  id->set_workload("fused");
-  id->set_host("trn-drift");
-  id->set_instance_type("trn1.2xlarge");
-  id->set_device_kind(v1::DEVICE_KIND_NEURON);
-  *run.mutable_started_at() = TimeUtil::SecondsToTimestamp(started);
-  run.set_status(v1::RUN_STATUS_OK);
-  (*run.mutable_environment())["neuronx-cc"] = compiler;
-  run.mutable_capture()->set_active_steps(kSteps);
-  run.mutable_capture()->set_synchronized(true);
-  std::uniform_real_distribution<double> jitter(0.995, 1.005);
-  std::vector<double> step_totals(kSteps, 0.0);
-  for (const Op& op : ops) {
-    auto* stat = run.add_ops();
-    stat->set_name(op.name);
-    stat->set_calls(static_cast<uint64_t>(op.calls) * kSteps);
-    double total = 0;
-    for (int s = 0; s < kSteps; ++s) {
-      const double us = op.device_us * scale * jitter(rng);
-      stat->add_step_self_device_us(us);
-      step_totals[s] += us;
-      total += us;
-    }
-    stat->set_self_device_us(total);
-    stat->set_total_device_us(total);
-    stat->set_self_cpu_us(10.0 * op.calls * kSteps);
-    stat->set_total_cpu_us(10.0 * op.calls * kSteps);
-  }
-  double device = 0;
-  for (int s = 0; s < kSteps; ++s) {
-    auto* step = run.add_steps();
-    step->set_step(s + 1);
-    step->set_device_us(step_totals[s]);
-    step->set_cpu_us(12.0);
-    device += step_totals[s];
-  }
-  auto* layer = run.add_layers();
-  layer->set_layer(v1::LAYER_DEVICE_EXECUTION);
-  layer->set_time_us(device);
-  return run;
+  return devtime::testing::NightlyRmsNormRun({.n = n,
+                                              .started = started,
+                                              .ops = ops,
+                                              .compiler = compiler,
+                                              .host = "trn-drift",
+                                              .scale = scale},
+                                             rng);
 }
 
 class DriftTest : public devtime::testing::CollectorFixture {
@@ -97,7 +53,8 @@ class DriftTest : public devtime::testing::CollectorFixture {
     ASSERT_TRUE(devtime::testing::WaitUntil([&] {
       return db_.Query("SELECT analyzed_at IS NOT NULL FROM runs WHERE run_id = '" +
                        run.identity().run_id() + "'") == "t";
-    })) << "run " << run.identity().run_id() << " was never analysed" << collector_.Log();
+    })) << "run "
+        << run.identity().run_id() << " was never analysed" << collector_.Log();
   }
 
   // Night k of the history, k - 100 days from now.

@@ -21,6 +21,7 @@
 #include "tests/support/collector_client.h"
 #include "tests/support/collector_fixture.h"
 #include "tests/support/files.h"
+#include "tests/support/nightly_runs.h"
 #include "tests/support/process.h"
 #include "tests/support/test_database.h"
 
@@ -35,71 +36,28 @@ using ::testing::HasSubstr;
 constexpr char kHost[] = "trn-e2e";
 constexpr char kInstanceType[] = "trn1.2xlarge";
 constexpr char kJob[] = "rmsnorm-fused";
-constexpr int kSteps = 5;
+constexpr int kSteps = devtime::testing::kNightlySteps;
 constexpr int64_t kDay = 86400;
 
-// One op of a run: name, calls per step, self device µs per step.
-struct Op {
-  const char* name;
-  int calls;
-  double device_us;
-};
-const std::vector<Op> kFused = {{"aten::rms_norm", 1, 403.3}};
-const std::vector<Op> kNaive = {{"aten::mul", 2, 1164.5},
-                                {"aten::add", 1, 434.6},
-                                {"aten::rsqrt", 1, 415.0},
-                                {"aten::mean", 1, 340.8}};
+using Op = devtime::testing::NightlyOp;
+const std::vector<Op>& kFused = devtime::testing::kFusedRmsNorm;
+const std::vector<Op>& kNaive = devtime::testing::kNaiveRmsNorm;
 
 // A nightly run of workload "fused" with `ops`, every step's time scaled by `scale` and by
 // +-`noise` (relative, uniform) from `rng`.
 v1::RunSummary NightlyRun(int n, int64_t started, const std::vector<Op>& ops,
                           const std::string& compiler, std::mt19937& rng, double noise = 0.005,
                           double scale = 1.0) {
-  v1::RunSummary run;
-  auto* id = run.mutable_identity();
-  id->set_run_id(absl::StrFormat("00000000-0000-4000-8000-%012d", n));
-  id->set_job(kJob);
-  id->set_model("rmsnorm");
-  id->set_workload("fused");
-  id->set_host(kHost);
-  id->set_instance_type(kInstanceType);
-  id->set_device_kind(v1::DEVICE_KIND_NEURON);
-  *run.mutable_started_at() = TimeUtil::SecondsToTimestamp(started);
-  run.set_status(v1::RUN_STATUS_OK);
-  (*run.mutable_environment())["neuronx-cc"] = compiler;
-  (*run.mutable_environment())["torch"] = "2.5.1";
-  run.mutable_capture()->set_active_steps(kSteps);
-  run.mutable_capture()->set_synchronized(true);
-  std::uniform_real_distribution<double> jitter(1.0 - noise, 1.0 + noise);
-  std::vector<double> step_totals(kSteps, 0.0);
-  for (const Op& op : ops) {
-    auto* stat = run.add_ops();
-    stat->set_name(op.name);
-    stat->set_calls(static_cast<uint64_t>(op.calls) * kSteps);
-    double total = 0;
-    for (int s = 0; s < kSteps; ++s) {
-      double us = op.device_us * scale * jitter(rng);
-      stat->add_step_self_device_us(us);
-      step_totals[s] += us;
-      total += us;
-    }
-    stat->set_self_device_us(total);
-    stat->set_total_device_us(total);
-    stat->set_self_cpu_us(10.0 * op.calls * kSteps);
-    stat->set_total_cpu_us(10.0 * op.calls * kSteps);
-  }
-  double device = 0;
-  for (int s = 0; s < kSteps; ++s) {
-    auto* step = run.add_steps();
-    step->set_step(s + 1);
-    step->set_device_us(step_totals[s]);
-    step->set_cpu_us(12.0);
-    device += step_totals[s];
-  }
-  auto* layer = run.add_layers();
-  layer->set_layer(v1::LAYER_DEVICE_EXECUTION);
-  layer->set_time_us(device);
-  return run;
+  return devtime::testing::NightlyRmsNormRun({.n = n,
+                                              .started = started,
+                                              .ops = ops,
+                                              .compiler = compiler,
+                                              .host = kHost,
+                                              .job = kJob,
+                                              .noise = noise,
+                                              .scale = scale,
+                                              .environment = {{"torch", "2.5.1"}}},
+                                             rng);
 }
 
 // The collector's alert receivers: Alertmanager delivering to a webhook receiver, and the
