@@ -15,7 +15,6 @@
 #include "tests/support/collector_client.h"
 #include "tests/support/collector_fixture.h"
 #include "tests/support/nightly_runs.h"
-#include "tests/support/wait.h"
 
 namespace devtime {
 namespace {
@@ -50,11 +49,8 @@ class DriftTest : public devtime::testing::CollectorFixture {
     auto status = devtime::testing::UploadRun(*stub_, run);
     ASSERT_TRUE(status.ok()) << status.error_message() << collector_.Log();
     // Detection is off the ack path: nightly, each run is judged before the next arrives.
-    ASSERT_TRUE(devtime::testing::WaitUntil([&] {
-      return db_.Query("SELECT analyzed_at IS NOT NULL FROM runs WHERE run_id = '" +
-                       run.identity().run_id() + "'") == "t";
-    })) << "run "
-        << run.identity().run_id() << " was never analysed" << collector_.Log();
+    ASSERT_TRUE(WaitUntilAnalysed(run.identity().run_id()))
+        << "run " << run.identity().run_id() << " was never analysed" << collector_.Log();
   }
 
   // Night k of the history, k - 100 days from now.

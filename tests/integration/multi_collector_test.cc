@@ -23,6 +23,7 @@
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
+#include "tests/support/wait.h"
 
 namespace devtime {
 namespace {
@@ -42,14 +43,10 @@ constexpr int kRuns = kUploaders * kRunsEach;
 const std::string kHost = "trn-test-01";  // the host NaiveRmsNormRun writes for
 const std::string kFixture = std::string(DEVTIME_SOURCE_DIR) + "/tests/fixtures/trace/legacy_mlp";
 
+// testing::WaitUntil with this file's patience (three collectors starting on a slow machine).
 bool WaitFor(const std::function<bool()>& condition,
-             std::chrono::seconds limit = std::chrono::seconds(60)) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
+             std::chrono::milliseconds limit = std::chrono::seconds(60)) {
+  return devtime::testing::WaitUntil(condition, limit);
 }
 
 // Uploads runs first..first+kRunsEach-1 in order through `target` on its own thread,
@@ -57,14 +54,18 @@ bool WaitFor(const std::function<bool()>& condition,
 // acknowledged.
 class Uploader {
  public:
-  Uploader(const std::string& target, const std::string& token, int first)
+  // Uploads its first half, then waits until `*second_half` is true.
+  Uploader(const std::string& target, const std::string& token, int first,
+           const std::atomic<bool>* second_half)
       : stub_(v1::Collector::NewStub(
             *wire::ConnectCollector(target, wire::ClientCredentials::WithToken(token)))),
         first_(first),
+        second_half_(second_half),
         thread_([this] { Loop(); }) {}
   ~Uploader() { Join(); }
 
   int acked() const { return acked_count_; }
+  bool at_gate() const { return at_gate_; }
   void Join() {
     if (thread_.joinable()) thread_.join();
   }
@@ -88,15 +89,25 @@ class Uploader {
       } else {
         errors_.push_back(TestRunId(i) + ": " + std::string(ack.status().message()));
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // paced, as an agent is
+      // Halfway, wait for the test to open the second half, so that the kill is sure to
+      // come while uploads still go (on a fast machine they would otherwise all be done).
+      if (i == first_ + kRunsEach / 2 - 1) {
+        at_gate_ = true;
+        if (!WaitFor([&] { return second_half_->load(); })) {
+          errors_.push_back("the second half was never opened");
+          return;
+        }
+      }
     }
   }
 
   std::unique_ptr<v1::Collector::Stub> stub_;
   const int first_;
+  const std::atomic<bool>* second_half_;  // before thread_, which reads it
   std::vector<std::string> acked_;
   std::vector<std::string> errors_;
   std::atomic<int> acked_count_{0};
+  std::atomic<bool> at_gate_{false};
   std::thread thread_;
 };
 
@@ -186,10 +197,11 @@ TEST_F(MultiCollectorTest, CollectorKilledMidIngestLosesNothingAndItsAgentMovesT
 
   auto b = StartCollector(1);
   auto c = StartCollector(2);
+  std::atomic<bool> second_half{false};
   std::vector<std::unique_ptr<Uploader>> uploaders;
   for (int i = 0; i < kUploaders; ++i) {
     uploaders.push_back(std::make_unique<Uploader>(
-        Target(), token.out.substr(0, token.out.find('\n')), i * kRunsEach));
+        Target(), token.out.substr(0, token.out.find('\n')), i * kRunsEach, &second_half));
   }
   auto acked = [&] {
     int sum = 0;
@@ -199,6 +211,13 @@ TEST_F(MultiCollectorTest, CollectorKilledMidIngestLosesNothingAndItsAgentMovesT
   // Round-robin: every collector of the list takes uploads.
   ASSERT_TRUE(WaitFor([&] { return StoredBy(*a) > 0 && StoredBy(*b) > 0 && StoredBy(*c) > 0; }))
       << "stored by a, b, c: " << StoredBy(*a) << ", " << StoredBy(*b) << ", " << StoredBy(*c);
+  ASSERT_TRUE(WaitFor([&] {
+    for (const auto& uploader : uploaders) {
+      if (!uploader->at_gate()) return false;
+    }
+    return true;
+  })) << "the uploaders did not reach their halfway mark";
+  second_half = true;  // the second halves start: the kill lands among them
   ASSERT_LT(acked(), kRuns) << "the uploads finished before the kill";
 
   a->Kill();  // SIGKILL mid-ingest: uploads in flight on A fail with UNAVAILABLE

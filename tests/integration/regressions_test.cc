@@ -89,11 +89,8 @@ class RegressionsTest : public AlertReceivers, public devtime::testing::Collecto
     auto status = devtime::testing::UploadRun(*stub_, run);
     ASSERT_TRUE(status.ok()) << status.error_message() << collector_.Log();
     // Detection is off the ack path: the analysis queue judges the run soon after.
-    ASSERT_TRUE(devtime::testing::WaitUntil([&] {
-      return db_.Query("SELECT analyzed_at IS NOT NULL FROM runs WHERE run_id = '" +
-                       run.identity().run_id() + "'") == "t";
-    })) << "run "
-        << run.identity().run_id() << " was never analysed" << collector_.Log();
+    ASSERT_TRUE(WaitUntilAnalysed(run.identity().run_id()))
+        << "run " << run.identity().run_id() << " was never analysed" << collector_.Log();
   }
 
   // Night k (1..39) of the history, at 02:00-ish k - 40 days from now: night 40 is today.

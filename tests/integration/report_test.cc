@@ -13,7 +13,6 @@
 #include "tests/support/files.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
-#include "tests/support/wait.h"
 
 namespace devtime {
 namespace {
@@ -64,9 +63,7 @@ class ReportTest : public devtime::testing::CollectorFixture {
       }
     }
     // Detection is off the ack path: wait until the analysis queue judged every run.
-    ASSERT_TRUE(devtime::testing::WaitUntil([&] {
-      return db_.Query("SELECT count(*) FROM runs WHERE analyzed_at IS NULL") == "0";
-    })) << collector_.Log();
+    ASSERT_TRUE(WaitUntilAllAnalysed()) << collector_.Log();
   }
 
   std::string dir_;

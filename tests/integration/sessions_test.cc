@@ -18,6 +18,7 @@
 #include "tests/support/collector_client.h"
 #include "tests/support/process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/wait.h"
 
 namespace devtime {
 namespace {
@@ -26,15 +27,10 @@ using devtime::testing::CollectorProcess;
 using devtime::testing::TestDatabase;
 using Clock = std::chrono::steady_clock;
 
-// Polls `condition` until it holds or `timeout` passes; true when it held.
+// testing::WaitUntil with this file's patience (sessions deliver within milliseconds).
 bool WaitFor(const std::function<bool()>& condition,
              std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
-  auto deadline = Clock::now() + timeout;
-  while (!condition()) {
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
+  return devtime::testing::WaitUntil(condition, timeout, std::chrono::milliseconds(20));
 }
 
 // One agent's session as a bare stream: sends its hello, then records what it is pushed.

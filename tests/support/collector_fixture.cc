@@ -4,6 +4,7 @@
 
 #include "tests/support/collector_client.h"
 #include "tests/support/files.h"
+#include "tests/support/wait.h"
 
 namespace devtime::testing {
 
@@ -41,6 +42,18 @@ std::unique_ptr<Subprocess> CollectorFixture::RunAgent(const std::string& dir,
       std::vector<std::string>{BinaryPath("devtime-agent"), "run", "--config", config,
                                "--collector", collector_.address()},
       home + ".log");
+}
+
+bool CollectorFixture::WaitUntilAnalysed(const std::string& run_id) const {
+  return WaitUntil([&] {
+    return db_.Query("SELECT analyzed_at IS NOT NULL FROM runs WHERE run_id = '" + run_id + "'") ==
+           "t";
+  });
+}
+
+bool CollectorFixture::WaitUntilAllAnalysed() const {
+  return WaitUntil(
+      [&] { return db_.Query("SELECT count(*) FROM runs WHERE analyzed_at IS NULL") == "0"; });
 }
 
 }  // namespace devtime::testing

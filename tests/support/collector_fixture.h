@@ -37,6 +37,11 @@ class CollectorFixture : public ::testing::Test {
   std::unique_ptr<Subprocess> RunAgent(const std::string& dir, const std::string& name,
                                        const std::string& extra_config) const;
 
+  // Detection is off the ack path (the analysis queue): true once the collector judged
+  // run `run_id`, or every stored run; false when it does not within the wait's deadline.
+  bool WaitUntilAnalysed(const std::string& run_id) const;
+  bool WaitUntilAllAnalysed() const;
+
   TestDatabase db_;
   CollectorProcess collector_;
 };

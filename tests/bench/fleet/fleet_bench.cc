@@ -36,6 +36,7 @@
 #include "tests/bench/fleet/sim_agents.h"
 #include "tests/support/process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/wait.h"
 
 namespace devtime::bench {
 namespace {
@@ -89,12 +90,11 @@ class Collector {
         "--metrics-listen", "127.0.0.1:0", "--ready-file", ready,      "--no-auth"};
     argv.insert(argv.end(), options.collector_args.begin(), options.collector_args.end());
     process_ = std::make_unique<testing::Subprocess>(argv, dir_ + "/collector.log");
-    auto deadline = Clock::now() + std::chrono::seconds(60);
-    while (!std::filesystem::exists(ready)) {
-      if (!process_->Running() || Clock::now() > deadline) {
-        throw std::runtime_error("the collector did not start; see " + dir_ + "/collector.log");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const bool started =
+        testing::WaitUntil([&] { return std::filesystem::exists(ready) || !process_->Running(); },
+                           std::chrono::seconds(60), std::chrono::milliseconds(20));
+    if (!started || !std::filesystem::exists(ready)) {
+      throw std::runtime_error("the collector did not start; see " + dir_ + "/collector.log");
     }
     std::ifstream in(ready);
     address_ = "127.0.0.1:" + std::to_string(nlohmann::json::parse(in).at("grpc_port").get<int>());
