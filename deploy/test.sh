@@ -2,7 +2,9 @@
 # Runs every devtime test: installs the Debian packages (deploy/install-deps.sh), builds,
 # starts a private PostgreSQL cluster under .devtime/test-pg (any free loopback port), runs
 # the whole CTest suite (unit, integration against that PostgreSQL and real gRPC/processes,
-# the Python harness on Debian's python3-torch), and stops the cluster again.
+# the Python harness on Debian's python3-torch), and stops the cluster again. With no
+# arguments it also builds the Release configuration (-O3) into build-release, warnings as
+# errors, so that a warning only the optimiser raises can never break a user's build.
 #
 #   deploy/test.sh            everything
 #   deploy/test.sh -R Store   only tests matching a CTest regex (extra args go to ctest)
@@ -15,8 +17,14 @@ deploy/install-deps.sh
 build=${DEVTIME_BUILD_DIR:-build}
 jobs=$(nproc 2>/dev/null || echo 2)
 echo "devtime: building in $build with $jobs jobs"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDEVTIME_WERROR=ON >/dev/null
 cmake --build "$build" -j "$jobs"
+if [[ $# -eq 0 ]]; then
+  release=${DEVTIME_RELEASE_BUILD_DIR:-build-release}
+  echo "devtime: building the Release configuration in $release (warnings as errors)"
+  cmake -S . -B "$release" -DCMAKE_BUILD_TYPE=Release -DDEVTIME_WERROR=ON >/dev/null
+  cmake --build "$release" -j "$jobs"
+fi
 
 pg_dir="$root/.devtime/test-pg"
 deploy/pg.sh start "$pg_dir"
