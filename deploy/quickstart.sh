@@ -7,10 +7,14 @@
 #                                 run a nightly CPU profiling job once now (Debian's
 #                                 python3-torch through the harness)
 #   deploy/quickstart.sh status   what is running, and where
+#   deploy/quickstart.sh env      the exports that point devtimectl and devtime-agent at this
+#                                 stack: eval "$(deploy/quickstart.sh env)"
 #   deploy/quickstart.sh stop     stop the agent, the collector and PostgreSQL (data is kept)
 #   deploy/quickstart.sh destroy  stop and delete everything under .devtime/quickstart
 #
 # Re-running is safe: running parts are reused and the demo history is stored only once.
+# The ports chosen at the first start (50051 and 9464 when free, else free ones) are kept in
+# .devtime/quickstart/ports and reused on every restart, so the exports stay true.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -30,6 +34,8 @@ stop_process() {
 }
 
 token="$state/admin.token"   # created by the collector at its first start
+ports_file="$state/ports"    # grpc=PORT / metrics=PORT: chosen once, kept across restarts
+env_file="$state/env"        # the exports for this stack (deploy/quickstart.sh env)
 ctl() { "$bin/devtimectl" --collector "$collector" --token-file "$token" "$@"; }
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -42,6 +48,30 @@ collector_pid() {
 
 ready_value() {  # ready_value KEY: a number from the collector's ready file
   sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p" "$state/collector.ready"
+}
+
+kept_port() { sed -n "s/^$1=//p" "$ports_file" 2>/dev/null; }
+
+# choose_port NAME PREFERRED: the port kept from an earlier start, else PREFERRED, else 0 (the
+# collector then binds a free one, which is kept from then on). A kept port that another
+# program took meanwhile is given up loudly: the exports change once, then stay.
+choose_port() {
+  local kept
+  kept=$(kept_port "$1")
+  if [ -n "$kept" ]; then
+    if port_free "$kept"; then echo "$kept"; return; fi
+    echo "devtime: the $1 port $kept kept in $ports_file is taken by another program now;" \
+      "choosing a new one (run: eval \"\$(deploy/quickstart.sh env)\")" >&2
+  fi
+  if port_free "$2"; then echo "$2"; else echo 0; fi
+}
+
+write_env() {  # write_env COLLECTOR
+  cat >"$env_file" <<ENV
+export DEVTIME_COLLECTOR=$1
+export DEVTIME_TOKEN_FILE=$token
+export PATH="$bin:\$PATH"
+ENV
 }
 
 # A part started from an older build is restarted, so re-running after a rebuild is safe.
@@ -62,9 +92,9 @@ start_collector() {
     return
   fi
   build_stamp devtime-collector >"$state/collector.build"
-  local grpc=50051 metrics=9464
-  port_free "$grpc" || grpc=0
-  port_free "$metrics" || metrics=0
+  local grpc metrics
+  grpc=$(choose_port grpc 50051)
+  metrics=$(choose_port metrics 9464)
   rm -f "$state/collector.ready"
   say "starting devtime-collector"
   setsid nohup "$bin/devtime-collector" --database "$(deploy/pg.sh conninfo "$pg_dir")" \
@@ -73,7 +103,11 @@ start_collector() {
     >>"$state/collector.log" 2>&1 </dev/null &
   echo $! >"$state/collector.pid"
   for _ in $(seq 1 300); do
-    [ -f "$state/collector.ready" ] && return
+    if [ -f "$state/collector.ready" ]; then
+      printf 'grpc=%s\nmetrics=%s\n' "$(ready_value grpc_port)" "$(ready_value metrics_port)" \
+        >"$ports_file"
+      return
+    fi
     kill -0 "$(cat "$state/collector.pid")" 2>/dev/null || break
     sleep 0.1
   done
@@ -99,6 +133,10 @@ agent_pid() {
 start_agent() {
   local collector=$1
   restart_if_rebuilt agent agent_pid
+  if [ -n "$(agent_pid)" ] && ! grep -qx "collector: $collector" "$state/agent.yaml"; then
+    say "the collector moved to $collector: restarting the agent"
+    stop_process "$(agent_pid)"
+  fi
   if [ -n "$(agent_pid)" ]; then
     say "agent already running (pid $(agent_pid))"
     return
@@ -171,8 +209,8 @@ print_next_steps() {
   cat <<NEXT
 
 devtime is running: collector at $collector, data in $state.
-Look at it:
-  export DEVTIME_COLLECTOR=$collector DEVTIME_TOKEN_FILE=$token PATH="$bin:\$PATH"
+Look at it (the exports are in $env_file; the ports stay the same across restarts):
+  eval "\$(deploy/quickstart.sh env)"
   devtimectl models list
   devtimectl runs list --model rmsnorm --workload fused
   devtimectl runs show \$(devtimectl runs list --workload fused --limit 1 --format json | sed -n 's/.*"run_id": "\(.*\)".*/\1/p')
@@ -200,6 +238,7 @@ up() {
   start_collector
   local collector="127.0.0.1:$(ready_value grpc_port)" metrics
   metrics=$(ready_value metrics_port)
+  write_env "$collector"
   upload_demo "$collector"
   start_agent "$collector"
   profile_on_cpu "$collector"
@@ -218,6 +257,7 @@ status() {
   if [ -n "$(collector_pid)" ]; then
     echo "collector: running (pid $(collector_pid)), gRPC 127.0.0.1:$(ready_value grpc_port)," \
       "metrics http://127.0.0.1:$(ready_value metrics_port)/metrics"
+    echo "  use it:  eval \"\$(deploy/quickstart.sh env)\"   # $(sed -n 's/^export DEVTIME_COLLECTOR=//p' "$env_file")"
   else
     echo "collector: stopped"
   fi
@@ -244,8 +284,14 @@ stop() {
 case "${1:-up}" in
   up) up ;;
   status) status ;;
+  env)
+    if [ ! -f "$env_file" ]; then
+      echo "no quickstart stack yet: run deploy/quickstart.sh first" >&2
+      exit 1
+    fi
+    cat "$env_file" ;;
   stop) stop ;;
   destroy) stop; [ -d "$pg_dir" ] && deploy/pg.sh destroy "$pg_dir"; rm -rf "$state"; say "removed $state" ;;
-  -h|--help|help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' ;;
-  *) echo "unknown command '$1' (up, status, stop, destroy)" >&2; exit 2 ;;
+  -h|--help|help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' ;;
+  *) echo "unknown command '$1' (up, status, env, stop, destroy)" >&2; exit 2 ;;
 esac
