@@ -1,5 +1,6 @@
 // devtimectl: the operator's CLI. Talks gRPC to the collector only. Each command group
-// registers its subcommands; the one parsed runs once connected (detect needs no collector).
+// registers its subcommands; the one parsed runs once connected (detect and import --dry-run
+// need no collector).
 #include <cstdlib>
 #include <functional>
 
@@ -7,6 +8,7 @@
 #include "services/ctl/cli.h"
 #include "services/ctl/commands.h"
 #include "services/ctl/detect_command.h"
+#include "services/ctl/import_command.h"
 #include "services/ctl/job_commands.h"
 #include "services/ctl/regression_commands.h"
 #include "services/ctl/report.h"
@@ -27,10 +29,11 @@ int main(int argc, char** argv) {
   ctl::AddCheckCommand(app, context);
   ctl::AddRegressionCommands(app, context);
   ctl::AddReportCommand(app, context);
-  std::function<int()> run_detect;
-  ctl::AddDetectCommand(app, &run_detect);
+  std::function<int()> run_offline;
+  ctl::AddImportCommand(app, context, &run_offline);
+  ctl::AddDetectCommand(app, &run_offline);
 
   CLI11_PARSE(app, argc, argv);
-  if (run_detect) return run_detect();  // offline: needs no collector
+  if (run_offline) return run_offline();  // needs no collector
   return ctl::RunCommand(options, context.command);
 }
