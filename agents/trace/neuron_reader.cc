@@ -334,7 +334,7 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
     const uint64_t unique = x.exec_id >= 0 ? 0 : x.index + 1;
     rows.push_back(
         {{x.nc_idx, x.exec_id, unique},
-         {x.start + shift, x.stop + shift, std::to_string(x.nc_idx), x.exec_id, x.sequence_id}});
+         {{x.start + shift, x.stop + shift}, std::to_string(x.nc_idx), x.exec_id, x.sequence_id}});
   }
   MergeByKey(rows, out);
   out->device_on_host_clock = aligned;
@@ -397,8 +397,8 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
     const NsInterval iv{*ts, *ts + *dur};
     if (name == kExec) {
       const uint64_t unique = exec_id >= 0 ? 0 : this_index + 1;
-      exec_rows.push_back({{process, lnc, exec_id, unique},
-                           {iv.start_ns, iv.end_ns, process + "/" + lnc, exec_id, sequence_id}});
+      exec_rows.push_back(
+          {{process, lnc, exec_id, unique}, {iv, process + "/" + lnc, exec_id, sequence_id}});
     } else if (type == 99999 || group.starts_with("framework")) {
       out->framework.push_back(iv);
     } else if (!IsNeuronHardwareEvent(name)) {
