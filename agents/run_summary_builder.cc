@@ -8,35 +8,19 @@
 #include <random>
 
 #include "proto/wire/limits.h"
+#include "proto/wire/names.h"
 #include "proto/wire/time.h"
 
 namespace devtime::agent {
 namespace {
 
+// The trace library names its enums as the wire does (trace_summary.h).
 v1::DeviceKind ToWire(trace::DeviceKind kind) {
-  switch (kind) {
-    case trace::DeviceKind::kCuda:
-      return v1::DEVICE_KIND_CUDA;
-    case trace::DeviceKind::kNeuron:
-      return v1::DEVICE_KIND_NEURON;
-    case trace::DeviceKind::kCpu:
-      return v1::DEVICE_KIND_CPU;
-  }
-  return v1::DEVICE_KIND_UNSPECIFIED;
+  return wire::DeviceKindFromName(std::string(trace::DeviceKindName(kind)));
 }
 
 v1::Layer ToWire(trace::Layer layer) {
-  switch (layer) {
-    case trace::Layer::kFrameworkDispatch:
-      return v1::LAYER_FRAMEWORK_DISPATCH;
-    case trace::Layer::kRuntimeScheduling:
-      return v1::LAYER_RUNTIME_SCHEDULING;
-    case trace::Layer::kDeviceExecution:
-      return v1::LAYER_DEVICE_EXECUTION;
-    case trace::Layer::kIdle:
-      return v1::LAYER_IDLE;
-  }
-  return v1::LAYER_UNSPECIFIED;
+  return wire::LayerFromName(std::string(trace::LayerName(layer)));
 }
 
 // torch 1.13's legacy profiler truncates every duration to whole microseconds, so a parent's

@@ -134,6 +134,12 @@ class JsonScanner {
     return ReadEscapedString(s, q, scratch);
   }
 
+  // The string that must come next as the value of `field` (ReadString into `scratch`).
+  std::string_view StringField(const char* field, std::string* scratch) {
+    if (Peek() != '"') Fail(std::string("field '") + field + "' is not a string");
+    return ReadString(scratch);
+  }
+
   void SkipString() { SkipStringFrom(p_ + 1); }
   // Skips the rest of a string whose content starts at `s` (after the opening quote).
   void SkipStringFrom(const char* s);

@@ -145,27 +145,25 @@ class Parser : private stream::JsonScanner {
     bool has_ph = false, has_name = false, has_cat = false;
     bool skipped = false;  // a category the caller does not keep: the rest is skipped unread
     int64_t correlation = -1, external_id = -1, exec_id = -1, sequence_id = -1;
+    // ph or cat into `out`. Once both are read, the rest of an event whose category the caller
+    // does not keep is skipped unread (false).
+    auto ph_or_cat = [&](const char* field, std::string_view* out, bool* has,
+                         std::string* scratch) {
+      *out = StringField(field, scratch);
+      *has = true;
+      return !(has_ph && has_cat && (skipped = Dropped(cat)));
+    };
     ReadObject([&](std::string_view key) {
       switch (key.size()) {
         case 2:
-          if (Is(key, "ph")) {
-            if (Peek() != '"') Fail("field 'ph' is not a string");
-            ph = ReadString(&scratch_[0]);
-            has_ph = true;
-            return !(has_cat && (skipped = Dropped(cat)));
-          }
+          if (Is(key, "ph")) return ph_or_cat("ph", &ph, &has_ph, &scratch_[0]);
           if (Is(key, "ts")) {
             ts = NumberField("ts");
             return true;
           }
           break;
         case 3:
-          if (Is(key, "cat")) {
-            if (Peek() != '"') Fail("field 'cat' is not a string");
-            cat = ReadString(&scratch_[1]);
-            has_cat = true;
-            return !(has_ph && (skipped = Dropped(cat)));
-          }
+          if (Is(key, "cat")) return ph_or_cat("cat", &cat, &has_cat, &scratch_[1]);
           if (Is(key, "dur")) {
             dur = NumberField("dur");
             return true;
@@ -185,8 +183,7 @@ class Parser : private stream::JsonScanner {
           break;
         case 4:
           if (Is(key, "name")) {
-            if (Peek() != '"') Fail("field 'name' is not a string");
-            name = ReadString(&scratch_[4]);
+            name = StringField("name", &scratch_[4]);
             has_name = true;
             return true;
           }

@@ -33,6 +33,15 @@ absl::Status IterateObject(od::parser& parser, const std::string& padded, size_t
   return absl::OkStatus();
 }
 
+// Reads the JSON string `v` (the value of `what`) into *out.
+absl::Status ReadText(od::value& v, const std::filesystem::path& path, const std::string& what,
+                      std::string* out) {
+  std::string_view s;
+  if (auto e = v.get_string().get(s)) return Bad(path, what + ": " + Err(e));
+  *out = std::string(s);
+  return absl::OkStatus();
+}
+
 absl::Status ReadRow(const std::filesystem::path& path, size_t index, od::value& element,
                      OpStats* row) {
   const std::string where = "rows[" + std::to_string(index) + "]";
@@ -44,10 +53,8 @@ absl::Status ReadRow(const std::filesystem::path& path, size_t index, od::value&
       obj,
       [&](std::string_view key, od::value& v) -> absl::Status {
         if (key == "name") {
-          std::string_view s;
-          if (auto e = v.get_string().get(s)) return Bad(path, where + ".name: " + Err(e));
-          row->name = std::string(s);
           has_name = true;
+          return ReadText(v, path, where + ".name", &row->name);
         } else if (key == "calls") {
           uint64_t c = 0;
           if (auto e = v.get_uint64().get(c)) return Bad(path, where + ".calls: " + Err(e));
@@ -95,9 +102,7 @@ absl::StatusOr<KeyAverages> ParseKeyAverages(const std::string& padded, size_t s
       top,
       [&](std::string_view key, od::value& v) -> absl::Status {
         if (key == "device") {
-          std::string_view s;
-          if (auto e = v.get_string().get(s)) return Bad(path, "'device': " + Err(e));
-          out.device = std::string(s);
+          return ReadText(v, path, "'device'", &out.device);
         } else if (key == "rows") {
           od::array rows;
           if (v.get_array().get(rows)) return Bad(path, "'rows' is not an array");
@@ -147,9 +152,7 @@ absl::StatusOr<std::map<std::string, std::string>> ParseEnvironment(
         od::json_type type;
         if (auto e = v.type().get(type)) return Bad(path, "'" + k + "': " + Err(e));
         if (type == od::json_type::string) {
-          std::string_view s;
-          if (auto e = v.get_string().get(s)) return Bad(path, "'" + k + "': " + Err(e));
-          env[k] = std::string(s);
+          return ReadText(v, path, "'" + k + "'", &env[k]);
         } else if (type == od::json_type::object || type == od::json_type::array) {
           return Bad(path, "'" + k + "' is not a string (environment.json must be flat)");
         } else {

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 #include <string_view>
 #include <tuple>
+#include <variant>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
@@ -98,6 +100,67 @@ std::string ReadString(od::value& v) {
   return std::string(s);
 }
 
+// A field of an event object and where its value goes, read as Text (a JSON string, else ""),
+// IdText (ReadIdText), Int (ReadInt) or Id (ReadInt, -1 when absent).
+struct Text {
+  std::string* to;
+};
+struct IdText {
+  std::string* to;
+};
+struct Int {
+  std::optional<int64_t>* to;
+};
+struct Id {
+  int64_t* to;
+};
+struct Field {
+  std::string_view key;
+  std::variant<Text, IdText, Int, Id> to;
+};
+
+struct FieldReader {
+  od::value& v;
+  void operator()(Text t) const { *t.to = ReadString(v); }
+  void operator()(IdText t) const { *t.to = ReadIdText(v); }
+  void operator()(Int t) const { *t.to = ReadInt(v); }
+  void operator()(Id t) const { *t.to = ReadInt(v).value_or(-1); }
+};
+
+// Reads `v` into the target of the field named `key`; a key no field names is ignored.
+void ReadField(std::span<const Field> fields, std::string_view key, od::value& v) {
+  for (const Field& field : fields) {
+    if (field.key == key) return std::visit(FieldReader{v}, field.to);
+  }
+}
+
+// Reads the fields of the event object `obj` into `fields`, and those of its nested object
+// `nested` ("data", "args"; skipped when not an object) with on_nested(key, value). Malformed
+// JSON is an error that names `where`.
+template <typename OnNested>
+absl::Status ReadEventFields(od::object& obj, std::span<const Field> fields,
+                             std::string_view nested, OnNested&& on_nested,
+                             const std::string& origin, const std::string& where) {
+  return json::ForEachField(
+      obj,
+      [&](std::string_view key, od::value& v) -> absl::Status {
+        if (key != nested) {
+          ReadField(fields, key, v);
+          return absl::OkStatus();
+        }
+        od::object inner;
+        if (v.get_object().get(inner)) return absl::OkStatus();  // not an object: no payload
+        return json::ForEachField(
+            inner,
+            [&](std::string_view k, od::value& iv) {
+              on_nested(k, iv);
+              return absl::OkStatus();
+            },
+            FieldError(origin, where + "." + std::string(nested)));
+      },
+      FieldError(origin, where));
+}
+
 // Merges rows that share a key into one execution (first start, last end): the rows of the
 // physical cores of one logical core's execution (LNC>1, §2.4). Sets out->device and
 // out->executions, sorted by (start, end).
@@ -164,41 +227,18 @@ absl::Status ReadFetchEvent(od::value& element, uint64_t index, const std::strin
   if (auto e = element.get_object().get(obj)) {
     return Bad(origin, where + ": not a JSON object (" + ErrorText(e) + ")");
   }
-  absl::Status st = json::ForEachField(
-      obj,
-      [&](std::string_view key, od::value& v) -> absl::Status {
-        if (key == "event_type") {
-          ev->type = ReadString(v);
-        } else if (key == "phase") {
-          ev->phase = ReadString(v);
-        } else if (key == "tracking_id") {
-          ev->tracking_id = ReadInt(v).value_or(-1);
-        } else if (key == "nc_idx") {
-          ev->nc_idx = ReadInt(v).value_or(-1);
-        } else if (key == "data") {
-          od::object data;
-          if (v.get_object().get(data)) return absl::OkStatus();  // not an object: no payload
-          return json::ForEachField(
-              data,
-              [&](std::string_view k, od::value& dv) {
-                if (k == "nc_timestamp_ns") {
-                  ev->nc_ts = ReadInt(dv);
-                } else if (k == "cpu_timestamp_ns") {
-                  ev->cpu_ts = ReadInt(dv);
-                } else if (k == "exec_id") {
-                  ev->exec_id = ReadInt(dv).value_or(-1);
-                } else if (k == "nrt_sequence_id") {
-                  ev->sequence_id = ReadInt(dv).value_or(-1);
-                } else if (k == "device_core_idx") {
-                  ev->core = ReadInt(dv).value_or(-1);
-                }
-                return absl::OkStatus();
-              },
-              FieldError(origin, where + ".data"));
-        }
-        return absl::OkStatus();
-      },
-      FieldError(origin, where));
+  const Field fields[] = {{"event_type", Text{&ev->type}},
+                          {"phase", Text{&ev->phase}},
+                          {"tracking_id", Id{&ev->tracking_id}},
+                          {"nc_idx", Id{&ev->nc_idx}}};
+  const Field data_fields[] = {{"nc_timestamp_ns", Int{&ev->nc_ts}},
+                               {"cpu_timestamp_ns", Int{&ev->cpu_ts}},
+                               {"exec_id", Id{&ev->exec_id}},
+                               {"nrt_sequence_id", Id{&ev->sequence_id}},
+                               {"device_core_idx", Id{&ev->core}}};
+  absl::Status st = ReadEventFields(
+      obj, fields, "data",
+      [&](std::string_view key, od::value& v) { ReadField(data_fields, key, v); }, origin, where);
   if (!st.ok()) return st;
   if (ev->type.empty()) return Bad(origin, where + ": missing field 'event_type'");
   return absl::OkStatus();
@@ -294,7 +334,7 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
     const uint64_t unique = x.exec_id >= 0 ? 0 : x.index + 1;
     rows.push_back(
         {{x.nc_idx, x.exec_id, unique},
-         {x.start + shift, x.stop + shift, std::to_string(x.nc_idx), x.exec_id, x.sequence_id}});
+         {{x.start + shift, x.stop + shift}, std::to_string(x.nc_idx), x.exec_id, x.sequence_id}});
   }
   MergeByKey(rows, out);
   out->device_on_host_clock = aligned;
@@ -322,46 +362,24 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
     std::optional<int64_t> ts, dur, type;
     int64_t exec_id = -1;
     int64_t sequence_id = -1;
-    absl::Status st = json::ForEachField(
-        obj,
-        [&](std::string_view key, od::value& v) -> absl::Status {
-          if (key == "name") {
-            name = ReadString(v);
-          } else if (key == "timestamp") {
-            ts = ReadInt(v);
-          } else if (key == "duration") {
-            dur = ReadInt(v);
-          } else if (key == "timestamp_unit") {
-            unit = ReadString(v);
-          } else if (key == "group") {
-            group = ReadString(v);
-          } else if (key == "type") {
-            type = ReadInt(v);
-          } else if (key == "process_id") {
-            process = ReadIdText(v);
-          } else if (key == "lnc_idx") {
-            lnc = ReadIdText(v);
-          } else if (key == "exec_id") {
-            exec_id = ReadInt(v).value_or(-1);
-          } else if (key == "nrt_sequence_id") {
-            sequence_id = ReadInt(v).value_or(-1);
-          } else if (key == "args") {
-            od::object args;
-            if (v.get_object().get(args)) return absl::OkStatus();
-            return json::ForEachField(
-                args,
-                [&](std::string_view k, od::value& av) {
-                  if (k == "exec_id" && exec_id < 0) exec_id = ReadInt(av).value_or(-1);
-                  if (k == "nrt_sequence_id" && sequence_id < 0) {
-                    sequence_id = ReadInt(av).value_or(-1);
-                  }
-                  return absl::OkStatus();
-                },
-                FieldError(origin, where + ".args"));
-          }
-          return absl::OkStatus();
+    const Field fields[] = {{"name", Text{&name}},
+                            {"timestamp", Int{&ts}},
+                            {"duration", Int{&dur}},
+                            {"timestamp_unit", Text{&unit}},
+                            {"group", Text{&group}},
+                            {"type", Int{&type}},
+                            {"process_id", IdText{&process}},
+                            {"lnc_idx", IdText{&lnc}},
+                            {"exec_id", Id{&exec_id}},
+                            {"nrt_sequence_id", Id{&sequence_id}}};
+    // args.exec_id and args.nrt_sequence_id count where the top level has none.
+    absl::Status st = ReadEventFields(
+        obj, fields, "args",
+        [&](std::string_view key, od::value& v) {
+          if (key == "exec_id" && exec_id < 0) exec_id = ReadInt(v).value_or(-1);
+          if (key == "nrt_sequence_id" && sequence_id < 0) sequence_id = ReadInt(v).value_or(-1);
         },
-        FieldError(origin, where));
+        origin, where);
     if (!st.ok()) return st;
     const uint64_t this_index = index++;
     // mem_usage / cpu_util samples have no name; instant events no duration.
@@ -379,8 +397,8 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
     const NsInterval iv{*ts, *ts + *dur};
     if (name == kExec) {
       const uint64_t unique = exec_id >= 0 ? 0 : this_index + 1;
-      exec_rows.push_back({{process, lnc, exec_id, unique},
-                           {iv.start_ns, iv.end_ns, process + "/" + lnc, exec_id, sequence_id}});
+      exec_rows.push_back(
+          {{process, lnc, exec_id, unique}, {iv, process + "/" + lnc, exec_id, sequence_id}});
     } else if (type == 99999 || group.starts_with("framework")) {
       out->framework.push_back(iv);
     } else if (!IsNeuronHardwareEvent(name)) {

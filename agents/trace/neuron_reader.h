@@ -26,11 +26,9 @@ struct NsInterval {
   int64_t end_ns = 0;
 };
 
-// One NeuronCore execution (nc_exec_running, physical-core rows merged) with what can join it
-// to the framework op that launched it.
-struct NeuronExecution {
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
+// One NeuronCore execution (nc_exec_running, physical-core rows merged): its interval, and what
+// can join it to the framework op that launched it.
+struct NeuronExecution : NsInterval {
   std::string queue;         // the NeuronCore queue: "<process>/<lnc_idx>" or fetch "<nc_idx>"
   int64_t exec_id = -1;      // exec_id (top level, args or data), -1 when absent
   int64_t sequence_id = -1;  // nrt_sequence_id, -1 when absent

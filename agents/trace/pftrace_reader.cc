@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -51,6 +52,12 @@ struct Wire {
     p += n;
     return true;
   }
+  // Skips `n` bytes (a fixed64 or fixed32 value).
+  bool Fixed(std::ptrdiff_t n) {
+    if (e - p < n) return false;
+    p += n;
+    return true;
+  }
   // Skips a value of `wire_type`; groups (3, 4) and unknown types are not valid here.
   bool Skip(uint32_t wire_type) {
     uint64_t v = 0;
@@ -59,15 +66,11 @@ struct Wire {
       case 0:
         return Varint(&v);
       case 1:
-        if (e - p < 8) return false;
-        p += 8;
-        return true;
+        return Fixed(8);
       case 2:
         return Len(&s);
       case 5:
-        if (e - p < 4) return false;
-        p += 4;
-        return true;
+        return Fixed(4);
       default:
         return false;
     }

@@ -27,35 +27,9 @@ std::string Name(const std::string& name) {
   return name.substr(0, kNameWidth - 3) + "...";
 }
 
-const char* DeviceName(DeviceKind kind) {
-  switch (kind) {
-    case DeviceKind::kCuda:
-      return "cuda";
-    case DeviceKind::kNeuron:
-      return "neuron";
-    case DeviceKind::kCpu:
-      break;
-  }
-  return "cpu";
-}
-
 void AppendNotes(const TraceSummary& s, std::string* out) {
   for (const std::string& w : s.warnings) absl::StrAppend(out, "Warning: ", w, "\n");
   if (s.invalid_reason) absl::StrAppend(out, "INVALID: ", *s.invalid_reason, "\n");
-}
-
-const char* LayerName(Layer layer) {
-  switch (layer) {
-    case Layer::kFrameworkDispatch:
-      return "framework dispatch";
-    case Layer::kRuntimeScheduling:
-      return "runtime scheduling";
-    case Layer::kDeviceExecution:
-      return "device execution";
-    case Layer::kIdle:
-      return "idle";
-  }
-  return "?";
 }
 
 // Per-op device columns only when some device time is attributed to ops (a Neuron system trace
@@ -111,7 +85,7 @@ std::string RenderTable(const TraceSummary& s) {
   std::string out;
   absl::StrAppend(
       &out, absl::StrFormat("Source: %s   Device: %s   Steps: %d   Ops: %d\n", s.source_format,
-                            DeviceName(s.device_kind), s.steps.size(), s.ops.size()));
+                            DeviceKindName(s.device_kind), s.steps.size(), s.ops.size()));
   std::string header =
       absl::StrFormat("%-55s  %8s  %12s  %12s", "Name", "Calls", "Self CPU", "CPU total");
   if (dev) absl::StrAppend(&header, absl::StrFormat("  %12s  %12s", "Self device", "Device total"));
@@ -168,8 +142,10 @@ std::string RenderTable(const TraceSummary& s) {
   if (!s.layers.empty()) {
     absl::StrAppend(&out, "Layers:");
     for (size_t i = 0; i < s.layers.size(); ++i) {
-      absl::StrAppend(&out, i ? "," : "", " ", LayerName(s.layers[i].layer), " ",
-                      FormatTime(s.layers[i].time_us));
+      // The layer's name for people: "framework dispatch".
+      std::string layer(LayerName(s.layers[i].layer));
+      std::replace(layer.begin(), layer.end(), '_', ' ');
+      absl::StrAppend(&out, i ? "," : "", " ", layer, " ", FormatTime(s.layers[i].time_us));
     }
     absl::StrAppend(&out, "\n");
   }

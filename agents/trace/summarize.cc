@@ -69,19 +69,26 @@ void WarnMismatches(const std::string& what, const std::vector<std::string>& mis
   summary->warnings.push_back(std::move(msg));
 }
 
+// The trace's `figure` of each op, by op name.
+template <typename T>
+std::map<std::string, T> PerOp(const TraceSummary& summary, T OpStats::*figure) {
+  std::map<std::string, T> out;
+  for (const OpStats& op : summary.ops) out[op.name] = op.*figure;
+  return out;
+}
+
 // Warns where the harness's key_averages.json and the trace disagree on calls per op.
 void CrossCheckCalls(const KeyAverages& ka, TraceSummary* summary) {
-  std::map<std::string, uint64_t> trace_calls;
-  for (const OpStats& op : summary->ops) trace_calls[op.name] = op.calls;
+  std::map<std::string, uint64_t> trace_calls = PerOp(*summary, &OpStats::calls);
   std::vector<std::string> mismatches;
   for (const OpStats& row : ka.rows) {
-    auto it = trace_calls.find(row.name);
-    const uint64_t in_trace = it == trace_calls.end() ? 0 : it->second;
+    // Taken out of trace_calls: what is left are the ops key_averages.json does not list.
+    auto found = trace_calls.extract(row.name);
+    const uint64_t in_trace = found ? found.mapped() : 0;
     if (in_trace != row.calls) {
       mismatches.push_back(absl::StrFormat("%s (%d in key_averages.json, %d in trace)", row.name,
                                            row.calls, in_trace));
     }
-    if (it != trace_calls.end()) trace_calls.erase(it);
   }
   for (const auto& [name, calls] : trace_calls) {
     mismatches.push_back(absl::StrFormat("%s (0 in key_averages.json, %d in trace)", name, calls));
@@ -95,8 +102,7 @@ void CrossCheckDevice(const KeyAverages& ka, TraceSummary* summary) {
   const bool ka_has_device = std::any_of(ka.rows.begin(), ka.rows.end(),
                                          [](const OpStats& r) { return r.self_device_us > 0; });
   if (!ka_has_device || !summary->has_device_time) return;
-  std::map<std::string, double> trace_device;
-  for (const OpStats& op : summary->ops) trace_device[op.name] = op.self_device_us;
+  const std::map<std::string, double> trace_device = PerOp(*summary, &OpStats::self_device_us);
   std::vector<std::string> mismatches;
   for (const OpStats& row : ka.rows) {
     auto it = trace_device.find(row.name);

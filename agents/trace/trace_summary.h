@@ -53,6 +53,10 @@ struct StepStats {
 
 enum class Layer { kFrameworkDispatch, kRuntimeScheduling, kDeviceExecution, kIdle };
 
+// "framework_dispatch", "runtime_scheduling", "device_execution", "idle": the wire's names of
+// the layers too (wire::LayerName), by which the agent converts them.
+std::string_view LayerName(Layer layer);
+
 struct LayerTime {
   Layer layer;
   double time_us = 0;
@@ -76,6 +80,9 @@ struct CaptureInfo {
 };
 
 enum class DeviceKind { kCpu, kCuda, kNeuron };
+
+// "cpu", "cuda", "neuron": torch's device type names, and the wire's (wire::DeviceKindName).
+std::string_view DeviceKindName(DeviceKind kind);
 
 // How device executions recorded outside the framework trace (a Neuron system trace) were joined
 // to the ops that launched them (neuron_join.h). Times are microseconds.

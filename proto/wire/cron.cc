@@ -3,6 +3,8 @@
 #include <array>
 #include <charconv>
 #include <sstream>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/time/civil_time.h"
@@ -108,12 +110,16 @@ absl::Status ParseField(const FieldSpec& field, const std::string& text, std::bi
   return absl::OkStatus();
 }
 
+// The @-macros (crontab(5)) and the five fields each stands for.
+constexpr std::pair<std::string_view, const char*> kMacros[] = {
+    {"@hourly", "0 * * * *"},  {"@daily", "0 0 * * *"},   {"@midnight", "0 0 * * *"},
+    {"@weekly", "0 0 * * 0"},  {"@monthly", "0 0 1 * *"}, {"@yearly", "0 0 1 1 *"},
+    {"@annually", "0 0 1 1 *"}};
+
 std::string ExpandMacro(const std::string& expression) {
-  if (expression == "@hourly") return "0 * * * *";
-  if (expression == "@daily" || expression == "@midnight") return "0 0 * * *";
-  if (expression == "@weekly") return "0 0 * * 0";
-  if (expression == "@monthly") return "0 0 1 * *";
-  if (expression == "@yearly" || expression == "@annually") return "0 0 1 1 *";
+  for (const auto& [macro, fields] : kMacros) {
+    if (expression == macro) return fields;
+  }
   return expression;
 }
 
@@ -124,22 +130,15 @@ std::bitset<N> Narrow(const std::bitset<64>& bits) {
   return out;
 }
 
+// absl's weekdays in cron's numbering: Sunday is 0 (kDayNames' order).
+constexpr absl::Weekday kCronWeekdays[] = {absl::Weekday::sunday,   absl::Weekday::monday,
+                                           absl::Weekday::tuesday,  absl::Weekday::wednesday,
+                                           absl::Weekday::thursday, absl::Weekday::friday,
+                                           absl::Weekday::saturday};
+
 int DayOfWeekIndex(absl::Weekday weekday) {
-  switch (weekday) {
-    case absl::Weekday::sunday:
-      return 0;
-    case absl::Weekday::monday:
-      return 1;
-    case absl::Weekday::tuesday:
-      return 2;
-    case absl::Weekday::wednesday:
-      return 3;
-    case absl::Weekday::thursday:
-      return 4;
-    case absl::Weekday::friday:
-      return 5;
-    case absl::Weekday::saturday:
-      return 6;
+  for (int i = 0; i < 7; ++i) {
+    if (kCronWeekdays[i] == weekday) return i;
   }
   return 0;
 }

@@ -65,6 +65,7 @@ bool IsFiring(v1::RegressionState state) {
 }
 
 std::string LayerName(v1::Layer layer) { return ShortName(layer, kLayer); }
+v1::Layer LayerFromName(const std::string& name) { return FromShortName<v1::Layer>(name, kLayer); }
 
 std::string ResolutionName(v1::Resolution resolution) {
   // Stored as '' when unresolved (the column's default), not "unspecified".

@@ -28,6 +28,7 @@ bool IsFiring(v1::RegressionState state);
 
 // "framework_dispatch", "runtime_scheduling", "device_execution", "idle", "unspecified"
 std::string LayerName(v1::Layer layer);
+v1::Layer LayerFromName(const std::string& name);  // UNSPECIFIED when unknown
 
 // "fixed", "accepted_baseline", "" (unspecified)
 std::string ResolutionName(v1::Resolution resolution);

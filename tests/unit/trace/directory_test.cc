@@ -4,12 +4,8 @@
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 
-namespace devtime::trace {
+namespace devtime::trace::testing {
 namespace {
-
-using ::devtime::trace::testing::Fixture;
-using ::devtime::trace::testing::ReadAll;
-using ::devtime::trace::testing::TempDir;
 
 bool HasArtifact(const TraceSummary& s, const std::string& kind) {
   for (const ArtifactRef& a : s.artifacts) {
@@ -42,10 +38,9 @@ TEST(TraceDirectory, TakesCaptureSettingsFromHarnessEnvironment) {
 }
 
 TEST(TraceDirectory, WarnsWhenRunJsonIsMissingOrStepsDisagree) {
-  TempDir dir;
-  dir.Write("trace.json", ReadAll(Fixture("legacy_mlp/trace.json")));
-  dir.Write("environment.json", R"({"capture.active": "5", "capture.synchronized": "true"})");
-  absl::StatusOr<TraceSummary> s = Summarize(dir.path());
+  absl::StatusOr<TraceSummary> s = SummarizeCapture(
+      "legacy_mlp/trace.json",
+      {{"environment.json", R"({"capture.active": "5", "capture.synchronized": "true"})"}});
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_EQ(s->warnings.size(), 2u);
   EXPECT_EQ(s->warnings[0],
@@ -55,12 +50,10 @@ TEST(TraceDirectory, WarnsWhenRunJsonIsMissingOrStepsDisagree) {
 }
 
 TEST(TraceDirectory, WarnsWhenKeyAveragesDisagreesOnCalls) {
-  TempDir dir;
-  dir.Write("trace.json", ReadAll(Fixture("legacy_mlp/trace.json")));
-  dir.Write("key_averages.json", R"({"device": "cpu", "rows": [
+  absl::StatusOr<TraceSummary> s = SummarizeCapture(
+      "legacy_mlp/trace.json", {{"key_averages.json", R"({"device": "cpu", "rows": [
     {"name": "ProfilerStep*", "calls": 3, "self_cpu_us": 1.0, "cpu_total_us": 1.0,
-     "self_device_us": 0.0, "device_total_us": 0.0}]})");
-  absl::StatusOr<TraceSummary> s = Summarize(dir.path());
+     "self_device_us": 0.0, "device_total_us": 0.0}]})"}});
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_EQ(s->warnings.size(), 1u);
   EXPECT_NE(s->warnings[0].find("ProfilerStep* (3 in key_averages.json, 2 in trace)"),
@@ -98,10 +91,8 @@ TEST(TraceDirectory, FallsBackToKeyAveragesWithoutTrace) {
 }
 
 TEST(TraceDirectory, DeviceBackendFromHarnessWithEmptyDeviceTimeIsInvalid) {
-  TempDir dir;
-  dir.Write("trace.json", ReadAll(Fixture("legacy_mlp/trace.json")));
-  dir.Write("key_averages.json", R"({"device": "neuron", "rows": []})");
-  absl::StatusOr<TraceSummary> s = Summarize(dir.path());
+  absl::StatusOr<TraceSummary> s = SummarizeCapture(
+      "legacy_mlp/trace.json", {{"key_averages.json", R"({"device": "neuron", "rows": []})"}});
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->device_kind, DeviceKind::kNeuron);
   ASSERT_TRUE(s->invalid_reason);
@@ -115,14 +106,12 @@ TEST(TraceDirectory, EmptyDirectoryIsNotFound) {
 }
 
 TEST(TraceDirectory, RejectsNestedEnvironmentValues) {
-  TempDir dir;
-  dir.Write("trace.json", ReadAll(Fixture("legacy_mlp/trace.json")));
-  dir.Write("environment.json", R"({"torch": "1.13", "nested": {"a": 1}})");
-  absl::StatusOr<TraceSummary> s = Summarize(dir.path());
+  absl::StatusOr<TraceSummary> s = SummarizeCapture(
+      "legacy_mlp/trace.json", {{"environment.json", R"({"torch": "1.13", "nested": {"a": 1}})"}});
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.status().message().find("environment.json"), std::string::npos);
   EXPECT_NE(s.status().message().find("'nested'"), std::string::npos);
 }
 
 }  // namespace
-}  // namespace devtime::trace
+}  // namespace devtime::trace::testing

@@ -8,12 +8,8 @@
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 
-namespace devtime::trace {
+namespace devtime::trace::testing {
 namespace {
-
-using ::devtime::trace::testing::Fixture;
-using ::devtime::trace::testing::ReadAll;
-using ::devtime::trace::testing::TempDir;
 
 // Summarizes `content` written to a temp file; returns the error message ("" when OK).
 std::string ErrorFor(const std::string& content, absl::StatusCode* code = nullptr) {
@@ -106,21 +102,21 @@ TEST(TraceErrors, CorruptGzip) {
 }
 
 }  // namespace
-}  // namespace devtime::trace
+}  // namespace devtime::trace::testing
 
-namespace devtime::trace {
+namespace devtime::trace::testing {
 namespace {
 
 TEST(TraceErrors, SurvivesRandomByteMutations) {
   // Deterministic mutations of a real fixture: any outcome is fine except a crash or hang.
-  const std::string full = testing::ReadAll(testing::Fixture("kineto_cuda_basic.json"));
+  const std::string full = ReadAll(Fixture("kineto_cuda_basic.json"));
   const char kBytes[] = {'{', '}', '[', ']', '"', ',', ':', '.', '-', '0', '9', 'e', '\\', '\0'};
   uint32_t state = 12345;
   auto next = [&state] {
     state = state * 1664525u + 1013904223u;
     return state >> 8;
   };
-  testing::TempDir dir;
+  TempDir dir;
   int ok = 0;
   for (int i = 0; i < 300; ++i) {
     std::string mutated = full;
@@ -135,4 +131,4 @@ TEST(TraceErrors, SurvivesRandomByteMutations) {
 }
 
 }  // namespace
-}  // namespace devtime::trace
+}  // namespace devtime::trace::testing

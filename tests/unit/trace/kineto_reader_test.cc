@@ -2,69 +2,57 @@
 // from the fixtures in tests/fixtures/trace/ (each fixture's "_source" says where its fields
 // come from).
 #include <filesystem>
+#include <iterator>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 
-namespace devtime::trace {
+namespace devtime::trace::testing {
 namespace {
-
-using ::devtime::trace::testing::FindOp;
-using ::devtime::trace::testing::Fixture;
-using ::devtime::trace::testing::MustSummarize;
-using ::devtime::trace::testing::TempDir;
 
 TEST(KinetoReader, ReadsObjectFormWithBaseTimeAndFloatTimestamps) {
   TraceSummary s = MustSummarize(Fixture("kineto_cuda_basic.json"));
-  EXPECT_EQ(s.source_format, "kineto-json");
-  EXPECT_EQ(s.device_kind, DeviceKind::kCuda);
-  EXPECT_TRUE(s.has_device_time);
-  EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
+  ExpectValidCapture(s, "kineto-json", DeviceKind::kCuda);
   // 21 complete events in the file (ignored categories included), 26 events in all.
   EXPECT_EQ(s.event_count, 21u);
 }
 
 TEST(KinetoReader, AttributesKernelToLaunchingOp) {
   TraceSummary s = MustSummarize(Fixture("kineto_cuda_basic.json"));
-  const OpStats* addmm = FindOp(s, "aten::addmm");
-  ASSERT_NE(addmm, nullptr);
-  EXPECT_EQ(addmm->calls, 2u);
-  EXPECT_DOUBLE_EQ(addmm->self_device_us, 101.0);  // 52.160 + 48.840
-  EXPECT_DOUBLE_EQ(addmm->total_device_us, 101.0);
+  const OpStats& addmm = Op(s, "aten::addmm");
+  EXPECT_EQ(addmm.calls, 2u);
+  EXPECT_DOUBLE_EQ(addmm.self_device_us, 101.0);  // 52.160 + 48.840
+  EXPECT_DOUBLE_EQ(addmm.total_device_us, 101.0);
   // The runtime call itself carries no device time (torch: kernels belong to the op).
-  const OpStats* launch = FindOp(s, "cudaLaunchKernel");
-  ASSERT_NE(launch, nullptr);
-  EXPECT_EQ(launch->calls, 2u);
-  EXPECT_DOUBLE_EQ(launch->self_device_us, 0.0);
-  EXPECT_NEAR(launch->self_cpu_us, 10.763, 1e-9);
+  const OpStats& launch = Op(s, "cudaLaunchKernel");
+  EXPECT_EQ(launch.calls, 2u);
+  EXPECT_DOUBLE_EQ(launch.self_device_us, 0.0);
+  EXPECT_NEAR(launch.self_cpu_us, 10.763, 1e-9);
 }
 
 TEST(KinetoReader, AttributesMemcpyAndMemsetToLaunchingOp) {
   TraceSummary s = MustSummarize(Fixture("kineto_cuda_basic.json"));
-  const OpStats* copy = FindOp(s, "aten::copy_");
-  ASSERT_NE(copy, nullptr);
-  EXPECT_DOUBLE_EQ(copy->self_device_us, 10.0);
-  EXPECT_DOUBLE_EQ(copy->self_cpu_us, 80.0);
-  const OpStats* zero = FindOp(s, "aten::zero_");
-  ASSERT_NE(zero, nullptr);
-  EXPECT_DOUBLE_EQ(zero->self_device_us, 1.5);
-  EXPECT_DOUBLE_EQ(zero->self_cpu_us, 26.0);
+  const OpStats& copy = Op(s, "aten::copy_");
+  EXPECT_DOUBLE_EQ(copy.self_device_us, 10.0);
+  EXPECT_DOUBLE_EQ(copy.self_cpu_us, 80.0);
+  const OpStats& zero = Op(s, "aten::zero_");
+  EXPECT_DOUBLE_EQ(zero.self_device_us, 1.5);
+  EXPECT_DOUBLE_EQ(zero.self_cpu_us, 26.0);
 }
 
 TEST(KinetoReader, TotalDeviceTimeIncludesChildrenSelfDoesNot) {
   TraceSummary s = MustSummarize(Fixture("kineto_cuda_basic.json"));
-  const OpStats* linear = FindOp(s, "aten::linear");
-  ASSERT_NE(linear, nullptr);
-  EXPECT_EQ(linear->calls, 2u);
-  EXPECT_DOUBLE_EQ(linear->self_device_us, 0.0);
-  EXPECT_DOUBLE_EQ(linear->total_device_us, 101.0);
-  EXPECT_NEAR(linear->self_cpu_us, 145.375, 1e-9);  // 300.5-5-200.125 + 200-150
-  EXPECT_NEAR(linear->total_cpu_us, 500.5, 1e-9);
-  const OpStats* step = FindOp(s, "ProfilerStep*");
-  ASSERT_NE(step, nullptr);
-  EXPECT_EQ(step->calls, 2u);
-  EXPECT_NEAR(step->self_cpu_us, 969.5, 1e-9);
-  EXPECT_NEAR(step->total_device_us, 112.5, 1e-9);  // all attributed device time
+  const OpStats& linear = Op(s, "aten::linear");
+  EXPECT_EQ(linear.calls, 2u);
+  EXPECT_DOUBLE_EQ(linear.self_device_us, 0.0);
+  EXPECT_DOUBLE_EQ(linear.total_device_us, 101.0);
+  EXPECT_NEAR(linear.self_cpu_us, 145.375, 1e-9);  // 300.5-5-200.125 + 200-150
+  EXPECT_NEAR(linear.total_cpu_us, 500.5, 1e-9);
+  const OpStats& step = Op(s, "ProfilerStep*");
+  EXPECT_EQ(step.calls, 2u);
+  EXPECT_NEAR(step.self_cpu_us, 969.5, 1e-9);
+  EXPECT_NEAR(step.total_device_us, 112.5, 1e-9);  // all attributed device time
 }
 
 TEST(KinetoReader, ReportsUnattributedDeviceTimeInTotalAndWarning) {
@@ -96,21 +84,18 @@ TEST(KinetoReader, SplitsProfilerStepWindows) {
   EXPECT_NEAR(s.steps[0].cpu_us, 1000.0, 1e-9);  // one thread: self CPU sums to the window
   EXPECT_NEAR(s.steps[1].cpu_us, 600.0, 1e-9);
   EXPECT_EQ(s.capture.active_steps, 2u);
-  const OpStats* addmm = FindOp(s, "aten::addmm");
-  ASSERT_NE(addmm, nullptr);
-  ASSERT_EQ(addmm->step_self_device_us.size(), 2u);
-  EXPECT_NEAR(addmm->step_self_device_us[0], 52.16, 1e-9);
-  EXPECT_NEAR(addmm->step_self_device_us[1], 48.84, 1e-9);
+  const OpStats& addmm = Op(s, "aten::addmm");
+  ASSERT_EQ(addmm.step_self_device_us.size(), 2u);
+  EXPECT_NEAR(addmm.step_self_device_us[0], 52.16, 1e-9);
+  EXPECT_NEAR(addmm.step_self_device_us[1], 48.84, 1e-9);
 }
 
 TEST(KinetoReader, SortsOpsBySelfDeviceThenSelfCpu) {
   TraceSummary s = MustSummarize(Fixture("kineto_cuda_basic.json"));
   ASSERT_GE(s.ops.size(), 5u);
-  EXPECT_EQ(s.ops[0].name, "aten::addmm");
-  EXPECT_EQ(s.ops[1].name, "aten::copy_");
-  EXPECT_EQ(s.ops[2].name, "aten::zero_");
-  EXPECT_EQ(s.ops[3].name, "ProfilerStep*");
-  EXPECT_EQ(s.ops[4].name, "aten::linear");
+  const std::string first[] = {"aten::addmm", "aten::copy_", "aten::zero_", "ProfilerStep*",
+                               "aten::linear"};
+  for (size_t i = 0; i < std::size(first); ++i) EXPECT_EQ(s.ops[i].name, first[i]) << i;
 }
 
 TEST(KinetoReader, DeviceCategoriesAreConfigurable) {
@@ -118,9 +103,7 @@ TEST(KinetoReader, DeviceCategoriesAreConfigurable) {
   options.device_categories = {"kernel"};  // memcpy/memset no longer device work
   TraceSummary s = MustSummarize(Fixture("kineto_cuda_basic.json"), options);
   EXPECT_NEAR(s.device_total_us, 108.5, 1e-9);  // 52.16 + 48.84 + 7.5
-  const OpStats* copy = FindOp(s, "aten::copy_");
-  ASSERT_NE(copy, nullptr);
-  EXPECT_DOUBLE_EQ(copy->self_device_us, 0.0);
+  EXPECT_DOUBLE_EQ(Op(s, "aten::copy_").self_device_us, 0.0);
 }
 
 TEST(KinetoReader, ReadsGzipByMagicBytesWhateverTheName) {
@@ -130,7 +113,7 @@ TEST(KinetoReader, ReadsGzipByMagicBytesWhateverTheName) {
   EXPECT_DOUBLE_EQ(gz.device_total_us, plain.device_total_us);
   TempDir dir;
   const auto renamed =
-      dir.Write("no_gz_suffix.json", testing::ReadAll(Fixture("kineto_cuda_basic.json.gz")));
+      dir.Write("no_gz_suffix.json", ReadAll(Fixture("kineto_cuda_basic.json.gz")));
   TraceSummary again = MustSummarize(renamed);
   EXPECT_DOUBLE_EQ(again.device_total_us, plain.device_total_us);
 }
@@ -139,9 +122,8 @@ TEST(KinetoReader, ReadsIntegerTimestampsWithoutBaseTime) {
   TraceSummary s = MustSummarize(Fixture("kineto_int_ts.json"));
   EXPECT_EQ(s.source_format, "kineto-json");
   EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
-  const OpStats* step = FindOp(s, "ProfilerStep*");
-  ASSERT_NE(step, nullptr);
-  EXPECT_DOUBLE_EQ(step->self_cpu_us, 850.0);  // 1000 - aten::mm 100 - aten::add 50
+  // 1000 - aten::mm 100 - aten::add 50
+  EXPECT_DOUBLE_EQ(Op(s, "ProfilerStep*").self_cpu_us, 850.0);
   ASSERT_EQ(s.steps.size(), 1u);
   EXPECT_EQ(s.steps[0].step, 5u);
   EXPECT_DOUBLE_EQ(s.steps[0].cpu_us, 1030.0);  // includes the tid -5 sync call
@@ -151,42 +133,29 @@ TEST(KinetoReader, PrefersCorrelationOverExternalIdOfTheKernel) {
   // §7.1: the sgemm kernel's External id (555) is its own correlation; aten::add also has
   // External id 555, but the kernel was launched by aten::mm.
   TraceSummary s = MustSummarize(Fixture("kineto_int_ts.json"));
-  const OpStats* mm = FindOp(s, "aten::mm");
-  const OpStats* add = FindOp(s, "aten::add");
-  ASSERT_NE(mm, nullptr);
-  ASSERT_NE(add, nullptr);
-  EXPECT_DOUBLE_EQ(add->self_device_us, 0.0);
+  const OpStats& mm = Op(s, "aten::mm");
   // 40 via correlation 555 + 10 via the External id fallback (correlation 600 has no launch).
-  EXPECT_DOUBLE_EQ(mm->self_device_us, 50.0);
-  EXPECT_DOUBLE_EQ(mm->self_cpu_us, 92.0);
+  EXPECT_DOUBLE_EQ(mm.self_device_us, 50.0);
+  EXPECT_DOUBLE_EQ(mm.self_cpu_us, 92.0);
+  EXPECT_DOUBLE_EQ(Op(s, "aten::add").self_device_us, 0.0);
   EXPECT_DOUBLE_EQ(s.unattributed_device_us, 0.0);
 }
 
 TEST(KinetoReader, TreatsStringAndIntegerThreadIdsAlike) {
   // aten::mm has tid "2000", its cudaLaunchKernel tid 2000: same thread, so nested.
   TraceSummary s = MustSummarize(Fixture("kineto_int_ts.json"));
-  const OpStats* sync = FindOp(s, "cudaDeviceSynchronize");
-  ASSERT_NE(sync, nullptr);  // negative tid is just another thread
-  EXPECT_DOUBLE_EQ(sync->self_cpu_us, 30.0);
-  const OpStats* mm = FindOp(s, "aten::mm");
-  ASSERT_NE(mm, nullptr);
-  EXPECT_DOUBLE_EQ(mm->total_cpu_us - mm->self_cpu_us, 8.0);
+  const OpStats& sync = Op(s, "cudaDeviceSynchronize");  // negative tid is just another thread
+  EXPECT_DOUBLE_EQ(sync.self_cpu_us, 30.0);
+  const OpStats& mm = Op(s, "aten::mm");
+  EXPECT_DOUBLE_EQ(mm.total_cpu_us - mm.self_cpu_us, 8.0);
 }
 
 TEST(KinetoReader, ParsesTimestampsExactlySoNestingSurvives) {
   TraceSummary s = MustSummarize(Fixture("kineto_precision.json"));
-  const OpStats* parent = FindOp(s, "aten::parent");
-  const OpStats* child = FindOp(s, "aten::child");
-  ASSERT_NE(parent, nullptr);
-  ASSERT_NE(child, nullptr);
-  EXPECT_NEAR(parent->self_cpu_us, 9.999, 1e-9);
-  EXPECT_NEAR(child->self_cpu_us, 0.001, 1e-9);
-  const OpStats* shorter = FindOp(s, "aten::short_decimals");
-  ASSERT_NE(shorter, nullptr);
-  EXPECT_NEAR(shorter->total_cpu_us, 7.25, 1e-9);
-  const OpStats* step = FindOp(s, "ProfilerStep*");
-  ASSERT_NE(step, nullptr);
-  EXPECT_NEAR(step->self_cpu_us, 82.75, 1e-9);
+  EXPECT_NEAR(Op(s, "aten::parent").self_cpu_us, 9.999, 1e-9);
+  EXPECT_NEAR(Op(s, "aten::child").self_cpu_us, 0.001, 1e-9);
+  EXPECT_NEAR(Op(s, "aten::short_decimals").total_cpu_us, 7.25, 1e-9);
+  EXPECT_NEAR(Op(s, "ProfilerStep*").self_cpu_us, 82.75, 1e-9);
   EXPECT_EQ(s.device_kind, DeviceKind::kCpu);
   EXPECT_FALSE(s.has_device_time);
 }
@@ -198,12 +167,8 @@ TEST(KinetoReader, MarksPrivateUse1TraceWithoutDeviceEventsInvalid) {
   ASSERT_TRUE(s.invalid_reason);
   EXPECT_EQ(*s.invalid_reason, "device backend profiled but device time is empty");
   // PrivateUse1 runtime/driver events are host time in torch's model (§1.9).
-  const OpStats* dispatch = FindOp(s, "neuron::dispatch");
-  ASSERT_NE(dispatch, nullptr);
-  EXPECT_DOUBLE_EQ(dispatch->self_cpu_us, 50.0);
-  const OpStats* matmul = FindOp(s, "aten::matmul");
-  ASSERT_NE(matmul, nullptr);
-  EXPECT_DOUBLE_EQ(matmul->self_cpu_us, 150.0);
+  EXPECT_DOUBLE_EQ(Op(s, "neuron::dispatch").self_cpu_us, 50.0);
+  EXPECT_DOUBLE_EQ(Op(s, "aten::matmul").self_cpu_us, 150.0);
 }
 
 TEST(KinetoReader, RecordsTheTraceFileAsArtifact) {
@@ -218,21 +183,16 @@ TEST(KinetoReader, RecordsTheTraceFileAsArtifact) {
 // (30 us) and aten::foo > my_region > a launch without External id (20 us).
 TEST(KinetoReader, CollectiveKernelGoesToTheOpWhoseExternalIdItsLaunchCarries) {
   TraceSummary s = MustSummarize(Fixture("kineto_collectives.json"));
-  const OpStats* comms = FindOp(s, "record_param_comms");
-  const OpStats* all_reduce = FindOp(s, "nccl:all_reduce");
-  ASSERT_NE(comms, nullptr);
-  ASSERT_NE(all_reduce, nullptr);
-  EXPECT_DOUBLE_EQ(comms->self_device_us, 500.0);
+  const OpStats& all_reduce = Op(s, "nccl:all_reduce");
+  EXPECT_DOUBLE_EQ(Op(s, "record_param_comms").self_device_us, 500.0);
   // The annotation encloses the launch but does not own it; its total includes its child's.
-  EXPECT_DOUBLE_EQ(all_reduce->self_device_us, 0.0);
-  EXPECT_DOUBLE_EQ(all_reduce->total_device_us, 500.0);
+  EXPECT_DOUBLE_EQ(all_reduce.self_device_us, 0.0);
+  EXPECT_DOUBLE_EQ(all_reduce.total_device_us, 500.0);
 }
 
 TEST(KinetoReader, LaunchOutsideEveryCpuOpIsUnattributedNotTheAnnotations) {
   TraceSummary s = MustSummarize(Fixture("kineto_collectives.json"));
-  const OpStats* adam = FindOp(s, "Optimizer.step#FusedAdam.step");
-  ASSERT_NE(adam, nullptr);
-  EXPECT_DOUBLE_EQ(adam->self_device_us, 0.0);
+  EXPECT_DOUBLE_EQ(Op(s, "Optimizer.step#FusedAdam.step").self_device_us, 0.0);
   EXPECT_DOUBLE_EQ(s.unattributed_device_us, 30.0);
   EXPECT_DOUBLE_EQ(s.device_total_us, 590.0);
   ASSERT_EQ(s.warnings.size(), 1u);
@@ -241,19 +201,14 @@ TEST(KinetoReader, LaunchOutsideEveryCpuOpIsUnattributedNotTheAnnotations) {
 
 TEST(KinetoReader, LaunchWithoutExternalIdGoesToTheEnclosingCpuOpPastAnnotations) {
   TraceSummary s = MustSummarize(Fixture("kineto_collectives.json"));
-  const OpStats* foo = FindOp(s, "aten::foo");
-  const OpStats* region = FindOp(s, "my_region");
-  const OpStats* step = FindOp(s, "ProfilerStep*");
-  ASSERT_NE(foo, nullptr);
-  ASSERT_NE(region, nullptr);
-  ASSERT_NE(step, nullptr);
-  EXPECT_DOUBLE_EQ(foo->self_device_us, 20.0);
-  EXPECT_DOUBLE_EQ(region->self_device_us, 0.0);
-  EXPECT_DOUBLE_EQ(step->self_device_us, 0.0);
-  EXPECT_DOUBLE_EQ(step->total_device_us, 560.0);  // 40 + 500 + 20: all but the unattributed
+  const OpStats& step = Op(s, "ProfilerStep*");
+  EXPECT_DOUBLE_EQ(Op(s, "aten::foo").self_device_us, 20.0);
+  EXPECT_DOUBLE_EQ(Op(s, "my_region").self_device_us, 0.0);
+  EXPECT_DOUBLE_EQ(step.self_device_us, 0.0);
+  EXPECT_DOUBLE_EQ(step.total_device_us, 560.0);  // 40 + 500 + 20: all but the unattributed
   ASSERT_EQ(s.steps.size(), 1u);
   EXPECT_DOUBLE_EQ(s.steps[0].device_us, 560.0);
 }
 
 }  // namespace
-}  // namespace devtime::trace
+}  // namespace devtime::trace::testing

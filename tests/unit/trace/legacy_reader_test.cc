@@ -10,18 +10,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <ostream>
 #include <string>
 
 #include "agents/trace/key_averages_reader.h"
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 
-namespace devtime::trace {
+namespace devtime::trace::testing {
 namespace {
-
-using ::devtime::trace::testing::FindOp;
-using ::devtime::trace::testing::Fixture;
-using ::devtime::trace::testing::TempDir;
 
 // Summarize() of `json` written to a temporary t.json.
 absl::StatusOr<TraceSummary> SummarizeJson(const std::string& json) {
@@ -48,11 +45,10 @@ void ExpectMatchesKeyAverages(const std::filesystem::path& trace,
   double truth_self_total = 0;
   for (const auto& [name, t] : truth) {
     SCOPED_TRACE(name);
-    const OpStats* op = FindOp(*s, name);
-    ASSERT_NE(op, nullptr);
-    EXPECT_EQ(op->calls, t.calls);
-    EXPECT_EQ(op->self_cpu_us, t.self_cpu_us);
-    EXPECT_EQ(op->total_cpu_us, t.total_cpu_us);
+    const OpStats& op = Op(*s, name);
+    EXPECT_EQ(op.calls, t.calls);
+    EXPECT_EQ(op.self_cpu_us, t.self_cpu_us);
+    EXPECT_EQ(op.total_cpu_us, t.total_cpu_us);
     truth_self_total += t.self_cpu_us;
   }
   EXPECT_EQ(s->self_cpu_total_us, truth_self_total);
@@ -61,15 +57,10 @@ void ExpectMatchesKeyAverages(const std::filesystem::path& trace,
 TEST(LegacyReader, ReadsBareArrayWrittenByTorch113) {
   absl::StatusOr<TraceSummary> s = Summarize(Fixture("legacy_mlp/trace.json"));
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(s->source_format, "legacy-array");
-  EXPECT_EQ(s->device_kind, DeviceKind::kCpu);
-  EXPECT_FALSE(s->has_device_time);
-  EXPECT_FALSE(s->invalid_reason) << *s->invalid_reason;
+  ExpectValidCapture(*s, "legacy-array", DeviceKind::kCpu);
   ASSERT_EQ(s->steps.size(), 2u);  // schedule(wait=1, warmup=1, active=2)
   EXPECT_EQ(s->steps[0].step + 1, s->steps[1].step);
-  const OpStats* step = FindOp(*s, "ProfilerStep*");
-  ASSERT_NE(step, nullptr);
-  EXPECT_EQ(step->calls, 2u);
+  EXPECT_EQ(Op(*s, "ProfilerStep*").calls, 2u);
 }
 
 TEST(LegacyReader, MatchesTorchKeyAveragesForMlpTraining) {
@@ -105,8 +96,7 @@ void ExpectLiveParity(const std::string& workload, int active_steps) {
                           " 2>&1";
   const int rc = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0)
-      << "generator failed (exit 77: torch not importable): "
-      << testing::ReadAll(dir.path() / "log.txt");
+      << "generator failed (exit 77: torch not importable): " << ReadAll(dir.path() / "log.txt");
   ExpectMatchesKeyAverages(dir.path() / "trace.json", dir.path() / "key_averages.json");
   // The directory form reads the same trace and cross-checks calls without complaint.
   absl::StatusOr<TraceSummary> s = Summarize(dir.path());
@@ -119,40 +109,46 @@ TEST(LegacyReader, MatchesTorchKeyAveragesLiveForMlpTraining) { ExpectLiveParity
 
 TEST(LegacyReader, MatchesTorchKeyAveragesLiveForConvInference) { ExpectLiveParity("conv", 4); }
 
-TEST(LegacyReader, FlagsTimestampsGoingBackwards) {
-  absl::StatusOr<TraceSummary> s = SummarizeJson(
-      R"([{"name": "ProfilerStep#1", "ph": "X", "ts": 10, "dur": 100, "tid": 1, "pid": "CPU functions", "args": {}}, )"
-      R"({"name": "aten::add", "ph": "X", "ts": 5, "dur": 1, "tid": 1, "pid": "CPU functions", "args": {}}])");
+// A trace that reads but cannot be trusted, and the reason devtime gives.
+struct InvalidCapture {
+  std::string name;
+  std::string json;
+  std::string reason;
+  size_t ops;  // rows the summary still has
+};
+
+void PrintTo(const InvalidCapture& c, std::ostream* os) { *os << c.name; }
+
+class LegacyReaderFlags : public ::testing::TestWithParam<InvalidCapture> {};
+
+TEST_P(LegacyReaderFlags, MarkTheCaptureInvalidAndSayWhy) {
+  absl::StatusOr<TraceSummary> s = SummarizeJson(GetParam().json);
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_TRUE(s->invalid_reason);
-  EXPECT_EQ(*s->invalid_reason, "timestamps go backwards at event 1");
+  EXPECT_EQ(*s->invalid_reason, GetParam().reason);
+  EXPECT_EQ(s->ops.size(), GetParam().ops);
 }
 
-TEST(LegacyReader, FlagsNegativeDuration) {
-  absl::StatusOr<TraceSummary> s = SummarizeJson(
-      R"([{"name": "ProfilerStep#1", "ph": "X", "ts": 10, "dur": 100, "tid": 1, "pid": "CPU functions", "args": {}}, )"
-      R"({"name": "aten::add", "ph": "X", "ts": 15, "dur": -3, "tid": 1, "pid": "CPU functions", "args": {}}])");
-  ASSERT_TRUE(s.ok()) << s.status();
-  ASSERT_TRUE(s->invalid_reason);
-  EXPECT_EQ(*s->invalid_reason, "negative duration at event 1");
-}
-
-TEST(LegacyReader, FlagsTraceWithoutProfilerStep) {
-  absl::StatusOr<TraceSummary> s = SummarizeJson(
-      R"([{"name": "aten::add", "ph": "X", "ts": 15, "dur": 3, "tid": 1, "pid": "CPU functions", "args": {}}])");
-  ASSERT_TRUE(s.ok()) << s.status();
-  ASSERT_TRUE(s->invalid_reason);
-  EXPECT_EQ(*s->invalid_reason, "no ProfilerStep window in trace");
-  EXPECT_EQ(s->ops.size(), 1u);
-}
-
-TEST(LegacyReader, EmptyArrayIsValidJsonButAnInvalidCapture) {
-  TempDir dir;
-  absl::StatusOr<TraceSummary> s = Summarize(dir.Write("t.json", "[]"));
-  ASSERT_TRUE(s.ok()) << s.status();
-  ASSERT_TRUE(s->invalid_reason);
-  EXPECT_EQ(*s->invalid_reason, "trace has no complete (\"ph\": \"X\") events");
-}
+INSTANTIATE_TEST_SUITE_P(
+    LegacyReader, LegacyReaderFlags,
+    ::testing::Values(
+        InvalidCapture{
+            "TimestampsGoingBackwards",
+            R"([{"name": "ProfilerStep#1", "ph": "X", "ts": 10, "dur": 100, "tid": 1, "pid": "CPU functions", "args": {}}, )"
+            R"({"name": "aten::add", "ph": "X", "ts": 5, "dur": 1, "tid": 1, "pid": "CPU functions", "args": {}}])",
+            "timestamps go backwards at event 1", 2},
+        InvalidCapture{
+            "NegativeDuration",
+            R"([{"name": "ProfilerStep#1", "ph": "X", "ts": 10, "dur": 100, "tid": 1, "pid": "CPU functions", "args": {}}, )"
+            R"({"name": "aten::add", "ph": "X", "ts": 15, "dur": -3, "tid": 1, "pid": "CPU functions", "args": {}}])",
+            "negative duration at event 1", 2},
+        InvalidCapture{
+            "TraceWithoutProfilerStep",
+            R"([{"name": "aten::add", "ph": "X", "ts": 15, "dur": 3, "tid": 1, "pid": "CPU functions", "args": {}}])",
+            "no ProfilerStep window in trace", 1},
+        // Valid JSON, but an empty capture.
+        InvalidCapture{"EmptyArray", "[]", "trace has no complete (\"ph\": \"X\") events", 0}),
+    [](const ::testing::TestParamInfo<InvalidCapture>& param) { return param.param.name; });
 
 TEST(LegacyReader, NestsZeroDurationAndEqualIntervalsLikeTorch) {
   // torch: [0,10) parent of [0,10) (first in file order); a zero-length event at the
@@ -167,11 +163,11 @@ TEST(LegacyReader, NestsZeroDurationAndEqualIntervalsLikeTorch) {
     {"name": "c", "ph": "X", "ts": 20, "dur": 5, "tid": 2, "pid": "CPU functions", "args": {}}])");
   absl::StatusOr<TraceSummary> s = Summarize(p);
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(FindOp(*s, "a")->self_cpu_us, 0.0);
-  EXPECT_EQ(FindOp(*s, "b")->self_cpu_us, 10.0);
-  EXPECT_EQ(FindOp(*s, "ProfilerStep*")->self_cpu_us, 90.0);  // thread 2 is not nested
-  EXPECT_EQ(FindOp(*s, "c")->self_cpu_us, 5.0);
+  EXPECT_EQ(Op(*s, "a").self_cpu_us, 0.0);
+  EXPECT_EQ(Op(*s, "b").self_cpu_us, 10.0);
+  EXPECT_EQ(Op(*s, "ProfilerStep*").self_cpu_us, 90.0);  // thread 2 is not nested
+  EXPECT_EQ(Op(*s, "c").self_cpu_us, 5.0);
 }
 
 }  // namespace
-}  // namespace devtime::trace
+}  // namespace devtime::trace::testing

@@ -9,15 +9,10 @@
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 
-namespace devtime::trace {
+namespace devtime::trace::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using ::devtime::trace::testing::Fixture;
-using ::devtime::trace::testing::HasWarning;
-using ::devtime::trace::testing::MustSummarize;
-using ::devtime::trace::testing::ReadAll;
-using ::devtime::trace::testing::TempDir;
 
 double LayerUs(const TraceSummary& s, Layer layer) {
   for (const LayerTime& l : s.layers) {
@@ -40,10 +35,7 @@ const fs::path kFetchSession = "neuron_fetch/i-012590440bb9fd263_pid_98399";
 TEST(NeuronDir, ExplorerJsonFromTheOutputRoot) {
   // Given the profile_output root, devtime finds <instance>_pid_<pid>/<timestamp>/.
   TraceSummary s = MustSummarize(Fixture("neuron_explorer/profile_output"));
-  EXPECT_EQ(s.source_format, "neuron-dir");
-  EXPECT_EQ(s.device_kind, DeviceKind::kNeuron);
-  EXPECT_TRUE(s.has_device_time);
-  EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
+  ExpectValidCapture(s, "neuron-dir", DeviceKind::kNeuron);
   // exec 2 merged over two physical cores: [1.300, 2.020] ms = 720 us; exec 3: 800 us; the
   // warm-up exec before ProfilerStep#3 is not counted.
   EXPECT_DOUBLE_EQ(s.device_total_us, 1520.0);
@@ -68,11 +60,10 @@ TEST(NeuronDir, ExplorerJsonFromTheOutputRoot) {
   EXPECT_EQ(s.environment.at("neuron.pid"), "701");
   EXPECT_EQ(s.capture.events_dropped, 0u);
   // aten::mul owns the NeuronCore time of its launches, per step.
-  const OpStats* mul = testing::FindOp(s, "aten::mul");
-  ASSERT_NE(mul, nullptr);
-  EXPECT_EQ(mul->calls, 2u);
-  EXPECT_DOUBLE_EQ(mul->self_device_us, 1520.0);
-  EXPECT_EQ(std::vector<double>(mul->step_self_device_us.begin(), mul->step_self_device_us.end()),
+  const OpStats& mul = Op(s, "aten::mul");
+  EXPECT_EQ(mul.calls, 2u);
+  EXPECT_DOUBLE_EQ(mul.self_device_us, 1520.0);
+  EXPECT_EQ(std::vector<double>(mul.step_self_device_us.begin(), mul.step_self_device_us.end()),
             (std::vector<double>{720.0, 800.0}));
 }
 
@@ -224,7 +215,7 @@ TEST(NeuronDir, FetchApiTraceUnderAnyNameAnywhereInTheSessionIsRead) {
   fs::create_directories(dir.path() / "dumps" / "nc0");
   dir.Write("trace.json", ReadAll(Fixture(kFetchSession / "neuron_framework_trace_rank_0.json")));
   dir.Write("dumps/nc0/runtime_dump_0001.json.gz",
-            testing::Gzip(ReadAll(Fixture(kFetchSession / "ntrace.json"))));
+            Gzip(ReadAll(Fixture(kFetchSession / "ntrace.json"))));
   dir.Write("ntrace.pb", "x");
   TraceSummary s = MustSummarize(dir.path());
   EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
@@ -297,42 +288,43 @@ void ExpectRmsNormPerOpNeuronCoreTime(const TraceSummary& s) {
   EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
   EXPECT_NEAR(s.device_total_us, 2 * 2354.9, 1e-6);
   EXPECT_DOUBLE_EQ(s.unattributed_device_us, 0.0);
-  const OpStats* mul = testing::FindOp(s, "aten::mul");
-  ASSERT_NE(mul, nullptr);
-  EXPECT_EQ(mul->calls, 4u);
-  ASSERT_EQ(mul->step_self_device_us.size(), 2u);
-  EXPECT_NEAR(mul->step_self_device_us[0], 1164.5, 1e-6);
-  EXPECT_NEAR(mul->step_self_device_us[1], 1164.5, 1e-6);
-  EXPECT_NEAR(mul->self_device_us, 2329.0, 1e-6);
-  EXPECT_NEAR(100 * mul->self_device_us / s.device_total_us, 49.45, 0.005);
+  const OpStats& mul = Op(s, "aten::mul");
+  EXPECT_EQ(mul.calls, 4u);
+  ASSERT_EQ(mul.step_self_device_us.size(), 2u);
+  EXPECT_NEAR(mul.step_self_device_us[0], 1164.5, 1e-6);
+  EXPECT_NEAR(mul.step_self_device_us[1], 1164.5, 1e-6);
+  EXPECT_NEAR(mul.self_device_us, 2329.0, 1e-6);
+  EXPECT_NEAR(100 * mul.self_device_us / s.device_total_us, 49.45, 0.005);
   EXPECT_EQ(s.ops.front().name, "aten::mul");  // the largest NeuronCore time first
-  const OpStats* mean = testing::FindOp(s, "aten::mean");
-  ASSERT_NE(mean, nullptr);
-  EXPECT_NEAR(mean->self_device_us, 841.2, 1e-6);
-  const OpStats* step = testing::FindOp(s, "ProfilerStep*");
-  ASSERT_NE(step, nullptr);
-  EXPECT_NEAR(step->total_device_us, 2 * 2354.9, 1e-6);  // everything ran inside the steps
+  EXPECT_NEAR(Op(s, "aten::mean").self_device_us, 841.2, 1e-6);
+  // Everything ran inside the steps.
+  EXPECT_NEAR(Op(s, "ProfilerStep*").total_device_us, 2 * 2354.9, 1e-6);
   ASSERT_EQ(s.steps.size(), 2u);
   EXPECT_NEAR(s.steps[0].device_us, 2354.9, 1e-6);
   EXPECT_NE(RenderTable(s).find("49.45%"), std::string::npos) << RenderTable(s);
 }
 
-TEST(NeuronJoin, RmsNormFromExplorerJsonJoinsByOrderPerQueue) {
-  TraceSummary s = MustSummarize(Fixture("neuron_rmsnorm/explorer"));
+// How the executions of the RMSNorm session `fixture` were joined to ops, once its per-op
+// NeuronCore time is as expected.
+DeviceJoin RmsNormJoin(const std::string& fixture) {
+  TraceSummary s = MustSummarize(Fixture(fixture));
   ExpectRmsNormPerOpNeuronCoreTime(s);
-  ASSERT_TRUE(s.device_join);
-  EXPECT_EQ(s.device_join->Method(), "order");
-  EXPECT_EQ(s.device_join->by_order, 12u);
-  EXPECT_EQ(s.device_join->unjoined, 0u);
+  EXPECT_TRUE(s.device_join) << fixture << " has no device join";
+  return s.device_join.value_or(DeviceJoin());
+}
+
+TEST(NeuronJoin, RmsNormFromExplorerJsonJoinsByOrderPerQueue) {
+  const DeviceJoin join = RmsNormJoin("neuron_rmsnorm/explorer");
+  EXPECT_EQ(join.Method(), "order");
+  EXPECT_EQ(join.by_order, 12u);
+  EXPECT_EQ(join.unjoined, 0u);
 }
 
 TEST(NeuronJoin, RmsNormFromAFetchApiTraceUnderAnUnusualNameJoinsByExecId) {
-  TraceSummary s = MustSummarize(Fixture("neuron_rmsnorm/fetch"));
-  ExpectRmsNormPerOpNeuronCoreTime(s);
-  ASSERT_TRUE(s.device_join);
-  EXPECT_EQ(s.device_join->Method(), "id");
-  EXPECT_EQ(s.device_join->by_id, 12u);
-  EXPECT_NEAR(s.device_join->by_id_us, 2 * 2354.9, 1e-6);
+  const DeviceJoin join = RmsNormJoin("neuron_rmsnorm/fetch");
+  EXPECT_EQ(join.Method(), "id");
+  EXPECT_EQ(join.by_id, 12u);
+  EXPECT_NEAR(join.by_id_us, 2 * 2354.9, 1e-6);
 }
 
 TEST(NeuronJoin, ExecutionsThatCannotBeJoinedAreUnattributedAndSaySo) {
@@ -359,4 +351,4 @@ TEST(NeuronJoin, ExecutionsThatCannotBeJoinedAreUnattributedAndSaySo) {
 }
 
 }  // namespace
-}  // namespace devtime::trace
+}  // namespace devtime::trace::testing

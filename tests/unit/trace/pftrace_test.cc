@@ -12,19 +12,10 @@
 #include "tests/unit/trace/pftrace_writer.h"
 #include "tests/unit/trace/test_util.h"
 
-namespace devtime::trace {
+namespace devtime::trace::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using ::devtime::trace::testing::Fixture;
-using ::devtime::trace::testing::HasWarning;
-using ::devtime::trace::testing::IntArg;
-using ::devtime::trace::testing::MustSummarize;
-using ::devtime::trace::testing::Proto;
-using ::devtime::trace::testing::ReadAll;
-using ::devtime::trace::testing::Record;
-using ::devtime::trace::testing::StringArg;
-using ::devtime::trace::testing::TempDir;
 
 const fs::path kRmsSession = "neuron_rmsnorm/explorer/i-0aa11bb22cc33dd44_pid_4242/1730000000";
 
@@ -93,7 +84,7 @@ std::string RmsNormPftrace() {
                                   .Msg(11, Proto().Varint(9, 2)));
     (i % 2 == 0 ? out : compressed) += pair;
   }
-  out += Record(Proto().Varint(10, kDeviceSeq).Bytes(50, testing::Zlib(compressed)));
+  out += Record(Proto().Varint(10, kDeviceSeq).Bytes(50, Zlib(compressed)));
   // A truncated last packet (the writer was still running).
   const std::string last = Record(Proto().Varint(8, 1).Varint(10, kDeviceSeq).Bytes(23, "cut"));
   out += last.substr(0, last.size() - 2);
@@ -113,12 +104,11 @@ TEST(PerfettoReader, RmsNormPerOpNeuronCoreTimeFromSystemProfilePftrace) {
   EXPECT_EQ(s.source_format, "neuron-dir");
   EXPECT_NEAR(s.device_total_us, 2 * 2354.9, 1e-6);
   EXPECT_DOUBLE_EQ(s.unattributed_device_us, 0.0);
-  const OpStats* mul = testing::FindOp(s, "aten::mul");
-  ASSERT_NE(mul, nullptr);
-  ASSERT_EQ(mul->step_self_device_us.size(), 2u);
-  EXPECT_NEAR(mul->step_self_device_us[0], 1164.5, 1e-6);
-  EXPECT_NEAR(mul->step_self_device_us[1], 1164.5, 1e-6);
-  EXPECT_NEAR(100 * mul->self_device_us / s.device_total_us, 49.45, 0.005);
+  const OpStats& mul = Op(s, "aten::mul");
+  ASSERT_EQ(mul.step_self_device_us.size(), 2u);
+  EXPECT_NEAR(mul.step_self_device_us[0], 1164.5, 1e-6);
+  EXPECT_NEAR(mul.step_self_device_us[1], 1164.5, 1e-6);
+  EXPECT_NEAR(100 * mul.self_device_us / s.device_total_us, 49.45, 0.005);
   ASSERT_TRUE(s.device_join);
   EXPECT_EQ(s.device_join->Method(), "order");  // trace.json carries no exec ids
   EXPECT_TRUE(HasWarning(s, "1 Perfetto packets skipped"));
@@ -149,7 +139,7 @@ TEST(PerfettoReader, GzipFileAndExecutionsOfPhysicalCoresMerged) {
                    .Varint(8, static_cast<uint64_t>(end))
                    .Msg(11, Proto().Varint(9, 2).Varint(11, 40 + static_cast<uint64_t>(core))));
   }
-  absl::StatusOr<NeuronSystemTrace> t = ParsePerfettoSystemTrace(testing::Gzip(bytes), "g");
+  absl::StatusOr<NeuronSystemTrace> t = ParsePerfettoSystemTrace(Gzip(bytes), "g");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->form, "perfetto");
   ASSERT_EQ(t->executions.size(), 1u);
@@ -169,11 +159,13 @@ TEST(PerfettoReader, DroppedPacketsMakeTheRunInvalid) {
 }
 
 TEST(PerfettoReader, DeviceProfilesAreNotSystemTraces) {
-  EXPECT_TRUE(IsPerfettoSystemTraceName("system_profile.pftrace"));
-  EXPECT_TRUE(IsPerfettoSystemTraceName("run3.pftrace.gz"));
-  EXPECT_FALSE(IsPerfettoSystemTraceName("device_profile_model_10001.pftrace"));
-  EXPECT_FALSE(IsPerfettoSystemTraceName("ntff.pftrace"));
-  EXPECT_FALSE(IsPerfettoSystemTraceName("system_profile.json"));
+  for (const char* name : {"system_profile.pftrace", "run3.pftrace.gz"}) {
+    EXPECT_TRUE(IsPerfettoSystemTraceName(name)) << name;
+  }
+  for (const char* name :
+       {"device_profile_model_10001.pftrace", "ntff.pftrace", "system_profile.json"}) {
+    EXPECT_FALSE(IsPerfettoSystemTraceName(name)) << name;
+  }
 }
 
 TEST(PerfettoReader, GarbageIsAnErrorNamingTheFile) {
@@ -185,4 +177,4 @@ TEST(PerfettoReader, GarbageIsAnErrorNamingTheFile) {
 }
 
 }  // namespace
-}  // namespace devtime::trace
+}  // namespace devtime::trace::testing

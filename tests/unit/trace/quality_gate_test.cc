@@ -5,13 +5,10 @@
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 
-namespace devtime::trace {
+namespace devtime::trace::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using ::devtime::trace::testing::Fixture;
-using ::devtime::trace::testing::ReadAll;
-using ::devtime::trace::testing::TempDir;
 
 const fs::path kExplorer = "neuron_explorer/profile_output/i-0f207fb2a99bd2d08_pid_701/1729888380";
 
@@ -133,4 +130,4 @@ TEST(TraceQualityGate, NegativeDurationInNeuronSystemTrace) {
 }
 
 }  // namespace
-}  // namespace devtime::trace
+}  // namespace devtime::trace::testing

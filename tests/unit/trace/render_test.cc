@@ -1,10 +1,8 @@
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 
-namespace devtime::trace {
+namespace devtime::trace::testing {
 namespace {
-
-using ::devtime::trace::testing::Fixture;
 
 TraceSummary Load(const std::string& name) {
   absl::StatusOr<TraceSummary> s = Summarize(Fixture(name));
@@ -81,16 +79,16 @@ TEST(RenderComparison, ComparesPerStepSelfCpuForCpuTraces) {
 }
 
 }  // namespace
-}  // namespace devtime::trace
+}  // namespace devtime::trace::testing
 
-namespace devtime::trace {
+namespace devtime::trace::testing {
 namespace {
 
 // A copy of the Neuron session `fixture` whose framework trace has no privateuse1 launches (its
 // runtime/driver events recorded as cpu_op), so that NeuronCore time cannot be joined to ops.
-std::filesystem::path WithoutLaunches(const testing::TempDir& dir, const std::string& fixture) {
-  for (const auto& e : std::filesystem::directory_iterator(testing::Fixture(fixture))) {
-    std::string content = testing::ReadAll(e.path());
+std::filesystem::path WithoutLaunches(const TempDir& dir, const std::string& fixture) {
+  for (const auto& e : std::filesystem::directory_iterator(Fixture(fixture))) {
+    std::string content = ReadAll(e.path());
     const std::string name = e.path().filename().string();
     if (name == "trace.json" || name.starts_with("neuron_framework_trace")) {
       for (const std::string cat : {"privateuse1_driver", "privateuse1_runtime"}) {
@@ -105,7 +103,7 @@ std::filesystem::path WithoutLaunches(const testing::TempDir& dir, const std::st
 }
 
 TEST(RenderTable, NeuronRunShowsLayersStepsAndNoEmptyDeviceColumns) {
-  testing::TempDir dir;
+  TempDir dir;
   absl::StatusOr<TraceSummary> s = Summarize(WithoutLaunches(
       dir, "neuron_explorer/profile_output/i-0f207fb2a99bd2d08_pid_701/1729888380"));
   ASSERT_TRUE(s.ok()) << s.status();
@@ -125,7 +123,7 @@ TEST(RenderTable, NeuronRunShowsLayersStepsAndNoEmptyDeviceColumns) {
 }
 
 TEST(RenderComparison, NeuronRunsCompareDevicePerStep) {
-  testing::TempDir dir_a, dir_b;
+  TempDir dir_a, dir_b;
   absl::StatusOr<TraceSummary> a = Summarize(WithoutLaunches(
       dir_a, "neuron_explorer/profile_output/i-0f207fb2a99bd2d08_pid_701/1729888380"));
   absl::StatusOr<TraceSummary> b =
@@ -139,4 +137,4 @@ TEST(RenderComparison, NeuronRunsCompareDevicePerStep) {
 }
 
 }  // namespace
-}  // namespace devtime::trace
+}  // namespace devtime::trace::testing

@@ -8,10 +8,8 @@
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 
-namespace devtime::trace {
+namespace devtime::trace::testing {
 namespace {
-
-using ::devtime::trace::testing::FindOp;
 
 TEST(StepSamples, ReadsAsADenseSequenceWithZerosWhereNothingWasAdded) {
   StepSamples s(4);
@@ -56,22 +54,18 @@ TEST(Summarizer, StoresPerStepSamplesOnlyForTheStepsAnOpOccursIn) {
   ASSERT_TRUE(raw.ok()) << raw.status();
   const TraceSummary s = SummarizeRawTrace(*raw, SummarizeOptions());
   ASSERT_EQ(s.steps.size(), static_cast<size_t>(kSteps));
-  const OpStats* step = FindOp(s, "ProfilerStep*");
-  const OpStats* mm = FindOp(s, "aten::mm");
-  const OpStats* rare = FindOp(s, "aten::rare");
-  ASSERT_NE(step, nullptr);
-  ASSERT_NE(mm, nullptr);
-  ASSERT_NE(rare, nullptr);
-  EXPECT_EQ(step->calls, static_cast<uint64_t>(kSteps));  // all ProfilerStep#N in one row
+  const OpStats& step = Op(s, "ProfilerStep*");
+  const OpStats& rare = Op(s, "aten::rare");
+  EXPECT_EQ(step.calls, static_cast<uint64_t>(kSteps));  // all ProfilerStep#N in one row
   EXPECT_EQ(s.ops.size(), 3u);
   // Dense to read, sparse to store: 3,000 steps, one stored value for aten::rare.
-  EXPECT_EQ(rare->step_self_device_us.size(), static_cast<size_t>(kSteps));
-  EXPECT_EQ(rare->step_self_device_us.stored(), 1u);
-  EXPECT_DOUBLE_EQ(rare->step_self_device_us[kSteps - 1], 10.0);  // self CPU (no device)
-  EXPECT_DOUBLE_EQ(rare->step_self_device_us[0], 0.0);
-  EXPECT_EQ(mm->step_self_device_us.stored(), static_cast<size_t>(kSteps));
-  EXPECT_DOUBLE_EQ(step->step_self_device_us[kSteps - 1], 60.0);  // 90 - 20 - 10
+  EXPECT_EQ(rare.step_self_device_us.size(), static_cast<size_t>(kSteps));
+  EXPECT_EQ(rare.step_self_device_us.stored(), 1u);
+  EXPECT_DOUBLE_EQ(rare.step_self_device_us[kSteps - 1], 10.0);  // self CPU (no device)
+  EXPECT_DOUBLE_EQ(rare.step_self_device_us[0], 0.0);
+  EXPECT_EQ(Op(s, "aten::mm").step_self_device_us.stored(), static_cast<size_t>(kSteps));
+  EXPECT_DOUBLE_EQ(step.step_self_device_us[kSteps - 1], 60.0);  // 90 - 20 - 10
 }
 
 }  // namespace
-}  // namespace devtime::trace
+}  // namespace devtime::trace::testing

@@ -9,11 +9,8 @@
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 
-namespace devtime::trace {
+namespace devtime::trace::testing {
 namespace {
-
-using ::devtime::trace::testing::Gzip;
-using ::devtime::trace::testing::TempDir;
 
 // Skipped values full of traps: brackets and escaped quotes inside strings, backslashes,
 // nesting, at every alignment against the 64-byte blocks.
@@ -97,4 +94,4 @@ TEST(TraceStreamReader, LongStringsAcrossBlocksInSkippedValues) {
 }
 
 }  // namespace
-}  // namespace devtime::trace
+}  // namespace devtime::trace::testing

@@ -1,18 +1,15 @@
 // What the RunSummary needs beyond the table (issue 12 item 5): a kind for every warning,
 // per-kernel totals, the key_averages device-time cross-check.
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 
-namespace devtime::trace {
+namespace devtime::trace::testing {
 namespace {
-
-using ::devtime::trace::testing::Fixture;
-using ::devtime::trace::testing::MustSummarize;
-using ::devtime::trace::testing::ReadAll;
-using ::devtime::trace::testing::TempDir;
 
 TEST(WarningKind, EveryWarningTheFixturesProduceHasAKind) {
   size_t seen = 0;
@@ -33,6 +30,20 @@ TEST(WarningKind, EveryWarningTheFixturesProduceHasAKind) {
   EXPECT_EQ(WarningKind("something new"), "other");
 }
 
+TEST(EnumNames, AreTheWireNames) {
+  // The agent converts layers and device kinds to the wire's enums by these names.
+  const std::pair<Layer, std::string_view> layers[] = {
+      {Layer::kFrameworkDispatch, "framework_dispatch"},
+      {Layer::kRuntimeScheduling, "runtime_scheduling"},
+      {Layer::kDeviceExecution, "device_execution"},
+      {Layer::kIdle, "idle"}};
+  for (const auto& [layer, name] : layers) EXPECT_EQ(LayerName(layer), name);
+  const std::pair<DeviceKind, std::string_view> kinds[] = {
+      {DeviceKind::kCpu, "cpu"}, {DeviceKind::kCuda, "cuda"}, {DeviceKind::kNeuron, "neuron"}};
+  for (const auto& [kind, name] : kinds) EXPECT_EQ(DeviceKindName(kind), name);
+  EXPECT_EQ(LayerName(static_cast<Layer>(9)), "unknown");
+}
+
 TEST(KernelTotals, GroupDeviceEventsByNameMostTimeFirst) {
   const TraceSummary s = MustSummarize(Fixture("kineto_cuda_basic.json"));
   ASSERT_GE(s.kernels.size(), 4u);
@@ -45,14 +56,13 @@ TEST(KernelTotals, GroupDeviceEventsByNameMostTimeFirst) {
 }
 
 TEST(KeyAveragesCrossCheck, DeviceTimeThatDisagreesWithTheTraceIsReported) {
-  TempDir dir;
-  dir.Write("trace.json", ReadAll(Fixture("kineto_cuda_basic.json")));
-  dir.Write("key_averages.json", R"({"device": "cuda", "rows": [
+  const absl::StatusOr<TraceSummary> s = SummarizeCapture(
+      "kineto_cuda_basic.json", {{"key_averages.json", R"({"device": "cuda", "rows": [
     {"name": "aten::addmm", "calls": 2, "self_cpu_us": 1, "cpu_total_us": 1,
-     "self_device_us": 150.0, "device_total_us": 150.0}]})");
-  const TraceSummary s = MustSummarize(dir.path());
+     "self_device_us": 150.0, "device_total_us": 150.0}]})"}});
+  ASSERT_TRUE(s.ok()) << s.status();
   bool found = false;
-  for (const std::string& w : s.warnings) {
+  for (const std::string& w : s->warnings) {
     if (w.find("disagree on self device time for 1 ops: aten::addmm (150.000 us in "
                "key_averages.json, 101.000 us in trace)") != std::string::npos) {
       found = true;
@@ -63,4 +73,4 @@ TEST(KeyAveragesCrossCheck, DeviceTimeThatDisagreesWithTheTraceIsReported) {
 }
 
 }  // namespace
-}  // namespace devtime::trace
+}  // namespace devtime::trace::testing

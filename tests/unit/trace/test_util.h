@@ -1,4 +1,6 @@
-// Helpers shared by the devtime::trace tests.
+// Helpers shared by the devtime::trace tests. The tests live in this namespace with them
+// (devtime::trace::testing): they name the helpers unqualified, and the library's own types
+// through the enclosing devtime::trace.
 #pragma once
 
 #include <unistd.h>
@@ -6,6 +8,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <source_location>
 #include <string>
 
 #include "agents/trace/trace_summary.h"
@@ -40,6 +44,17 @@ inline TraceSummary MustSummarize(const std::filesystem::path& p,
   return s.ok() ? *s : TraceSummary();
 }
 
+// Expects `s` to be a trustworthy summary, read as `format`, of a profile on `device`: with
+// device time unless the profile is CPU-only. Failures name the caller's line.
+inline void ExpectValidCapture(const TraceSummary& s, const std::string& format, DeviceKind device,
+                               const std::source_location& at = std::source_location::current()) {
+  ::testing::ScopedTrace trace(at.file_name(), static_cast<int>(at.line()), "ExpectValidCapture");
+  EXPECT_EQ(s.source_format, format);
+  EXPECT_EQ(s.device_kind, device);
+  EXPECT_EQ(s.has_device_time, device != DeviceKind::kCpu);
+  EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
+}
+
 // True when some warning of `s` contains `part`.
 inline bool HasWarning(const TraceSummary& s, const std::string& part) {
   for (const std::string& w : s.warnings) {
@@ -54,6 +69,16 @@ inline const OpStats* FindOp(const TraceSummary& s, const std::string& name) {
     if (op.name == name) return &op;
   }
   return nullptr;
+}
+
+// The op of that name. When the summary has none: a test failure at the caller's line, and an
+// op with every figure 0, so that the test goes on to report what else is off.
+inline const OpStats& Op(const TraceSummary& s, const std::string& name,
+                         const std::source_location& at = std::source_location::current()) {
+  if (const OpStats* op = FindOp(s, name)) return *op;
+  ADD_FAILURE_AT(at.file_name(), static_cast<int>(at.line())) << "the summary has no op " << name;
+  static const OpStats kNone;
+  return kNone;
 }
 
 // A fresh directory under the system temp dir, removed by the destructor.
@@ -83,6 +108,17 @@ class TempDir {
 inline std::string ReadAll(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Summarize() of a harness output directory made for the test: the fixture `trace` as
+// trace.json, and beside it `side_files` (file name -> content: environment.json,
+// key_averages.json).
+inline absl::StatusOr<TraceSummary> SummarizeCapture(
+    const std::filesystem::path& trace, const std::map<std::string, std::string>& side_files) {
+  TempDir dir;
+  dir.Write("trace.json", ReadAll(Fixture(trace)));
+  for (const auto& [name, content] : side_files) dir.Write(name, content);
+  return Summarize(dir.path());
 }
 
 }  // namespace devtime::trace::testing

@@ -37,14 +37,10 @@ TEST(TraceTimestamp, AcceptsExponentFormViaDouble) {
 }
 
 TEST(TraceTimestamp, RejectsNonNumbersAndOverflow) {
-  EXPECT_FALSE(ParseMicrosToNanos(""));
-  EXPECT_FALSE(ParseMicrosToNanos("\"12\""));
-  EXPECT_FALSE(ParseMicrosToNanos("12."));
-  EXPECT_FALSE(ParseMicrosToNanos(".5"));
-  EXPECT_FALSE(ParseMicrosToNanos("1a"));
-  EXPECT_FALSE(ParseMicrosToNanos("null"));
-  EXPECT_FALSE(ParseMicrosToNanos("99999999999999999999"));
-  EXPECT_FALSE(ParseMicrosToNanos("9223372036854776"));  // µs that overflow int64 ns
+  for (const char* text : {"", "\"12\"", "12.", ".5", "1a", "null", "99999999999999999999",
+                           "9223372036854776" /* µs that overflow int64 ns */}) {
+    EXPECT_FALSE(ParseMicrosToNanos(text)) << text;
+  }
 }
 
 }  // namespace
