@@ -79,65 +79,61 @@ class RunAnalysis {
   absl::Status OpenDrift(const DriftFigures& drift) {
     const std::string& before_run =
         drift.last_good_run_id.empty() ? drift.start_run_id : drift.last_good_run_id;
-    auto good = tx_.Figures(before_run, drift.start_value);
-    if (!good.ok()) return good.status();
-    auto bad = tx_.Figures(run_.run_id, drift.end_value);
-    if (!bad.ok()) return bad.status();
-    NewRegression r{.series = run_.series,
-                    .job = run_.job,
-                    .host = run_.host,
-                    .severity = SeverityFor(drift.relative_change),
-                    .last_good_run_id = before_run,
-                    .first_bad_run_id = run_.run_id,
-                    .before = drift.start_value,
-                    .after = drift.end_value,
-                    .relative_change = drift.relative_change,
-                    .z = drift.z,
-                    .confidence = drift.confidence,
-                    .baseline_count = drift.runs,
-                    .attribution = Attribute(*good, *bad),
-                    .reason = absl::StrFormat(
-                        "drift: %+.1f %% per 30 runs over %d runs since run %s (p = %.2g)",
-                        100.0 * drift.slope_per_30, drift.runs, drift.start_run_id, drift.p_value),
-                    .kind = Kind::kDrift,
-                    .state = v1::REGRESSION_STATE_OPEN,
-                    .drift = drift};
-    r.series_changes.push_back(ChangeOf(run_.series.metric, "", drift));
-    if (absl::Status added = AddOperatorChanges(r, OperatorDrift); !added.ok()) return added;
-    return tx_.Open(r).status();
+    auto r = Regression(ChangeOf(run_.series.metric, "", drift), before_run, drift.start_value,
+                        drift.confidence);
+    if (!r.ok()) return r.status();
+    r->reason =
+        absl::StrFormat("drift: %+.1f %% per 30 runs over %d runs since run %s (p = %.2g)",
+                        100.0 * drift.slope_per_30, drift.runs, drift.start_run_id, drift.p_value);
+    r->kind = Kind::kDrift;
+    r->state = v1::REGRESSION_STATE_OPEN;
+    r->drift = drift;
+    if (absl::Status added = AddOperatorChanges(*r, OperatorDrift); !added.ok()) return added;
+    return tx_.Open(*r).status();
   }
 
   absl::Status Open(const std::vector<SeriesPoint>& series, const detect::GateResult& gate) {
     const SeriesPoint& last_good = series[series.size() - 2];
-    auto good = tx_.Figures(last_good.run_id, last_good.point.value);
+    auto r = Regression(ChangeOf(run_.series.metric, "", gate), last_good.run_id,
+                        last_good.point.value, ConfidenceOf(gate.z));
+    if (!r.ok()) return r.status();
+    r->baseline_sigma = gate.baseline_sigma;
+    if (absl::Status added = AddOperatorChanges(*r); !added.ok()) return added;
+    if (options_.confirmation_runs && !run_.job.empty()) {
+      auto request = tx_.RequestConfirmation(run_.job, run_.host);
+      if (!request.ok()) return request.status();
+      r->confirmation_request_id = *request;
+    }
+    r->reason = absl::StrFormat("gate: %+.1f %% against %d baseline runs (z = %.1f)%s",
+                                100.0 * gate.relative_change, gate.baseline_count, gate.z,
+                                r->confirmation_request_id ? "; confirmation run requested" : "");
+    return tx_.Open(*r).status();
+  }
+
+  // A new regression of the run's series whose figures are those of `whole`, its whole-run
+  // change (its first child), attributed between `last_good_run_id` (whose series value is
+  // `good_value`) and this run. A step and a drift differ only in what the caller adds.
+  absl::StatusOr<NewRegression> Regression(SeriesChange whole, const std::string& last_good_run_id,
+                                           double good_value, double confidence) {
+    auto good = tx_.Figures(last_good_run_id, good_value);
     if (!good.ok()) return good.status();
-    auto bad = tx_.Figures(run_.run_id, gate.value);
+    auto bad = tx_.Figures(run_.run_id, whole.after);
     if (!bad.ok()) return bad.status();
     NewRegression r{.series = run_.series,
                     .job = run_.job,
                     .host = run_.host,
-                    .severity = SeverityFor(gate.relative_change),
-                    .last_good_run_id = last_good.run_id,
+                    .severity = SeverityFor(whole.relative_change),
+                    .last_good_run_id = last_good_run_id,
                     .first_bad_run_id = run_.run_id,
-                    .before = gate.baseline,
-                    .after = gate.value,
-                    .relative_change = gate.relative_change,
-                    .z = gate.z,
-                    .confidence = ConfidenceOf(gate.z),
-                    .baseline_sigma = gate.baseline_sigma,
-                    .baseline_count = static_cast<int>(gate.baseline_count),
+                    .before = whole.before,
+                    .after = whole.after,
+                    .relative_change = whole.relative_change,
+                    .z = whole.z,
+                    .confidence = confidence,
+                    .baseline_count = whole.baseline_runs,
                     .attribution = Attribute(*good, *bad)};
-    r.series_changes.push_back(ChangeOf(run_.series.metric, "", gate));
-    if (absl::Status added = AddOperatorChanges(r); !added.ok()) return added;
-    if (options_.confirmation_runs && !run_.job.empty()) {
-      auto request = tx_.RequestConfirmation(run_.job, run_.host);
-      if (!request.ok()) return request.status();
-      r.confirmation_request_id = *request;
-    }
-    r.reason = absl::StrFormat("gate: %+.1f %% against %d baseline runs (z = %.1f)%s",
-                               100.0 * gate.relative_change, gate.baseline_count, gate.z,
-                               r.confirmation_request_id ? "; confirmation run requested" : "");
-    return tx_.Open(r).status();
+    r.series_changes.push_back(std::move(whole));
+    return r;
   }
 
   // The attributed operators whose own series moved with the run (`moved`: OperatorChange

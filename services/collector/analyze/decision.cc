@@ -252,24 +252,20 @@ std::optional<SeriesChange> OperatorDrift(const std::string& run_id, const std::
 }
 
 SeriesChange ChangeOf(const std::string& metric, const std::string& op, const DriftFigures& drift) {
-  return SeriesChange{.metric = metric,
-                      .op = op,
-                      .before = drift.start_value,
-                      .after = drift.end_value,
-                      .relative_change = drift.relative_change,
-                      .z = drift.z,
-                      .baseline_runs = drift.runs};
+  const LevelChange level{.before = drift.start_value,
+                          .after = drift.end_value,
+                          .relative_change = drift.relative_change,
+                          .z = drift.z};
+  return SeriesChange{level, metric, op, drift.runs};
 }
 
 SeriesChange ChangeOf(const std::string& metric, const std::string& op,
                       const detect::GateResult& gate) {
-  return SeriesChange{.metric = metric,
-                      .op = op,
-                      .before = gate.baseline,
-                      .after = gate.value,
-                      .relative_change = gate.relative_change,
-                      .z = gate.z,
-                      .baseline_runs = static_cast<int>(gate.baseline_count)};
+  const LevelChange level{.before = gate.baseline,
+                          .after = gate.value,
+                          .relative_change = gate.relative_change,
+                          .z = gate.z};
+  return SeriesChange{level, metric, op, static_cast<int>(gate.baseline_count)};
 }
 
 double ConfidenceOf(double z) { return 1.0 - 0.5 * std::erfc(z / std::sqrt(2.0)); }

@@ -50,14 +50,19 @@ struct Attribution {
   std::vector<EnvironmentChange> environment;  // sorted by key
 };
 
-// One series that moved with the regression: the whole run (op "") or one operator.
-struct SeriesChange {
-  std::string metric;
-  std::string op;
+// How a series' level moved: before -> after per step, after / before - 1, and the
+// detector's z (the gate's robust z, or a drift's Mann-Kendall z).
+struct LevelChange {
   double before = 0.0;
   double after = 0.0;
   double relative_change = 0.0;
   double z = 0.0;
+};
+
+// One series that moved with the regression: the whole run (op "") or one operator.
+struct SeriesChange : LevelChange {
+  std::string metric;
+  std::string op;
   int baseline_runs = 0;
 };
 

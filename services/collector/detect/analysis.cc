@@ -128,20 +128,9 @@ class Analysis {
     std::vector<ChangePoint> result;
     for (size_t i = 0; i < taus.size(); ++i) {
       const size_t a = Before(taus, i), b = After(taus, i, n);
-      const SideTest test = Test(a, taus[i], b);
-      ChangePoint cp;
+      ChangePoint cp = Test(a, taus[i], b);  // the test's figures, without effect_ok
       cp.index = valid_.index[taus[i]];
       cp.previous_index = valid_.index[taus[i] - 1];
-      cp.before_mean = test.before_mean;
-      cp.after_mean = test.after_mean;
-      cp.before_stddev = test.before_stddev;
-      cp.after_stddev = test.after_stddev;
-      cp.before_count = taus[i] - a;
-      cp.after_count = b - taus[i];
-      cp.relative_change = test.relative_change;
-      cp.t_statistic = test.t;
-      cp.p_value = test.p_value;
-      cp.confidence = 1.0 - test.p_value;
       cp.q_hat = q_hats[taus[i]];
       result.push_back(cp);
     }
@@ -149,14 +138,9 @@ class Analysis {
   }
 
  private:
-  struct SideTest {
-    double t = 0.0;
-    double p_value = 1.0;
-    double before_mean = 0.0;
-    double after_mean = 0.0;
-    double before_stddev = 0.0;
-    double after_stddev = 0.0;
-    double relative_change = 0.0;
+  // A split's test (Test): the figures of the change point it would be, all but where it is
+  // (index, previous_index: input indices) and q_hat, and whether its effect is large enough.
+  struct SideTest : ChangePoint {
     bool effect_ok = false;
   };
 
@@ -188,14 +172,16 @@ class Analysis {
     test.after_mean = center_ + sigma_ * m2;
     test.before_stddev = n1 > 1 ? sigma_ * std::sqrt(ss1 / (n1 - 1)) : 0.0;
     test.after_stddev = n2 > 1 ? sigma_ * std::sqrt(ss2 / (n2 - 1)) : 0.0;
+    test.before_count = tau - a;
+    test.after_count = b - tau;
     test.relative_change = test.before_mean != 0.0 ? test.after_mean / test.before_mean - 1.0 : 0.0;
     const double df = n1 + n2 - 2.0;
     if (df <= 0.0) return test;
     // Pooled sample sigma in robust-sigma units, floored at half the global robust sigma so
     // that two short, accidentally quiet sides cannot make a tiny shift "significant".
     const double pooled = std::max(kSigmaFloor, std::sqrt((ss1 + ss2) / df));
-    test.t = (m2 - m1) / (pooled * std::sqrt(1.0 / n1 + 1.0 / n2));
-    double p_single = StudentTwoSidedP(test.t, df);
+    test.t_statistic = (m2 - m1) / (pooled * std::sqrt(1.0 / n1 + 1.0 / n2));
+    double p_single = StudentTwoSidedP(test.t_statistic, df);
     // The pooled test borrows the long side's variance for the short side, valid only when
     // both scatter alike. Spikes that escape ReplaceOutliers come in clusters (two or more
     // within one run's 2k + 1 window, or at the series' ends), and E-Divisive then cuts a short
@@ -217,6 +203,7 @@ class Analysis {
       }
     }
     test.p_value = CorrectForSelection(p_single, n1 + n2);
+    test.confidence = 1.0 - test.p_value;
     const double shift = std::fabs(test.after_mean - test.before_mean);
     test.effect_ok = std::fabs(test.relative_change) >= options_.min_relative_change;
     // The within-run noise check costs O(b - a): only for otherwise passing splits.

@@ -241,33 +241,45 @@ class FleetMetrics::GaugeSet {
   std::map<Labels, prometheus::Gauge*> current_;
 };
 
+// The exported families (fleet_metrics.h describes each), and where a refresh puts their
+// series.
+struct FamilySpec {
+  const char* name;
+  const char* help;
+  Values FleetSnapshot::*values;
+};
+constexpr FamilySpec kFamilies[] = {
+    {"devtime_step_seconds", "Mean time per step of the latest OK run (time: device or cpu)",
+     &FleetSnapshot::step_seconds},
+    {"devtime_op_self_seconds_per_step",
+     "Self time per step of the latest OK run's top operators; op=\"other\" sums the rest",
+     &FleetSnapshot::op_seconds},
+    {"devtime_layer_seconds_per_step", "Time per step in each layer, latest OK run",
+     &FleetSnapshot::layer_seconds},
+    {"devtime_latest_run_timestamp_seconds",
+     "Start time of the latest OK run of each model, workload and instance type",
+     &FleetSnapshot::latest_run},
+    {"devtime_regressions_open", "Regressions in state open or acknowledged",
+     &FleetSnapshot::regressions_open},
+    {"devtime_regressions_suspected", "Regressions in state suspected (awaiting confirmation)",
+     &FleetSnapshot::regressions_suspected},
+    {"devtime_job_last_success_timestamp_seconds",
+     "When a slot of the job last finished with outcome succeeded",
+     &FleetSnapshot::job_last_success},
+    {"devtime_job_slots_recent", "Job slots scheduled in the last 24 hours, by outcome",
+     &FleetSnapshot::job_slots_recent},
+    {"devtime_agent_last_seen_timestamp_seconds",
+     "When the agent last announced itself or its session polled", &FleetSnapshot::agent_last_seen},
+    {"devtime_agent_connected", "1 if the agent's session was seen within a few poll intervals",
+     &FleetSnapshot::agent_connected},
+};
+
 FleetMetrics::FleetMetrics(store::Database& store, prometheus::Registry& registry,
                            FleetMetricsOptions options)
     : store_(store), options_(options) {
-  auto gauges = [&](const std::string& name, const std::string& help) {
-    return std::make_unique<GaugeSet>(registry, name, help);
-  };
-  step_seconds_ = gauges("devtime_step_seconds",
-                         "Mean time per step of the latest OK run (time: device or cpu)");
-  op_seconds_ = gauges("devtime_op_self_seconds_per_step",
-                       "Self time per step of the latest OK run's top operators; op=\"other\" "
-                       "sums the rest");
-  layer_seconds_ =
-      gauges("devtime_layer_seconds_per_step", "Time per step in each layer, latest OK run");
-  latest_run_ = gauges("devtime_latest_run_timestamp_seconds",
-                       "Start time of the latest OK run of each model, workload and instance type");
-  regressions_open_ =
-      gauges("devtime_regressions_open", "Regressions in state open or acknowledged");
-  regressions_suspected_ = gauges("devtime_regressions_suspected",
-                                  "Regressions in state suspected (awaiting confirmation)");
-  job_last_success_ = gauges("devtime_job_last_success_timestamp_seconds",
-                             "When a slot of the job last finished with outcome succeeded");
-  job_slots_recent_ =
-      gauges("devtime_job_slots_recent", "Job slots scheduled in the last 24 hours, by outcome");
-  agent_last_seen_ = gauges("devtime_agent_last_seen_timestamp_seconds",
-                            "When the agent last announced itself or its session polled");
-  agent_connected_ = gauges("devtime_agent_connected",
-                            "1 if the agent's session was seen within a few poll intervals");
+  for (const FamilySpec& family : kFamilies) {
+    families_.push_back(std::make_unique<GaugeSet>(registry, family.name, family.help));
+  }
 }
 
 FleetMetrics::~FleetMetrics() = default;
@@ -290,16 +302,9 @@ absl::Status FleetMetrics::Refresh(absl::Time now) {
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
-  step_seconds_->Apply(snapshot.step_seconds);
-  op_seconds_->Apply(snapshot.op_seconds);
-  layer_seconds_->Apply(snapshot.layer_seconds);
-  latest_run_->Apply(snapshot.latest_run);
-  regressions_open_->Apply(snapshot.regressions_open);
-  regressions_suspected_->Apply(snapshot.regressions_suspected);
-  job_last_success_->Apply(snapshot.job_last_success);
-  job_slots_recent_->Apply(snapshot.job_slots_recent);
-  agent_last_seen_->Apply(snapshot.agent_last_seen);
-  agent_connected_->Apply(snapshot.agent_connected);
+  for (size_t i = 0; i < families_.size(); ++i) {
+    families_[i]->Apply(snapshot.*kFamilies[i].values);
+  }
   return absl::OkStatus();
 }
 

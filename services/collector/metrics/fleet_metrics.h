@@ -62,6 +62,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -106,16 +107,8 @@ class FleetMetrics {
   store::Database& store_;
   const FleetMetricsOptions options_;
   std::mutex mu_;  // serializes Refresh
-  std::unique_ptr<GaugeSet> step_seconds_;
-  std::unique_ptr<GaugeSet> op_seconds_;
-  std::unique_ptr<GaugeSet> layer_seconds_;
-  std::unique_ptr<GaugeSet> latest_run_;
-  std::unique_ptr<GaugeSet> regressions_open_;
-  std::unique_ptr<GaugeSet> regressions_suspected_;
-  std::unique_ptr<GaugeSet> job_last_success_;
-  std::unique_ptr<GaugeSet> job_slots_recent_;
-  std::unique_ptr<GaugeSet> agent_last_seen_;
-  std::unique_ptr<GaugeSet> agent_connected_;
+  // One per exported family, in the order fleet_metrics.cc's table lists them.
+  std::vector<std::unique_ptr<GaugeSet>> families_;
 };
 
 }  // namespace devtime::collector

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -14,18 +15,9 @@
 namespace devtime::collector {
 namespace {
 
-// The flags in units people type; converted into ServerOptions after parsing.
+// What the command line says that ServerOptions does not hold as it is.
 struct Flags : CollectorCommand {
-  int wait_seconds = 30;
-  int poll_ms = 1000, slot_check_ms = 30000, grace_seconds = 120;
-  int fleet_refresh_ms = 15000;
-  int notify_seconds = 60;
   bool no_confirmation = false;
-  // Agent sessions (session_hub.h, auth.h).
-  int resync_seconds = 300;
-  int token_cache_ttl_ms = 10000;
-  // ---- ingest, analysis queue and history (issue 10) ----
-  int analysis_poll_ms = 5000;
   std::size_t database_connections = 0;  // 0 = sized from the work (Finish)
 };
 
@@ -34,14 +26,25 @@ struct Flags : CollectorCommand {
 // PostgreSQL instead of here), one for housekeeping and one for notifications.
 constexpr std::size_t kIngestConnections = 8;
 
+// A flag in whole `Unit`s (the unit its name says), read into the duration `into`, whose
+// value before parsing is the default shown.
+template <typename Unit, typename Duration>
+CLI::Option* AddDuration(CLI::App& app, const std::string& name, Duration& into,
+                         const std::string& help) {
+  return app
+      .add_option_function<int>(
+          name, [&into](int count) { into = Unit(count); }, help)
+      ->default_str(std::to_string(std::chrono::duration_cast<Unit>(into).count()));
+}
+
 void AddScaleFlags(CLI::App& app, Flags& c) {
   app.add_option("--analysis-workers", c.options.analysis_workers,
                  "threads judging stored runs (the queue of unanalysed runs in PostgreSQL)")
       ->capture_default_str()
       ->check(CLI::Range(0, 64));
-  app.add_option("--analysis-poll-ms", c.analysis_poll_ms,
-                 "how often the analysis workers look for runs stored through other collectors")
-      ->capture_default_str();
+  AddDuration<std::chrono::milliseconds>(
+      app, "--analysis-poll-ms", c.options.pending_analysis_interval,
+      "how often the analysis workers look for runs stored through other collectors");
   app.add_option("--retention-days", c.options.retention_days,
                  "drop history months older than this, except runs regressions reference "
                  "(0 = keep everything)")
@@ -61,33 +64,30 @@ void AddFlags(CLI::App& app, Flags& c) {
   app.add_option("--metrics-listen", c.options.metrics_listen,
                  "address for Prometheus /metrics (port 0 = any free)")
       ->capture_default_str();
-  app.add_option("--wait-for-database", c.wait_seconds,
-                 "seconds to keep trying to reach the database at start")
-      ->capture_default_str();
+  AddDuration<std::chrono::seconds>(app, "--wait-for-database", c.options.wait_for_database,
+                                    "seconds to keep trying to reach the database at start");
   // Agent sessions. --session-poll-ms is --heartbeat-ms's old name: sessions are pushed to
   // now (NOTIFY/LISTEN) and only their heartbeat is periodic.
-  app.add_option("--heartbeat-ms,--session-poll-ms", c.poll_ms,
-                 "how often this collector records that its agents are connected (one\n"
-                 "statement for all its sessions); an agent counts as connected for 5 of these")
-      ->capture_default_str()
+  AddDuration<std::chrono::milliseconds>(
+      app, "--heartbeat-ms,--session-poll-ms", c.options.session.poll_interval,
+      "how often this collector records that its agents are connected (one\n"
+      "statement for all its sessions); an agent counts as connected for 5 of these")
       ->check(CLI::PositiveNumber);
-  app.add_option("--session-resync-s", c.resync_seconds,
-                 "how often sessions re-read jobs and run-now requests in full (changes are\n"
-                 "pushed at once; this covers a notification lost with the LISTEN connection)")
-      ->capture_default_str()
+  AddDuration<std::chrono::seconds>(
+      app, "--session-resync-s", c.options.session.resync_interval,
+      "how often sessions re-read jobs and run-now requests in full (changes are\n"
+      "pushed at once; this covers a notification lost with the LISTEN connection)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--token-cache-ttl-ms", c.token_cache_ttl_ms,
-                 "how long an agent token, once checked, is trusted without asking the\n"
-                 "database again: a replaced token stops working within this time (0 = always ask)")
-      ->capture_default_str()
+  AddDuration<std::chrono::milliseconds>(
+      app, "--token-cache-ttl-ms", c.options.token_cache_ttl,
+      "how long an agent token, once checked, is trusted without asking the\n"
+      "database again: a replaced token stops working within this time (0 = always ask)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--slot-check-ms", c.slot_check_ms,
-                 "how often unreported job slots are recorded as missed")
-      ->capture_default_str();
-  app.add_option(
-         "--missed-slot-grace", c.grace_seconds,
-         "seconds (plus the job's jitter) an agent has to report a slot before it is missed")
-      ->capture_default_str();
+  AddDuration<std::chrono::milliseconds>(app, "--slot-check-ms", c.options.slot_check_interval,
+                                         "how often unreported job slots are recorded as missed");
+  AddDuration<std::chrono::seconds>(
+      app, "--missed-slot-grace", c.options.missed_slot_grace,
+      "seconds (plus the job's jitter) an agent has to report a slot before it is missed");
   app.add_option("--admin-token-file", c.admin_token_file,
                  "file with the admin token; created with a new random token (mode 0600) if "
                  "missing. Agents get their own tokens: devtimectl agents add NAME --host HOST");
@@ -97,9 +97,9 @@ void AddFlags(CLI::App& app, Flags& c) {
   app.add_option("--tls-key", c.tls_key_file, "PEM private key of --tls-cert");
   app.add_option("--tls-client-ca", c.tls_client_ca_file,
                  "PEM CA: require client certificates it signed (mutual TLS)");
-  app.add_option("--metrics-refresh-ms", c.fleet_refresh_ms,
-                 "how often the per-model, regression, job and agent gauges are re-read")
-      ->capture_default_str();
+  AddDuration<std::chrono::milliseconds>(
+      app, "--metrics-refresh-ms", c.options.fleet_refresh_interval,
+      "how often the per-model, regression, job and agent gauges are re-read");
   app.add_option("--top-ops", c.options.fleet.top_ops,
                  "operators per workload exported by name on /metrics (the rest: op=\"other\")")
       ->capture_default_str()
@@ -117,9 +117,9 @@ void AddFlags(CLI::App& app, Flags& c) {
                  "alerts link to {URL}/regressions/ID (generatorURL); point it at what\n"
                  "serves regression pages for your team (default: no link)")
       ->group(notify_group);
-  app.add_option("--notify-every", c.notify_seconds,
-                 "seconds between notification passes (firing alerts are re-sent each pass)")
-      ->capture_default_str()
+  AddDuration<std::chrono::seconds>(
+      app, "--notify-every", c.options.notify.resend_every,
+      "seconds between notification passes (firing alerts are re-sent each pass)")
       ->group(notify_group);
   app.add_flag("--no-confirmation-runs", c.no_confirmation,
                "never ask an agent to re-run a job to confirm a suspected regression (the next\n"
@@ -145,7 +145,7 @@ void AddFlags(CLI::App& app, Flags& c) {
   AddScaleFlags(app, c);
 }
 
-// Checks what CLI11 cannot (flags that go together) and converts units.
+// Checks what CLI11 cannot (flags that go together) and fills in what follows from the flags.
 std::optional<std::string> Finish(Flags& c) {
   if (c.options.store.conninfo.empty()) {
     return "no database: pass --database or set DEVTIME_DATABASE";
@@ -158,16 +158,7 @@ std::optional<std::string> Finish(Flags& c) {
     return "--tls-cert and --tls-key go together (and --tls-client-ca needs them)";
   }
   ServerOptions& o = c.options;
-  o.wait_for_database = std::chrono::seconds(c.wait_seconds);
-  o.session.poll_interval = std::chrono::milliseconds(c.poll_ms);
-  o.session.resync_interval = std::chrono::seconds(c.resync_seconds);
-  o.token_cache_ttl = std::chrono::milliseconds(c.token_cache_ttl_ms);
-  o.slot_check_interval = std::chrono::milliseconds(c.slot_check_ms);
-  o.missed_slot_grace = std::chrono::seconds(c.grace_seconds);
   o.analysis.confirmation_runs = !c.no_confirmation;
-  o.fleet_refresh_interval = std::chrono::milliseconds(c.fleet_refresh_ms);
-  o.notify.resend_every = std::chrono::seconds(c.notify_seconds);
-  o.pending_analysis_interval = std::chrono::milliseconds(c.analysis_poll_ms);
   o.store.max_connections =
       c.database_connections > 0
           ? c.database_connections

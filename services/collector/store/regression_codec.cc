@@ -1,5 +1,6 @@
 #include "services/collector/store/regression_codec.h"
 
+#include "services/collector/analyze/decision.h"
 #include "services/collector/notify/payloads.h"
 #include "services/collector/store/sql_util.h"
 
@@ -12,6 +13,16 @@ void SetChange(const Delta& in, Proto* out) {
   out->set_before_us(in.before_us);
   out->set_after_us(in.after_us);
   out->set_delta_us(in.delta_us);
+}
+
+// The levels, change and z a regression (NewRegression -> v1::Regression) and its series
+// children (SeriesChange -> v1::RegressionSeries) share.
+template <typename Change, typename Proto>
+void SetLevels(const Change& in, Proto* out) {
+  out->set_before(in.before);
+  out->set_after(in.after);
+  out->set_relative_change(in.relative_change);
+  out->set_z(in.z);
 }
 
 }  // namespace
@@ -45,10 +56,7 @@ v1::RegressionSeries ToProto(const analyze::SeriesChange& change) {
   v1::RegressionSeries out;
   out.set_metric(change.metric);
   out.set_op(change.op);
-  out.set_before(change.before);
-  out.set_after(change.after);
-  out.set_relative_change(change.relative_change);
-  out.set_z(change.z);
+  SetLevels(change, &out);
   out.set_baseline_runs(static_cast<uint32_t>(change.baseline_runs));
   return out;
 }
@@ -68,18 +76,10 @@ v1::RegressionDrift ToProto(const analyze::DriftFigures& drift) {
 }
 
 void SetDriftFigures(const analyze::DriftFigures& drift, v1::Regression& r) {
-  r.set_before(drift.start_value);
-  r.set_after(drift.end_value);
-  r.set_relative_change(drift.relative_change);
-  r.set_z(drift.z);
+  const analyze::SeriesChange whole = analyze::ChangeOf(r.metric(), "", drift);
+  SetLevels(whole, &r);
   r.set_confidence(drift.confidence);
   *r.mutable_drift() = ToProto(drift);
-  analyze::SeriesChange whole = {.metric = r.metric(),
-                                 .before = drift.start_value,
-                                 .after = drift.end_value,
-                                 .relative_change = drift.relative_change,
-                                 .z = drift.z,
-                                 .baseline_runs = drift.runs};
   if (r.series_size() > 0 && r.series(0).op().empty()) *r.mutable_series(0) = ToProto(whole);
   r.set_summary(collector::notify::Summary(r));
 }
@@ -97,10 +97,7 @@ v1::Regression ToProto(const analyze::NewRegression& regression) {
   r.set_metric(regression.series.metric);
   r.set_last_good_run_id(regression.last_good_run_id);
   r.set_first_bad_run_id(regression.first_bad_run_id);
-  r.set_before(regression.before);
-  r.set_after(regression.after);
-  r.set_relative_change(regression.relative_change);
-  r.set_z(regression.z);
+  SetLevels(regression, &r);
   r.set_confidence(regression.confidence);
   for (const auto& change : regression.series_changes) *r.add_series() = ToProto(change);
   *r.mutable_attribution() = ToProto(regression.attribution);
