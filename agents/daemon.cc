@@ -378,9 +378,8 @@ absl::Status AgentDaemon::SpoolAndReport(const v1::RunSummary& run, v1::JobSlot 
   // The collector's own rules: a run it would refuse never enters the spool.
   absl::Status spooled = wire::ValidateRun(run);
   if (!spooled.ok()) {
-    spooled = absl::InvalidArgumentError(
-        "run " + run.identity().run_id() +
-        " is not valid and was not spooled: " + std::string(spooled.message()));
+    spooled = absl::InvalidArgumentError("the run is not valid and was not spooled: " +
+                                         std::string(spooled.message()));
   }
   {
     std::lock_guard delivery(delivery_mu_);
@@ -394,7 +393,6 @@ absl::Status AgentDaemon::SpoolAndReport(const v1::RunSummary& run, v1::JobSlot 
       awaiting_[run.identity().run_id()] = slot;
     } else {
       if (metrics_ && absl::IsResourceExhausted(spooled)) metrics_->SpoolFull();
-      Log(slot.job() + ": " + std::string(spooled.message()));
       std::string reason = slot.reason().empty() ? "" : slot.reason() + "; ";
       slot.set_outcome(v1::SLOT_OUTCOME_FAILED);
       slot.set_reason(
