@@ -56,6 +56,14 @@ v1::RunSummary FailedRun(const v1::JobSpec& job, const v1::AgentIdentity& agent,
   return run;
 }
 
+// `slot` failed after all: `why` follows what its reason said.
+v1::JobSlot FailedSlot(v1::JobSlot slot, const std::string& why) {
+  const std::string before = slot.reason().empty() ? "" : slot.reason() + "; ";
+  slot.set_outcome(v1::SLOT_OUTCOME_FAILED);
+  slot.set_reason(wire::PrintableText(before + why, kMaxSlotReasonBytes));
+  return slot;
+}
+
 }  // namespace
 
 AgentDaemon::AgentDaemon(AgentConfig config, RetryPolicy retry)
@@ -393,10 +401,7 @@ absl::Status AgentDaemon::SpoolAndReport(const v1::RunSummary& run, v1::JobSlot 
       awaiting_[run.identity().run_id()] = slot;
     } else {
       if (metrics_ && absl::IsResourceExhausted(spooled)) metrics_->SpoolFull();
-      std::string reason = slot.reason().empty() ? "" : slot.reason() + "; ";
-      slot.set_outcome(v1::SLOT_OUTCOME_FAILED);
-      slot.set_reason(
-          wire::PrintableText(reason + std::string(spooled.message()), kMaxSlotReasonBytes));
+      slot = FailedSlot(std::move(slot), std::string(spooled.message()));
     }
     Report(slot);
   }
@@ -419,13 +424,8 @@ void AgentDaemon::SetAside(const std::string& run_id, const std::string& why) {
   std::lock_guard delivery(delivery_mu_);
   auto it = awaiting_.find(run_id);
   if (it == awaiting_.end()) return;  // spooled before this start: its slot is not known here
-  v1::JobSlot slot = it->second;
+  Report(FailedSlot(it->second, "run " + run_id + " was set aside, not delivered: " + why));
   awaiting_.erase(it);
-  std::string reason = slot.reason().empty() ? "" : slot.reason() + "; ";
-  slot.set_outcome(v1::SLOT_OUTCOME_FAILED);
-  slot.set_reason(wire::PrintableText(
-      reason + "run " + run_id + " was set aside, not delivered: " + why, kMaxSlotReasonBytes));
-  Report(slot);
 }
 
 void AgentDaemon::UploaderLoop() {
