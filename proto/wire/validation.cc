@@ -222,7 +222,15 @@ absl::Status CheckCapture(const v1::RunSummary& run) {
                               std::pair{"run.capture.active_steps", capture.active_steps()}}) {
     if (auto s = CheckStepNumber(field, value); !s.ok()) return s;
   }
-  return CheckCount("run.capture.events_dropped", capture.events_dropped(), false);
+  if (auto s = CheckCount("run.capture.events_dropped", capture.events_dropped(), false); !s.ok()) {
+    return s;
+  }
+  // Free text, stored in PostgreSQL jsonb (which holds no NUL character).
+  if (auto s = CheckText("run.capture.profiler", capture.profiler(), kMaxReasonBytes, false);
+      !s.ok()) {
+    return s;
+  }
+  return CheckText("run.capture.trace_format", capture.trace_format(), kMaxReasonBytes, false);
 }
 
 absl::Status CheckOp(const v1::OpStat& op, const std::string& path) {

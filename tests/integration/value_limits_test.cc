@@ -81,6 +81,10 @@ TEST_F(ValueLimitsTest, EveryValueTheStoreCouldNotHoldIsRefusedNamingItsField) {
        }},
       {"run.identity.workload",
        [](v1::RunSummary& run) { run.mutable_identity()->set_workload("naive\u202egnp.exe"); }},
+      {"run.capture.profiler",  // jsonb holds no NUL
+       [](v1::RunSummary& run) {
+         run.mutable_capture()->set_profiler(std::string("torch\0profiler", 14));
+       }},
       {"run.capture.active_steps",
        [](v1::RunSummary& run) { run.mutable_capture()->set_active_steps(UINT32_MAX); }},
   };

@@ -421,13 +421,24 @@ TEST(ValidateRun, RejectsC1ControlsAndBidiFormattingInEveryTextField) {
          {"run.kernels[0].name",
           [&](v1::RunSummary& run) { run.mutable_kernels(0)->set_name(text); }},
          {"run.environment[\"torch\"]",
-          [&](v1::RunSummary& run) { (*run.mutable_environment())["torch"] = text; }}});
+          [&](v1::RunSummary& run) { (*run.mutable_environment())["torch"] = text; }},
+         {"run.capture.profiler",
+          [&](v1::RunSummary& run) { run.mutable_capture()->set_profiler(text); }}});
   }
   auto run = Valid();
   run.mutable_ops(1)->set_name("aten::add\u00a0\u200f\u05d0");  // no-break space, RLM, alef
   EXPECT_TRUE(ValidateRun(run).ok()) << ValidateRun(run);
   run.mutable_ops(1)->set_name("aten::add\u202e");
   EXPECT_THAT(std::string(ValidateRun(run).message()), HasSubstr("U+202E at byte 9"));
+}
+
+TEST(ValidateRun, CaptureTextHoldsNoNulCharacter) {
+  auto run = Valid();
+  run.mutable_capture()->set_trace_format(std::string("kineto\0json", 11));
+  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.capture.trace_format");
+  run.mutable_capture()->set_trace_format("kineto-json");
+  run.mutable_capture()->set_profiler("torch.profiler 2.5.1 (legacy trace)");
+  EXPECT_TRUE(ValidateRun(run).ok()) << ValidateRun(run);
 }
 
 TEST(ValidateRun, RejectsUtf8ThatIsNotWellFormed) {
