@@ -48,11 +48,14 @@ std::optional<Decoded> DecodeUtf8(std::string_view text, std::size_t at) {
   std::size_t length = 0;
   char32_t value = 0;
   if ((lead >> 5) == 0x6) {
-    length = 2, value = lead & 0x1f;
+    length = 2;
+    value = lead & 0x1f;
   } else if ((lead >> 4) == 0xe) {
-    length = 3, value = lead & 0x0f;
+    length = 3;
+    value = lead & 0x0f;
   } else if ((lead >> 3) == 0x1e) {
-    length = 4, value = lead & 0x07;
+    length = 4;
+    value = lead & 0x07;
   } else {
     return std::nullopt;
   }
