@@ -42,8 +42,9 @@ absl::StatusOr<v1::UploadRunResponse> Upload(v1::Collector::StubInterface& stub,
 // How the daemon retries a spooled run. The wait after a run's n-th failed attempt is
 // first_backoff * 2^(n-1), at most max_backoff (max_server_error_backoff after a server
 // error), with full jitter (a uniform draw from its upper half). With the defaults a run the
-// collector keeps failing on is set aside after 20 server errors, about an hour; a collector
-// that is down (kRetry) or refuses every run (kBlocked) never sets a run aside.
+// collector keeps failing on is set aside after 20 server errors, 27 to 54 minutes after the
+// first; a collector that is down (kRetry) or refuses every run (kBlocked) never sets a run
+// aside.
 struct RetryPolicy {
   std::chrono::milliseconds first_backoff{500};
   std::chrono::milliseconds max_backoff{30'000};
