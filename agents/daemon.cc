@@ -12,6 +12,7 @@
 #include "proto/wire/channel.h"
 #include "proto/wire/job_spec.h"
 #include "proto/wire/time.h"
+#include "proto/wire/validation.h"
 
 namespace devtime::agent {
 namespace {
@@ -20,6 +21,7 @@ namespace fs = std::filesystem;
 
 constexpr auto kSchedulerTick = std::chrono::milliseconds(200);
 constexpr std::size_t kMaxQueuedReports = 10'000;
+constexpr std::size_t kMaxSlotReasonBytes = 1'000;
 
 void Log(const std::string& message) { std::cerr << "devtime-agent: " << message << std::endl; }
 
@@ -50,13 +52,22 @@ v1::RunSummary FailedRun(const v1::JobSpec& job, const v1::AgentIdentity& agent,
   *run.mutable_started_at() = ToProto(started);
   *run.mutable_finished_at() = ToProto(finished);
   run.set_status(v1::RUN_STATUS_FAILED);
-  run.set_status_reason(reason.substr(0, 4000));
+  run.set_status_reason(wire::PrintableText(reason, 4'000));
   return run;
+}
+
+// `slot` failed after all: `why` follows what its reason said.
+v1::JobSlot FailedSlot(v1::JobSlot slot, const std::string& why) {
+  const std::string before = slot.reason().empty() ? "" : slot.reason() + "; ";
+  slot.set_outcome(v1::SLOT_OUTCOME_FAILED);
+  slot.set_reason(wire::PrintableText(before + why, kMaxSlotReasonBytes));
+  return slot;
 }
 
 }  // namespace
 
-AgentDaemon::AgentDaemon(AgentConfig config) : config_(std::move(config)) {
+AgentDaemon::AgentDaemon(AgentConfig config, RetryPolicy retry)
+    : config_(std::move(config)), retry_(retry) {
   identity_.set_name(config_.name);
   identity_.set_host(config_.host);
   identity_.set_instance_type(config_.instance_type);
@@ -64,8 +75,9 @@ AgentDaemon::AgentDaemon(AgentConfig config) : config_(std::move(config)) {
   identity_.set_version("0.1.0");
 }
 
-absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentConfig& config) {
-  std::unique_ptr<AgentDaemon> daemon(new AgentDaemon(config));
+absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentConfig& config,
+                                                                const RetryPolicy& retry) {
+  std::unique_ptr<AgentDaemon> daemon(new AgentDaemon(config, retry));
   auto spool = Spool::Open(config.spool_dir, config.spool_max_bytes);
   if (!spool.ok()) return spool.status();
   daemon->spool_ = std::move(*spool);
@@ -350,24 +362,15 @@ void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now) {
       run = BuildRunSummary(*summary, labels);
     }
     if (!failure.empty()) run = FailedRun(job, identity_, run_id, started, finished, failure);
-    if (auto spooled = spool_->Put(run); !spooled.ok()) {
-      failure = std::string(spooled.message());
-      if (metrics_ && absl::IsResourceExhausted(spooled)) metrics_->SpoolFull();
-      Log(job.name() + ": " + failure);
-    }
-    {
-      std::lock_guard lock(mu_);
-      spooled_ = true;  // wake the uploader
-      changed_.notify_all();
-    }
-
     if (failure.empty() && run.status() == v1::RUN_STATUS_INVALID) {
       failure = "invalid capture: " + run.status_reason();
     }
     slot.set_outcome(failure.empty() ? v1::SLOT_OUTCOME_SUCCEEDED : v1::SLOT_OUTCOME_FAILED);
-    slot.set_reason(failure.substr(0, 1000));
+    slot.set_reason(wire::PrintableText(failure, kMaxSlotReasonBytes));
     *slot.mutable_finished_at() = ToProto(finished);
-    Report(slot);
+    if (auto spooled = SpoolAndReport(run, slot); !spooled.ok()) {
+      failure = std::string(spooled.message());
+    }
     if (metrics_) {
       metrics_->JobFinished(job.name(), failure.empty() ? "succeeded" : "failed",
                             absl::ToDoubleSeconds(finished - started));
@@ -379,10 +382,50 @@ void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now) {
 
 // ---- delivery ------------------------------------------------------------------------------
 
-void AgentDaemon::SetAside(const std::string& run_id, const absl::Status& why) {
+absl::Status AgentDaemon::SpoolAndReport(const v1::RunSummary& run, v1::JobSlot slot) {
+  // The collector's own rules: a run it would refuse never enters the spool.
+  absl::Status spooled = wire::ValidateRun(run);
+  if (!spooled.ok()) {
+    spooled = absl::InvalidArgumentError("the run is not valid and was not spooled: " +
+                                         std::string(spooled.message()));
+  }
+  {
+    std::lock_guard delivery(delivery_mu_);
+    if (spooled.ok()) spooled = spool_->Put(run);
+    if (spooled.ok()) {
+      // An older attempt's run of the same slot no longer speaks for it.
+      std::erase_if(awaiting_, [&](const auto& entry) {
+        return entry.second.job() == slot.job() &&
+               entry.second.slot_time().SerializeAsString() == slot.slot_time().SerializeAsString();
+      });
+      awaiting_[run.identity().run_id()] = slot;
+    } else {
+      if (metrics_ && absl::IsResourceExhausted(spooled)) metrics_->SpoolFull();
+      slot = FailedSlot(std::move(slot), std::string(spooled.message()));
+    }
+    Report(slot);
+  }
+  std::lock_guard lock(mu_);
+  spooled_ = true;  // wake the uploader
+  changed_.notify_all();
+  return spooled;
+}
+
+void AgentDaemon::Delivered(const std::string& run_id) {
+  std::lock_guard delivery(delivery_mu_);
+  awaiting_.erase(run_id);
+}
+
+void AgentDaemon::SetAside(const std::string& run_id, const std::string& why) {
   auto where = spool_->SetAside(run_id);
-  Log("run " + run_id + " cannot be delivered (" + std::string(why.message()) + "); " +
-      (where.ok() ? "kept in " + where->string() : std::string(where.status().message())));
+  const std::string kept =
+      where.ok() ? "kept in " + where->string() : std::string(where.status().message());
+  Log("run " + run_id + " set aside, not delivered: " + why + "; " + kept);
+  std::lock_guard delivery(delivery_mu_);
+  auto it = awaiting_.find(run_id);
+  if (it == awaiting_.end()) return;  // spooled before this start: its slot is not known here
+  Report(FailedSlot(it->second, "run " + run_id + " was set aside, not delivered: " + why));
+  awaiting_.erase(it);
 }
 
 void AgentDaemon::UploaderLoop() {
@@ -390,42 +433,65 @@ void AgentDaemon::UploaderLoop() {
   UploadOptions once;
   once.retry_for = std::chrono::milliseconds(0);  // this loop retries, with the spool as memory
   once.attempt_timeout = std::chrono::seconds(30);
-  auto backoff = std::chrono::milliseconds(500);
+  RetrySchedule retries(retry_);
+  auto backoff = retry_.first_backoff;  // while the collector, not a run, is failing
   std::mt19937 jitter(std::random_device{}());
   while (!stopping_) {
-    bool failed = false;
+    bool held = false;  // the collector failed every run for now: wait before the next pass
     for (const std::string& run_id : spool_->Pending()) {
       if (stopping_) break;
+      // A run waiting out its own backoff is passed over: the runs after it go on.
+      if (!retries.Due(run_id, RetrySchedule::Clock::now())) continue;
       auto run = spool_->Load(run_id);
       if (!run.ok()) {
-        SetAside(run_id, run.status());
+        SetAside(run_id, std::string(run.status().message()));
         continue;
       }
       auto ack = Upload(*stub, *run, once);
       if (ack.ok()) {
         (void)spool_->Remove(run_id);  // only now: the collector has committed it
-        backoff = std::chrono::milliseconds(500);
+        retries.Forget(run_id);
+        Delivered(run_id);
+        backoff = retry_.first_backoff;
         continue;
       }
       if (metrics_) metrics_->UploadRetry();
-      // Only a run the collector will never accept is set aside; a passing or a blocked
-      // failure (delivery_errors.h: a token being fixed, a server bug) keeps it spooled.
-      if (DeliveryOf(ack.status().code()) != Delivery::kRefusedForGood) {
-        failed = true;  // try this run and those after it again later, in order
-        break;
+      const std::string error(ack.status().message());
+      const Delivery delivery = DeliveryOf(ack.status().code());
+      if (delivery == Delivery::kRefusedForGood) {
+        retries.Forget(run_id);
+        SetAside(run_id, "the collector refused it: " + error);
+        continue;
       }
-      SetAside(run_id, ack.status());  // refused for good (the collector says why)
+      if (retries.Failed(run_id, delivery, RetrySchedule::Clock::now())) {
+        retries.Forget(run_id);
+        SetAside(run_id, "the collector failed on it " + std::to_string(retry_.set_aside_after) +
+                             " times; the last: " + error);
+        continue;
+      }
+      if (delivery == Delivery::kServerError) {
+        Log("run " + run_id + ": " + error + " (server error " +
+            std::to_string(retries.ServerErrors(run_id)) + " of " +
+            std::to_string(retry_.set_aside_after) + " before it is set aside)");
+        continue;  // the collector failed on this run: the others may still pass
+      }
+      held = true;  // down, or refusing everyone (delivery_errors.h): not this run's doing
+      break;
     }
     auto stats = spool_->Stats();
     if (metrics_) metrics_->SpoolState(stats.runs, stats.bytes);
     std::chrono::milliseconds wait(1000);
-    if (failed) {
+    if (held) {
       wait = std::chrono::milliseconds(
           std::uniform_int_distribution<long long>(backoff.count() / 2, backoff.count())(jitter));
-      backoff = std::min(backoff * 2, std::chrono::milliseconds(30'000));
+      backoff = std::min(backoff * 2, retry_.max_backoff);
+    } else if (auto due = retries.NextDue()) {
+      auto until_due =
+          std::chrono::ceil<std::chrono::milliseconds>(*due - RetrySchedule::Clock::now());
+      wait = std::clamp(until_due, std::chrono::milliseconds(1), wait);
     }
     std::unique_lock lock(mu_);
-    changed_.wait_for(lock, wait, [&] { return stopping_.load() || (spooled_ && !failed); });
+    changed_.wait_for(lock, wait, [&] { return stopping_.load() || (spooled_ && !held); });
     spooled_ = false;
   }
 }

@@ -5,8 +5,12 @@
 // disk and goes on running them while the collector is unreachable. Each slot runs in its own
 // process group with its timeout enforced (job_runner.h); the run id is made before the job
 // starts; the profiler output is summarized (agents/trace) into a RunSummary that goes into
-// the fsync'd spool (spool.h) before upload; a spooled run is deleted only after the
-// collector's ack. A job never runs twice at once on a host: a slot that comes while the
+// the fsync'd spool (spool.h) before upload, if it passes the collector's own validation
+// (proto/wire/validation.h; else the slot fails, naming the field); a spooled run is deleted
+// only after the collector's ack. Each run is retried on its own schedule (RetrySchedule in
+// uploader.h), so a failing run never holds the others back; a run the collector refuses, or
+// keeps failing on, is set aside in the spool's rejected/ folder, logged, and its slot
+// reported failed. A job never runs twice at once on a host: a slot that comes while the
 // previous run is still going is reported as skipped. Every slot is reported to the collector.
 //
 // Thread-safety: Start/Stop/Wait may be called from different threads.
@@ -27,13 +31,17 @@
 #include "agents/agent_config.h"
 #include "agents/agent_metrics.h"
 #include "agents/spool.h"
+#include "agents/uploader.h"
 #include "devtime/v1/collector.grpc.pb.h"
 
 namespace devtime::agent {
 
 class AgentDaemon {
  public:
-  static absl::StatusOr<std::unique_ptr<AgentDaemon>> Start(const AgentConfig& config);
+  // `retry`: how spooled runs are retried and when one is set aside (the defaults in
+  // production; tests shorten them).
+  static absl::StatusOr<std::unique_ptr<AgentDaemon>> Start(const AgentConfig& config,
+                                                            const RetryPolicy& retry = {});
   ~AgentDaemon();
   AgentDaemon(const AgentDaemon&) = delete;
   AgentDaemon& operator=(const AgentDaemon&) = delete;
@@ -51,7 +59,7 @@ class AgentDaemon {
     absl::Time next_slot;  // before jitter
   };
 
-  explicit AgentDaemon(AgentConfig config);
+  AgentDaemon(AgentConfig config, RetryPolicy retry);
   void LoadAssignments();
   void SaveAssignments(const v1::Assignments& assignments);
   void UpdateAssignments(const v1::Assignments& assignments);
@@ -59,8 +67,13 @@ class AgentDaemon {
   void SessionLoop();
   void SchedulerLoop();
   void UploaderLoop();
-  // Takes an undeliverable run out of the upload queue, keeping it (spool.h) and saying why.
-  void SetAside(const std::string& run_id, const absl::Status& why);
+  // Validates and spools a finished slot's run, then reports the slot: failed, saying why,
+  // when the run could not be spooled (the error returned).
+  absl::Status SpoolAndReport(const v1::RunSummary& run, v1::JobSlot slot);
+  // Takes an undeliverable run out of the upload queue, keeping it (spool.h), saying why in
+  // the log and in its slot's outcome.
+  void SetAside(const std::string& run_id, const std::string& why);
+  void Delivered(const std::string& run_id);
   // Starts a slot unless the job is already running (then reports it skipped). Needs mu_.
   void StartSlot(const v1::JobSpec& job, absl::Time slot_time, bool run_now);
   void RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now);
@@ -68,6 +81,7 @@ class AgentDaemon {
   bool SleepUnlessStopping(std::chrono::milliseconds duration);
 
   const AgentConfig config_;
+  const RetryPolicy retry_;
   v1::AgentIdentity identity_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<Spool> spool_;
@@ -83,6 +97,10 @@ class AgentDaemon {
   grpc::ClientContext* session_context_ = nullptr;  // guarded by mu_
   int active_runners_ = 0;                          // guarded by mu_
   bool spooled_ = false;  // a run entered the spool since the uploader last looked; guarded by mu_
+  // The slots of spooled runs, by run id, until their run is delivered or set aside. Held
+  // from spooling to reporting, so a slot's report never overtakes its run's set-aside.
+  std::mutex delivery_mu_;
+  std::map<std::string, v1::JobSlot> awaiting_;  // guarded by delivery_mu_
 
   std::thread session_, scheduler_, uploader_;
 };

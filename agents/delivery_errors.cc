@@ -1,55 +1,60 @@
 #include "agents/delivery_errors.h"
 
 namespace devtime::agent {
+namespace {
 
-Delivery DeliveryOf(absl::StatusCode code) {
-  switch (code) {
-    case absl::StatusCode::kOk:
-      return Delivery::kDelivered;
+using absl::StatusCode;
 
+struct Rule {
+  StatusCode code;
+  Delivery delivery;
+};
+
+// Every canonical code once, with why its class fits it.
+constexpr Rule kRules[] = {
+    {StatusCode::kOk, Delivery::kDelivered},
     // The collector is down or restarting, or PostgreSQL is (the collector says UNAVAILABLE
     // while its database stays away).
-    case absl::StatusCode::kUnavailable:
+    {StatusCode::kUnavailable, Delivery::kRetry},
     // The attempt ran out of time; the run may even have been committed, and ingest is
     // idempotent on run_id, so sending it again is safe.
-    case absl::StatusCode::kDeadlineExceeded:
+    {StatusCode::kDeadlineExceeded, Delivery::kRetry},
     // A concurrency conflict (transaction aborted): the next attempt normally goes through.
-    case absl::StatusCode::kAborted:
+    {StatusCode::kAborted, Delivery::kRetry},
     // The call was cancelled (a channel shutting down or reconnecting), not refused.
-    case absl::StatusCode::kCancelled:
-      return Delivery::kRetry;
-
-    // No or an unknown token: the token file is being fixed, and the run with it.
-    case absl::StatusCode::kUnauthenticated:
+    {StatusCode::kCancelled, Delivery::kRetry},
+    // No or an unknown token: the token file is being fixed, and every run with it.
+    {StatusCode::kUnauthenticated, Delivery::kBlocked},
     // The collector cannot serve UploadRun (an older collector, a proxy in between).
-    case absl::StatusCode::kUnimplemented:
+    {StatusCode::kUnimplemented, Delivery::kBlocked},
     // The collector is not ready to store (its database schema is newer or older than it).
-    case absl::StatusCode::kFailedPrecondition:
+    {StatusCode::kFailedPrecondition, Delivery::kBlocked},
     // A server bug or a database error that is not a lost connection; also the gRPC library's
-    // answer to a malformed response. The run is not what failed.
-    case absl::StatusCode::kInternal:
-    case absl::StatusCode::kUnknown:
-    case absl::StatusCode::kDataLoss:
-    // UploadRun never answers these for a run; whatever produced them is not the run.
-    case absl::StatusCode::kNotFound:
-    case absl::StatusCode::kOutOfRange:
-      return Delivery::kBlocked;
-
+    // answer to a malformed response. It may be this run that trips it.
+    {StatusCode::kInternal, Delivery::kServerError},
+    {StatusCode::kUnknown, Delivery::kServerError},
+    {StatusCode::kDataLoss, Delivery::kServerError},
+    // UploadRun never answers these for a run; whatever produced them failed on this call.
+    {StatusCode::kNotFound, Delivery::kServerError},
+    {StatusCode::kOutOfRange, Delivery::kServerError},
     // ValidateRun rejected a field (the message names it).
-    case absl::StatusCode::kInvalidArgument:
+    {StatusCode::kInvalidArgument, Delivery::kRefusedForGood},
     // The run is over a size limit (ValidateRun's counts, or the gRPC message size).
-    case absl::StatusCode::kResourceExhausted:
+    {StatusCode::kResourceExhausted, Delivery::kRefusedForGood},
     // Another run with this run_id and different content is stored.
-    case absl::StatusCode::kAlreadyExists:
+    {StatusCode::kAlreadyExists, Delivery::kRefusedForGood},
     // This agent's token may not write runs for the run's host.
-    case absl::StatusCode::kPermissionDenied:
-      return Delivery::kRefusedForGood;
+    {StatusCode::kPermissionDenied, Delivery::kRefusedForGood},
+};
 
-    default:
-      break;
+}  // namespace
+
+Delivery DeliveryOf(StatusCode code) {
+  for (const Rule& rule : kRules) {
+    if (rule.code == code) return rule.delivery;
   }
-  // A code outside the canonical set says nothing about the run: keep it, do not hammer.
-  return Delivery::kBlocked;
+  // A code outside the canonical set is the server misbehaving: keep the run, bounded.
+  return Delivery::kServerError;
 }
 
 }  // namespace devtime::agent

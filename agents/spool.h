@@ -47,8 +47,9 @@ class Spool {
   // Deletes a spooled run (after its ack). Removing an absent run is not an error.
   absl::Status Remove(const std::string& run_id);
 
-  // Moves a run the collector will never accept (or that no longer parses) out of the queue
-  // into <dir>/rejected/, kept for a person to look at; returns where it went.
+  // Moves a run the collector will never accept, keeps failing on, or that no longer parses
+  // out of the queue into <dir>/rejected/, kept for a person to look at (moving it back into
+  // <dir> sends it again); returns where it went.
   absl::StatusOr<std::filesystem::path> SetAside(const std::string& run_id);
 
   SpoolStats Stats() const;

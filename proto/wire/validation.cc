@@ -1,6 +1,8 @@
 #include "proto/wire/validation.h"
 
 #include <cmath>
+#include <cstdio>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -19,27 +21,81 @@ absl::Status TooMany(const std::string& field, std::size_t count, std::size_t li
                                       " entries exceed the limit of " + std::to_string(limit));
 }
 
-// Length of the UTF-8 sequence that starts with `lead`, 0 when `lead` cannot start one.
-std::size_t Utf8SequenceLength(unsigned char lead) {
-  if (lead < 0x80) return 1;
-  if ((lead >> 5) == 0x6) return 2;
-  if ((lead >> 4) == 0xe) return 3;
-  if ((lead >> 3) == 0x1e) return 4;
-  return 0;
+// Checks the entries of a repeated field, at most `limit` of them: check(entry, "field[i]").
+template <typename Entries, typename Check>
+absl::Status CheckEach(const std::string& field, const Entries& entries, std::size_t limit,
+                       Check check) {
+  const auto count = static_cast<std::size_t>(entries.size());
+  if (count > limit) return TooMany(field, count, limit);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string path = field + "[" + std::to_string(i) + "]";
+    if (auto s = check(entries[static_cast<int>(i)], path); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
-bool IsValidUtf8WithoutControls(const std::string& text) {
-  for (std::size_t i = 0; i < text.size();) {
-    auto lead = static_cast<unsigned char>(text[i]);
-    if (lead < 0x20 || lead == 0x7f) return false;
-    std::size_t length = Utf8SequenceLength(lead);
-    if (length == 0 || i + length > text.size()) return false;
-    for (std::size_t k = 1; k < length; ++k) {
-      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return false;
-    }
-    i += length;
+// One code point of a UTF-8 text: its value and how many bytes it took.
+struct Decoded {
+  char32_t code_point;
+  std::size_t length;
+};
+
+// The code point at text[at], or nullopt when the bytes there are not UTF-8 (a stray
+// continuation byte, a truncated sequence, an overlong form, a surrogate, past U+10FFFF).
+std::optional<Decoded> DecodeUtf8(std::string_view text, std::size_t at) {
+  const auto lead = static_cast<unsigned char>(text[at]);
+  if (lead < 0x80) return Decoded{lead, 1};
+  std::size_t length = 0;
+  char32_t value = 0;
+  if ((lead >> 5) == 0x6) {
+    length = 2;
+    value = lead & 0x1f;
+  } else if ((lead >> 4) == 0xe) {
+    length = 3;
+    value = lead & 0x0f;
+  } else if ((lead >> 3) == 0x1e) {
+    length = 4;
+    value = lead & 0x07;
+  } else {
+    return std::nullopt;
   }
-  return true;
+  if (at + length > text.size()) return std::nullopt;
+  for (std::size_t k = 1; k < length; ++k) {
+    const auto next = static_cast<unsigned char>(text[at + k]);
+    if ((next >> 6) != 0x2) return std::nullopt;
+    value = (value << 6) | (next & 0x3f);
+  }
+  constexpr char32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};  // by length: no overlong forms
+  if (value < kSmallest[length] || value > 0x10ffff || (value >= 0xd800 && value <= 0xdfff)) {
+    return std::nullopt;
+  }
+  return Decoded{value, length};
+}
+
+// C0 and C1 controls, DEL, and the bidirectional embeddings, overrides and isolates.
+bool IsForbidden(char32_t c) {
+  return c < 0x20 || (c >= 0x7f && c <= 0x9f) || (c >= 0x202a && c <= 0x202e) ||
+         (c >= 0x2066 && c <= 0x2069);
+}
+
+std::string CodePointName(char32_t c) {
+  char name[16];
+  std::snprintf(name, sizeof name, "U+%04X", static_cast<unsigned>(c));
+  return name;
+}
+
+// Why `text` is not printable (IsPrintableText), or "" when it is.
+std::string WhyNotPrintable(std::string_view text) {
+  for (std::size_t at = 0; at < text.size();) {
+    auto decoded = DecodeUtf8(text, at);
+    if (!decoded) return "is not valid UTF-8 at byte " + std::to_string(at);
+    if (IsForbidden(decoded->code_point)) {
+      return "must not contain control or bidirectional formatting characters; " +
+             CodePointName(decoded->code_point) + " at byte " + std::to_string(at);
+    }
+    at += decoded->length;
+  }
+  return "";
 }
 
 absl::Status CheckText(const std::string& field, const std::string& value, std::size_t max_bytes,
@@ -51,9 +107,7 @@ absl::Status CheckText(const std::string& field, const std::string& value, std::
     return Invalid(field, "is " + std::to_string(value.size()) +
                               " bytes, longer than the limit of " + std::to_string(max_bytes));
   }
-  if (!IsValidUtf8WithoutControls(value)) {
-    return Invalid(field, "must be UTF-8 without control characters");
-  }
+  if (auto why = WhyNotPrintable(value); !why.empty()) return Invalid(field, why);
   return absl::OkStatus();
 }
 
@@ -64,8 +118,38 @@ std::string FormatNumber(double value) {
 }
 
 absl::Status CheckDuration(const std::string& field, double value) {
-  if (!std::isfinite(value) || value < 0) {
-    return Invalid(field, "must be finite and >= 0, got " + FormatNumber(value));
+  if (!std::isfinite(value) || value < 0 || value > kMaxDurationUs) {
+    return Invalid(field, "must be finite, >= 0 and <= " + FormatNumber(kMaxDurationUs) +
+                              " (about 31 years), got " + FormatNumber(value));
+  }
+  return absl::OkStatus();
+}
+
+// A count the store keeps as a bigint; `at_least_one` for the calls of something that ran.
+absl::Status CheckCount(const std::string& field, uint64_t value, bool at_least_one) {
+  if (at_least_one && value == 0) return Invalid(field, "must be >= 1");
+  if (value > kMaxCount) {
+    return Invalid(field, "must be <= " + std::to_string(kMaxCount) +
+                              " (a signed 64-bit count), got " + std::to_string(value));
+  }
+  return absl::OkStatus();
+}
+
+// A step number or step count the store keeps as an integer.
+absl::Status CheckStepNumber(const std::string& field, uint32_t value) {
+  if (value > kMaxStepNumber) {
+    return Invalid(field, "must be <= " + std::to_string(kMaxStepNumber) +
+                              " (a signed 32-bit integer), got " + std::to_string(value));
+  }
+  return absl::OkStatus();
+}
+
+// `total` includes `self`: it cannot be smaller.
+absl::Status CheckIncludes(const std::string& total_field, double total,
+                           const std::string& self_field, double self) {
+  if (total < self) {
+    return Invalid(total_field, "is " + FormatNumber(total) + ", less than " + self_field + " (" +
+                                    FormatNumber(self) + ") which it includes");
   }
   return absl::OkStatus();
 }
@@ -75,7 +159,7 @@ absl::Status CheckIdentity(const v1::RunIdentity& id, v1::RunStatus status) {
   if (!IsCanonicalUuid(id.run_id())) {
     return Invalid("run.identity.run_id",
                    "must be a lowercase UUID like 3f2c9a5e-0b1d-4c6e-9f00-12ab34cd56ef, got '" +
-                       id.run_id().substr(0, 64) + "'");
+                       PrintableText(id.run_id(), 64) + "'");
   }
   struct Field {
     const char* path;
@@ -110,13 +194,21 @@ absl::Status CheckStatus(const v1::RunSummary& run) {
   return CheckText("run.status_reason", run.status_reason(), kMaxReasonBytes, needs_reason);
 }
 
+absl::Status CheckTime(const std::string& field, const google::protobuf::Timestamp& t) {
+  if (t.seconds() < kMinTimeSeconds || t.seconds() > kMaxTimeSeconds || t.nanos() < 0 ||
+      t.nanos() > 999'999'999) {
+    return Invalid(field, "must be a time after 1970-01-01 and before 10000-01-01, got " +
+                              std::to_string(t.seconds()) + " s " + std::to_string(t.nanos()) +
+                              " ns since 1970");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckTimes(const v1::RunSummary& run) {
   if (!run.has_started_at()) return Invalid("run.started_at", "is required");
-  if (run.started_at().seconds() <= 0 || run.started_at().nanos() < 0 ||
-      run.started_at().nanos() > 999'999'999) {
-    return Invalid("run.started_at", "must be a time after 1970-01-01");
-  }
+  if (auto s = CheckTime("run.started_at", run.started_at()); !s.ok()) return s;
   if (run.has_finished_at()) {
+    if (auto s = CheckTime("run.finished_at", run.finished_at()); !s.ok()) return s;
     const auto& s = run.started_at();
     const auto& f = run.finished_at();
     if (f.seconds() < s.seconds() || (f.seconds() == s.seconds() && f.nanos() < s.nanos())) {
@@ -126,36 +218,58 @@ absl::Status CheckTimes(const v1::RunSummary& run) {
   return absl::OkStatus();
 }
 
+absl::Status CheckCapture(const v1::RunSummary& run) {
+  const auto& capture = run.capture();
+  for (auto [field, value] : {std::pair{"run.capture.wait_steps", capture.wait_steps()},
+                              std::pair{"run.capture.warmup_steps", capture.warmup_steps()},
+                              std::pair{"run.capture.active_steps", capture.active_steps()}}) {
+    if (auto s = CheckStepNumber(field, value); !s.ok()) return s;
+  }
+  if (auto s = CheckCount("run.capture.events_dropped", capture.events_dropped(), false); !s.ok()) {
+    return s;
+  }
+  // Free text, stored in PostgreSQL jsonb (which holds no NUL character).
+  if (auto s = CheckText("run.capture.profiler", capture.profiler(), kMaxReasonBytes, false);
+      !s.ok()) {
+    return s;
+  }
+  return CheckText("run.capture.trace_format", capture.trace_format(), kMaxReasonBytes, false);
+}
+
 absl::Status CheckOp(const v1::OpStat& op, const std::string& path) {
   if (auto s = CheckText(path + ".name", op.name(), kMaxOpNameBytes, true); !s.ok()) return s;
-  if (op.calls() == 0) return Invalid(path + ".calls", "must be >= 1");
+  if (auto s = CheckCount(path + ".calls", op.calls(), true); !s.ok()) return s;
   for (auto [suffix, value] :
        {std::pair{".self_cpu_us", op.self_cpu_us()}, std::pair{".total_cpu_us", op.total_cpu_us()},
         std::pair{".self_device_us", op.self_device_us()},
         std::pair{".total_device_us", op.total_device_us()}}) {
     if (auto s = CheckDuration(path + suffix, value); !s.ok()) return s;
   }
-  if (op.step_self_device_us_size() > static_cast<int>(kMaxStepSamples)) {
-    return TooMany(path + ".step_self_device_us", op.step_self_device_us_size(), kMaxStepSamples);
+  if (auto s = CheckIncludes(path + ".total_cpu_us", op.total_cpu_us(), path + ".self_cpu_us",
+                             op.self_cpu_us());
+      !s.ok()) {
+    return s;
   }
-  for (int i = 0; i < op.step_self_device_us_size(); ++i) {
-    auto field = path + ".step_self_device_us[" + std::to_string(i) + "]";
-    if (auto s = CheckDuration(field, op.step_self_device_us(i)); !s.ok()) return s;
+  if (auto s = CheckIncludes(path + ".total_device_us", op.total_device_us(),
+                             path + ".self_device_us", op.self_device_us());
+      !s.ok()) {
+    return s;
   }
-  return absl::OkStatus();
+  return CheckEach(path + ".step_self_device_us", op.step_self_device_us(), kMaxStepSamples,
+                   [](double us, const std::string& at) { return CheckDuration(at, us); });
 }
 
 absl::Status CheckOps(const v1::RunSummary& run) {
-  if (run.ops_size() > static_cast<int>(kMaxOps))
-    return TooMany("run.ops", run.ops_size(), kMaxOps);
   std::set<std::string> names;
-  for (int i = 0; i < run.ops_size(); ++i) {
-    auto path = "run.ops[" + std::to_string(i) + "]";
-    if (auto s = CheckOp(run.ops(i), path); !s.ok()) return s;
-    if (!names.insert(run.ops(i).name()).second) {
-      return Invalid(path + ".name", "'" + run.ops(i).name() + "' appears twice");
-    }
-  }
+  auto status =
+      CheckEach("run.ops", run.ops(), kMaxOps, [&](const v1::OpStat& op, const std::string& path) {
+        if (auto s = CheckOp(op, path); !s.ok()) return s;
+        if (!names.insert(op.name()).second) {
+          return Invalid(path + ".name", "'" + op.name() + "' appears twice");
+        }
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return status;
   if (run.status() == v1::RUN_STATUS_OK && run.ops_size() == 0) {
     return Invalid("run.ops", "an OK run needs at least one operator");
   }
@@ -163,36 +277,34 @@ absl::Status CheckOps(const v1::RunSummary& run) {
 }
 
 absl::Status CheckSteps(const v1::RunSummary& run) {
-  if (run.steps_size() > static_cast<int>(kMaxSteps)) {
-    return TooMany("run.steps", run.steps_size(), kMaxSteps);
-  }
   std::set<uint32_t> seen;
-  for (int i = 0; i < run.steps_size(); ++i) {
-    auto path = "run.steps[" + std::to_string(i) + "]";
-    const auto& step = run.steps(i);
-    if (!seen.insert(step.step()).second) {
-      return Invalid(path + ".step", "step " + std::to_string(step.step()) + " appears twice");
-    }
-    if (auto s = CheckDuration(path + ".device_us", step.device_us()); !s.ok()) return s;
-    if (auto s = CheckDuration(path + ".cpu_us", step.cpu_us()); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+  return CheckEach(
+      "run.steps", run.steps(), kMaxSteps, [&](const v1::StepTotal& step, const std::string& path) {
+        if (auto s = CheckStepNumber(path + ".step", step.step()); !s.ok()) return s;
+        if (!seen.insert(step.step()).second) {
+          return Invalid(path + ".step", "step " + std::to_string(step.step()) + " appears twice");
+        }
+        if (auto s = CheckDuration(path + ".device_us", step.device_us()); !s.ok()) {
+          return s;
+        }
+        return CheckDuration(path + ".cpu_us", step.cpu_us());
+      });
 }
 
 absl::Status CheckLayers(const v1::RunSummary& run) {
   std::set<int> seen;
-  for (int i = 0; i < run.layers_size(); ++i) {
-    auto path = "run.layers[" + std::to_string(i) + "]";
-    const auto& layer = run.layers(i);
-    if (!v1::Layer_IsValid(layer.layer()) || layer.layer() == v1::LAYER_UNSPECIFIED) {
-      return Invalid(path + ".layer", "unknown value " + std::to_string(layer.layer()));
-    }
-    if (!seen.insert(layer.layer()).second) {
-      return Invalid(path + ".layer", v1::Layer_Name(layer.layer()) + " appears twice");
-    }
-    if (auto s = CheckDuration(path + ".time_us", layer.time_us()); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+  // Each layer at most once: more entries than layers always repeat one, said below.
+  return CheckEach(
+      "run.layers", run.layers(), std::numeric_limits<int>::max(),
+      [&](const v1::LayerTime& layer, const std::string& path) {
+        if (!v1::Layer_IsValid(layer.layer()) || layer.layer() == v1::LAYER_UNSPECIFIED) {
+          return Invalid(path + ".layer", "unknown value " + std::to_string(layer.layer()));
+        }
+        if (!seen.insert(layer.layer()).second) {
+          return Invalid(path + ".layer", v1::Layer_Name(layer.layer()) + " appears twice");
+        }
+        return CheckDuration(path + ".time_us", layer.time_us());
+      });
 }
 
 absl::Status CheckEnvironment(const v1::RunSummary& run) {
@@ -200,7 +312,7 @@ absl::Status CheckEnvironment(const v1::RunSummary& run) {
     return TooMany("run.environment", run.environment_size(), kMaxEnvironmentEntries);
   }
   for (const auto& [key, value] : run.environment()) {
-    auto path = "run.environment[\"" + key.substr(0, 64) + "\"]";
+    auto path = "run.environment[\"" + PrintableText(key, 64) + "\"]";
     if (auto s = CheckText(path + " key", key, kMaxEnvironmentKeyBytes, true); !s.ok()) return s;
     if (auto s = CheckText(path, value, kMaxEnvironmentValueBytes, false); !s.ok()) return s;
   }
@@ -211,23 +323,18 @@ bool IsLowerHex(const std::string& text) {
   return text.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
+absl::Status CheckArtifact(const v1::Artifact& a, const std::string& path) {
+  if (auto s = CheckText(path + ".kind", a.kind(), kMaxIdentityBytes, true); !s.ok()) return s;
+  if (auto s = CheckText(path + ".uri", a.uri(), kMaxUriBytes, true); !s.ok()) return s;
+  if (auto s = CheckCount(path + ".size_bytes", a.size_bytes(), false); !s.ok()) return s;
+  if (!a.sha256().empty() && (a.sha256().size() != 64 || !IsLowerHex(a.sha256()))) {
+    return Invalid(path + ".sha256", "must be 64 lowercase hex characters");
+  }
+  return CheckText(path + ".pair_key", a.pair_key(), kMaxIdentityBytes, false);
+}
+
 absl::Status CheckArtifacts(const v1::RunSummary& run) {
-  if (run.artifacts_size() > static_cast<int>(kMaxArtifacts)) {
-    return TooMany("run.artifacts", run.artifacts_size(), kMaxArtifacts);
-  }
-  for (int i = 0; i < run.artifacts_size(); ++i) {
-    auto path = "run.artifacts[" + std::to_string(i) + "]";
-    const auto& a = run.artifacts(i);
-    if (auto s = CheckText(path + ".kind", a.kind(), kMaxIdentityBytes, true); !s.ok()) return s;
-    if (auto s = CheckText(path + ".uri", a.uri(), kMaxUriBytes, true); !s.ok()) return s;
-    if (!a.sha256().empty() && (a.sha256().size() != 64 || !IsLowerHex(a.sha256()))) {
-      return Invalid(path + ".sha256", "must be 64 lowercase hex characters");
-    }
-    if (auto s = CheckText(path + ".pair_key", a.pair_key(), kMaxIdentityBytes, false); !s.ok()) {
-      return s;
-    }
-  }
-  return absl::OkStatus();
+  return CheckEach("run.artifacts", run.artifacts(), kMaxArtifacts, CheckArtifact);
 }
 
 absl::Status CheckDeviceTotals(const v1::RunSummary& run) {
@@ -235,13 +342,8 @@ absl::Status CheckDeviceTotals(const v1::RunSummary& run) {
   if (auto s = CheckDuration("run.unattributed_device_us", run.unattributed_device_us()); !s.ok()) {
     return s;
   }
-  if (run.device_total_us() < run.unattributed_device_us()) {
-    return Invalid("run.device_total_us", "is " + FormatNumber(run.device_total_us()) +
-                                              ", less than run.unattributed_device_us (" +
-                                              FormatNumber(run.unattributed_device_us()) +
-                                              ") which it includes");
-  }
-  return absl::OkStatus();
+  return CheckIncludes("run.device_total_us", run.device_total_us(), "run.unattributed_device_us",
+                       run.unattributed_device_us());
 }
 
 bool IsSnakeCase(const std::string& text) {
@@ -249,39 +351,26 @@ bool IsSnakeCase(const std::string& text) {
   return text.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
 }
 
+absl::Status CheckWarning(const v1::CaptureWarning& w, const std::string& path) {
+  if (auto s = CheckText(path + ".kind", w.kind(), kMaxWarningKindBytes, true); !s.ok()) return s;
+  if (!IsSnakeCase(w.kind())) {
+    return Invalid(path + ".kind", "must be snake_case (a-z, 0-9, _; starting with a letter)");
+  }
+  return CheckText(path + ".message", w.message(), kMaxWarningMessageBytes, true);
+}
+
 absl::Status CheckWarnings(const v1::RunSummary& run) {
-  if (run.warnings_size() > static_cast<int>(kMaxWarnings)) {
-    return TooMany("run.warnings", run.warnings_size(), kMaxWarnings);
-  }
-  for (int i = 0; i < run.warnings_size(); ++i) {
-    auto path = "run.warnings[" + std::to_string(i) + "]";
-    const auto& w = run.warnings(i);
-    if (auto s = CheckText(path + ".kind", w.kind(), kMaxWarningKindBytes, true); !s.ok()) {
-      return s;
-    }
-    if (!IsSnakeCase(w.kind())) {
-      return Invalid(path + ".kind", "must be snake_case (a-z, 0-9, _; starting with a letter)");
-    }
-    if (auto s = CheckText(path + ".message", w.message(), kMaxWarningMessageBytes, true);
-        !s.ok()) {
-      return s;
-    }
-  }
-  return absl::OkStatus();
+  return CheckEach("run.warnings", run.warnings(), kMaxWarnings, CheckWarning);
+}
+
+absl::Status CheckKernel(const v1::KernelTotal& k, const std::string& path) {
+  if (auto s = CheckText(path + ".name", k.name(), kMaxKernelNameBytes, true); !s.ok()) return s;
+  if (auto s = CheckCount(path + ".calls", k.calls(), true); !s.ok()) return s;
+  return CheckDuration(path + ".device_us", k.device_us());
 }
 
 absl::Status CheckKernels(const v1::RunSummary& run) {
-  if (run.kernels_size() > static_cast<int>(kMaxKernels)) {
-    return TooMany("run.kernels", run.kernels_size(), kMaxKernels);
-  }
-  for (int i = 0; i < run.kernels_size(); ++i) {
-    auto path = "run.kernels[" + std::to_string(i) + "]";
-    const auto& k = run.kernels(i);
-    if (auto s = CheckText(path + ".name", k.name(), kMaxKernelNameBytes, true); !s.ok()) return s;
-    if (k.calls() == 0) return Invalid(path + ".calls", "must be >= 1");
-    if (auto s = CheckDuration(path + ".device_us", k.device_us()); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+  return CheckEach("run.kernels", run.kernels(), kMaxKernels, CheckKernel);
 }
 
 absl::Status CheckDeviceJoin(const v1::RunSummary& run) {
@@ -293,7 +382,12 @@ absl::Status CheckDeviceJoin(const v1::RunSummary& run) {
   if (join.method() == v1::DEVICE_JOIN_METHOD_UNSPECIFIED) {
     return Invalid("run.device_join.method", "is required (NONE, ID, ORDER or ID_AND_ORDER)");
   }
-  // Execution counts are unsigned on the wire, so only the times can be out of range.
+  for (auto [field, value] :
+       {std::pair{"run.device_join.by_id_executions", join.by_id_executions()},
+        std::pair{"run.device_join.by_order_executions", join.by_order_executions()},
+        std::pair{"run.device_join.unjoined_executions", join.unjoined_executions()}}) {
+    if (auto s = CheckCount(field, value, false); !s.ok()) return s;
+  }
   for (auto [field, value] : {std::pair{"run.device_join.by_id_us", join.by_id_us()},
                               std::pair{"run.device_join.by_order_us", join.by_order_us()},
                               std::pair{"run.device_join.unjoined_us", join.unjoined_us()}}) {
@@ -314,12 +408,31 @@ bool IsCanonicalUuid(const std::string& text) {
   return true;
 }
 
+bool IsPrintableText(std::string_view text) { return WhyNotPrintable(text).empty(); }
+
+std::string PrintableText(std::string_view text, std::size_t max_bytes) {
+  constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+  std::string out;
+  for (std::size_t at = 0; at < text.size();) {
+    auto decoded = DecodeUtf8(text, at);
+    std::string_view piece = decoded ? text.substr(at, decoded->length) : kReplacement;
+    if (decoded && IsForbidden(decoded->code_point)) {
+      const char32_t c = decoded->code_point;
+      piece = (c == '\t' || c == '\n' || c == '\r') ? std::string_view(" ") : kReplacement;
+    }
+    if (out.size() + piece.size() > max_bytes) break;
+    out += piece;
+    at += decoded ? decoded->length : 1;
+  }
+  return out;
+}
+
 absl::Status ValidateRun(const v1::RunSummary& run) {
   if (!run.has_identity()) return Invalid("run.identity", "is required");
   if (auto s = CheckIdentity(run.identity(), run.status()); !s.ok()) return s;
   using Check = absl::Status (*)(const v1::RunSummary&);
   for (Check check :
-       {CheckStatus, CheckTimes, CheckOps, CheckSteps, CheckLayers, CheckEnvironment,
+       {CheckStatus, CheckTimes, CheckCapture, CheckOps, CheckSteps, CheckLayers, CheckEnvironment,
         CheckArtifacts, CheckDeviceTotals, CheckWarnings, CheckKernels, CheckDeviceJoin}) {
     if (auto s = check(run); !s.ok()) return s;
   }

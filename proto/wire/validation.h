@@ -1,18 +1,54 @@
 // Validation of a RunSummary against the wire contract (proto/devtime/v1/run.proto): the one
-// validator the collector applies to uploads and the agent may apply before it spools a run.
-// Runs before anything touches the database, so an invalid upload stores nothing.
+// validator the collector applies to uploads and the agent applies before it spools a run.
+// Runs before anything touches the database, so an invalid upload stores nothing; and it
+// admits only values the store can hold (services/collector/store/migrations.cc) and whose
+// sums stay finite, so a run it accepts never fails later as a database or arithmetic error.
 #pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "devtime/v1/run.pb.h"
 
 namespace devtime::wire {
 
+// The bounds on values (limits.h has the bounds on sizes and counts of entries).
+//
+// Step numbers and capture step counts: run_steps.step is a PostgreSQL integer, and the
+// collector divides by the step count as an int.
+inline constexpr uint32_t kMaxStepNumber = std::numeric_limits<int32_t>::max();
+// Every uint64 count (calls, executions, events dropped, artifact bytes): op_stats.calls is a
+// PostgreSQL bigint, and every reader keeps counts as signed 64-bit integers.
+inline constexpr uint64_t kMaxCount = std::numeric_limits<int64_t>::max();
+// Every duration, in microseconds (about 31.7 years): the collector's sums over a run (20,000
+// operators, 10,000 samples each, and their squares for the noise) then stay far below the
+// largest double, so no series point or figure it computes can be infinite.
+inline constexpr double kMaxDurationUs = 1e15;
+// started_at and finished_at: after 1970-01-01T00:00:00Z, up to 9999-12-31T23:59:59.999999999Z
+// (protobuf's Timestamp range, inside PostgreSQL's timestamptz).
+inline constexpr int64_t kMinTimeSeconds = 1;
+inline constexpr int64_t kMaxTimeSeconds = 253'402'300'799;
+
 // OK, or INVALID_ARGUMENT / RESOURCE_EXHAUSTED whose message starts with the offending
-// field's path, e.g. "run.ops[3].self_device_us: must be finite and >= 0, got nan".
+// field's path, e.g. "run.ops[3].self_device_us: must be finite, >= 0 and <= 1e+15, got nan".
 absl::Status ValidateRun(const v1::RunSummary& run);
 
 // True for the canonical lowercase 8-4-4-4-12 hex UUID form.
 bool IsCanonicalUuid(const std::string& text);
+
+// True when `text` is valid UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF) without control characters (U+0000-U+001F, U+007F-U+009F) or bidirectional
+// embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): the rule for every text
+// field of a run (a name that reads differently from what it holds is not a name).
+bool IsPrintableText(std::string_view text);
+
+// `text` made printable for a text field of at most `max_bytes` (a job's stderr as a
+// reason): tabs and line breaks become spaces, other forbidden characters and broken bytes
+// U+FFFD, and it is cut at a character boundary.
+std::string PrintableText(std::string_view text, std::size_t max_bytes);
 
 }  // namespace devtime::wire

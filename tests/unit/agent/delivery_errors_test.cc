@@ -22,9 +22,15 @@ TEST(DeliveryOf, RetriesOnlyFailuresThatPassOnTheirOwn) {
 
 TEST(DeliveryOf, KeepsARunWhoseDeliveryWaitsForAFixOutsideIt) {
   for (auto code : {StatusCode::kUnauthenticated, StatusCode::kUnimplemented,
-                    StatusCode::kFailedPrecondition, StatusCode::kInternal, StatusCode::kUnknown,
-                    StatusCode::kDataLoss, StatusCode::kNotFound, StatusCode::kOutOfRange}) {
+                    StatusCode::kFailedPrecondition}) {
     EXPECT_EQ(DeliveryOf(code), Delivery::kBlocked) << absl::StatusCodeToString(code);
+  }
+}
+
+TEST(DeliveryOf, CallsAFailureOfTheCollectorOnTheRunAServerError) {
+  for (auto code : {StatusCode::kInternal, StatusCode::kUnknown, StatusCode::kDataLoss,
+                    StatusCode::kNotFound, StatusCode::kOutOfRange}) {
+    EXPECT_EQ(DeliveryOf(code), Delivery::kServerError) << absl::StatusCodeToString(code);
   }
 }
 
@@ -40,20 +46,20 @@ TEST(DeliveryOf, ClassifiesEveryCanonicalCode) {
   const std::map<StatusCode, Delivery> expected = {
       {StatusCode::kOk, Delivery::kDelivered},
       {StatusCode::kCancelled, Delivery::kRetry},
-      {StatusCode::kUnknown, Delivery::kBlocked},
+      {StatusCode::kUnknown, Delivery::kServerError},
       {StatusCode::kInvalidArgument, Delivery::kRefusedForGood},
       {StatusCode::kDeadlineExceeded, Delivery::kRetry},
-      {StatusCode::kNotFound, Delivery::kBlocked},
+      {StatusCode::kNotFound, Delivery::kServerError},
       {StatusCode::kAlreadyExists, Delivery::kRefusedForGood},
       {StatusCode::kPermissionDenied, Delivery::kRefusedForGood},
       {StatusCode::kResourceExhausted, Delivery::kRefusedForGood},
       {StatusCode::kFailedPrecondition, Delivery::kBlocked},
       {StatusCode::kAborted, Delivery::kRetry},
-      {StatusCode::kOutOfRange, Delivery::kBlocked},
+      {StatusCode::kOutOfRange, Delivery::kServerError},
       {StatusCode::kUnimplemented, Delivery::kBlocked},
-      {StatusCode::kInternal, Delivery::kBlocked},
+      {StatusCode::kInternal, Delivery::kServerError},
       {StatusCode::kUnavailable, Delivery::kRetry},
-      {StatusCode::kDataLoss, Delivery::kBlocked},
+      {StatusCode::kDataLoss, Delivery::kServerError},
       {StatusCode::kUnauthenticated, Delivery::kBlocked},
   };
   for (int code = 0; code <= static_cast<int>(StatusCode::kUnauthenticated); ++code) {
@@ -73,8 +79,8 @@ TEST(DeliveryOf, ReadsGrpcCodesAsTheSameAbslCodes) {
             Delivery::kRefusedForGood);
 }
 
-TEST(DeliveryOf, KeepsARunOnACodeOutsideTheCanonicalSet) {
-  EXPECT_EQ(DeliveryOf(static_cast<StatusCode>(42)), Delivery::kBlocked);
+TEST(DeliveryOf, TakesACodeOutsideTheCanonicalSetForAServerError) {
+  EXPECT_EQ(DeliveryOf(static_cast<StatusCode>(42)), Delivery::kServerError);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 
+#include "agents/trace/trace_summary.h"
 #include "proto/wire/limits.h"
 #include "proto/wire/validation.h"
 
@@ -51,6 +53,24 @@ TEST(BuildRunSummary, ProducesARunTheCollectorAccepts) {
   EXPECT_EQ(run.ops(0).step_self_device_us_size(), 2);
   EXPECT_EQ(run.steps_size(), 2);
   EXPECT_EQ(run.layers(0).layer(), v1::LAYER_FRAMEWORK_DISPATCH);
+}
+
+// The validator's value bounds (total >= self, finite and bounded times, step numbers) hold
+// for every capture the fixtures keep, as the agent validates each run before spooling it.
+TEST(BuildRunSummary, EveryFixtureCaptureMakesARunTheCollectorAccepts) {
+  const std::string dir = std::string(DEVTIME_SOURCE_DIR) + "/tests/fixtures/trace/";
+  RunLabels labels = Labels();
+  labels.fallback_workload = "fixture";
+  for (const char* fixture :
+       {"kineto_collectives.json", "kineto_cuda_basic.json", "kineto_cuda_basic.json.gz",
+        "kineto_int_ts.json", "kineto_neuron_no_device.json", "kineto_precision.json",
+        "legacy_conv", "legacy_mlp", "neuron_explorer/profile_output", "neuron_fetch",
+        "neuron_rmsnorm/explorer", "neuron_rmsnorm/fetch"}) {
+    auto summary = trace::Summarize(dir + fixture);
+    ASSERT_TRUE(summary.ok()) << fixture << ": " << summary.status();
+    auto status = wire::ValidateRun(BuildRunSummary(*summary, labels));
+    EXPECT_TRUE(status.ok()) << fixture << ": " << status;
+  }
 }
 
 TEST(BuildRunSummary, MarksUntrustworthyCaptureInvalidWithReason) {

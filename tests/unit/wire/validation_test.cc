@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <limits>
+#include <vector>
 
 #include "proto/wire/limits.h"
 #include "tests/support/sample_runs.h"
@@ -22,6 +25,23 @@ void ExpectRejected(const v1::RunSummary& run, absl::StatusCode code, const std:
   auto status = ValidateRun(run);
   EXPECT_EQ(status.code(), code) << status;
   EXPECT_THAT(std::string(status.message()), StartsWith(field + ":"));
+}
+
+// One change that makes a valid run invalid, and the field its rejection must name.
+struct BadValue {
+  std::string field;
+  std::function<void(v1::RunSummary&)> change;
+};
+
+// Expects each change, made to its own copy of `valid`, to be rejected naming its field.
+void ExpectEachRejected(const v1::RunSummary& valid, const std::vector<BadValue>& bad_values,
+                        absl::StatusCode code = absl::StatusCode::kInvalidArgument) {
+  for (const BadValue& bad : bad_values) {
+    SCOPED_TRACE(bad.field);
+    auto run = valid;
+    bad.change(run);
+    ExpectRejected(run, code, bad.field);
+  }
 }
 
 TEST(ValidateRun, AcceptsCompleteRun) { EXPECT_TRUE(ValidateRun(Valid()).ok()); }
@@ -118,15 +138,12 @@ TEST(ValidateRun, RejectsDuplicateOperatorsAndSteps) {
 }
 
 TEST(ValidateRun, RejectsZeroCallsAndMissingTimes) {
-  auto run = Valid();
-  run.mutable_ops(0)->set_calls(0);
-  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.ops[0].calls");
-  run = Valid();
-  run.clear_started_at();
-  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.started_at");
-  run = Valid();
-  run.mutable_finished_at()->set_seconds(run.started_at().seconds() - 1);
-  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.finished_at");
+  ExpectEachRejected(
+      Valid(), {{"run.ops[0].calls", [](v1::RunSummary& run) { run.mutable_ops(0)->set_calls(0); }},
+                {"run.started_at", [](v1::RunSummary& run) { run.clear_started_at(); }},
+                {"run.finished_at", [](v1::RunSummary& run) {
+                   run.mutable_finished_at()->set_seconds(run.started_at().seconds() - 1);
+                 }}});
 }
 
 TEST(ValidateRun, EnforcesSizeLimitsWithResourceExhausted) {
@@ -248,15 +265,15 @@ TEST(ValidateRun, WarningsNeedASnakeCaseKindAndAPrintableMessage) {
 }
 
 TEST(ValidateRun, KernelsNeedANameAndAtLeastOneCall) {
-  auto run = WithDeviceFields();
-  run.mutable_kernels(0)->set_name("");
-  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.kernels[0].name");
-  run = WithDeviceFields();
-  run.mutable_kernels(0)->set_name(std::string(wire::kMaxKernelNameBytes + 1, 'k'));
-  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.kernels[0].name");
-  run = WithDeviceFields();
-  run.mutable_kernels(0)->set_calls(0);
-  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.kernels[0].calls");
+  ExpectEachRejected(
+      WithDeviceFields(),
+      {{"run.kernels[0].name", [](v1::RunSummary& run) { run.mutable_kernels(0)->set_name(""); }},
+       {"run.kernels[0].name",
+        [](v1::RunSummary& run) {
+          run.mutable_kernels(0)->set_name(std::string(wire::kMaxKernelNameBytes + 1, 'k'));
+        }},
+       {"run.kernels[0].calls",
+        [](v1::RunSummary& run) { run.mutable_kernels(0)->set_calls(0); }}});
 }
 
 TEST(ValidateRun, DeviceJoinNeedsAKnownMethod) {
@@ -282,6 +299,172 @@ TEST(ValidateRun, LimitsWarningsAndKernelsWithResourceExhausted) {
   EXPECT_TRUE(ValidateRun(run).ok());
   *run.add_kernels() = run.kernels(0);
   ExpectRejected(run, absl::StatusCode::kResourceExhausted, "run.kernels");
+}
+
+// ---- values the store could not hold, or that would corrupt what it computes (issue 11) ----
+
+TEST(ValidateRun, StepNumbersAndStepCountsFitAPostgresInteger) {
+  auto at_the_bound = Valid();
+  at_the_bound.mutable_steps(0)->set_step(kMaxStepNumber);
+  at_the_bound.mutable_capture()->set_active_steps(kMaxStepNumber);
+  EXPECT_TRUE(ValidateRun(at_the_bound).ok()) << ValidateRun(at_the_bound);
+  ExpectEachRejected(
+      Valid(),
+      {{"run.steps[0].step",
+        [](v1::RunSummary& run) { run.mutable_steps(0)->set_step(3'000'000'000u); }},
+       {"run.steps[1].step",
+        [](v1::RunSummary& run) { run.mutable_steps(1)->set_step(kMaxStepNumber + 1u); }},
+       {"run.capture.active_steps",
+        [](v1::RunSummary& run) { run.mutable_capture()->set_active_steps(UINT32_MAX); }},
+       {"run.capture.wait_steps",
+        [](v1::RunSummary& run) { run.mutable_capture()->set_wait_steps(kMaxStepNumber + 1u); }},
+       {"run.capture.warmup_steps",
+        [](v1::RunSummary& run) { run.mutable_capture()->set_warmup_steps(UINT32_MAX); }}});
+}
+
+TEST(ValidateRun, TimesAreBetween1970AndTheYear10000) {
+  auto at_the_bound = Valid();
+  at_the_bound.mutable_finished_at()->set_seconds(kMaxTimeSeconds);
+  at_the_bound.mutable_finished_at()->set_nanos(999'999'999);
+  EXPECT_TRUE(ValidateRun(at_the_bound).ok()) << ValidateRun(at_the_bound);
+  const int64_t year_11476 = 300'000'000'000;
+  ExpectEachRejected(
+      Valid(),
+      {{"run.started_at",
+        [&](v1::RunSummary& run) {
+          run.mutable_started_at()->set_seconds(year_11476);
+          run.mutable_finished_at()->set_seconds(year_11476 + 60);
+        }},
+       {"run.started_at", [](v1::RunSummary& run) { run.mutable_started_at()->set_seconds(0); }},
+       {"run.started_at", [](v1::RunSummary& run) { run.mutable_started_at()->set_nanos(-1); }},
+       {"run.finished_at",
+        [](v1::RunSummary& run) {
+          run.mutable_finished_at()->set_seconds(std::numeric_limits<int64_t>::max());
+        }},
+       {"run.finished_at",
+        [](v1::RunSummary& run) { run.mutable_finished_at()->set_seconds(kMaxTimeSeconds + 1); }},
+       {"run.finished_at",
+        [](v1::RunSummary& run) { run.mutable_finished_at()->set_nanos(1'000'000'000); }}});
+}
+
+TEST(ValidateRun, CountsFitASigned64BitInteger) {
+  auto at_the_bound = WithDeviceFields();
+  at_the_bound.mutable_ops(0)->set_calls(kMaxCount);
+  at_the_bound.mutable_kernels(0)->set_calls(kMaxCount);
+  EXPECT_TRUE(ValidateRun(at_the_bound).ok()) << ValidateRun(at_the_bound);
+  const uint64_t two_to_the_63 = uint64_t{1} << 63;
+  ExpectEachRejected(
+      WithDeviceFields(),
+      {{"run.ops[0].calls", [](v1::RunSummary& run) { run.mutable_ops(0)->set_calls(UINT64_MAX); }},
+       {"run.ops[1].calls",
+        [&](v1::RunSummary& run) { run.mutable_ops(1)->set_calls(two_to_the_63); }},
+       {"run.kernels[0].calls",
+        [](v1::RunSummary& run) { run.mutable_kernels(0)->set_calls(UINT64_MAX); }},
+       {"run.artifacts[0].size_bytes",
+        [](v1::RunSummary& run) { run.mutable_artifacts(0)->set_size_bytes(UINT64_MAX); }},
+       {"run.capture.events_dropped",
+        [&](v1::RunSummary& run) { run.mutable_capture()->set_events_dropped(two_to_the_63); }},
+       {"run.device_join.by_order_executions", [](v1::RunSummary& run) {
+          run.mutable_device_join()->set_by_order_executions(UINT64_MAX);
+        }}});
+}
+
+TEST(ValidateRun, DurationsAreBoundedSoThatNoSumIsInfinite) {
+  auto at_the_bound = Valid();
+  at_the_bound.mutable_ops(0)->set_self_device_us(kMaxDurationUs);
+  at_the_bound.mutable_ops(0)->set_total_device_us(kMaxDurationUs);
+  EXPECT_TRUE(ValidateRun(at_the_bound).ok()) << ValidateRun(at_the_bound);
+  // Two operators of 1.7e308 each: finite alone, an infinite series point together.
+  ExpectEachRejected(
+      Valid(),
+      {{"run.ops[0].self_device_us",
+        [](v1::RunSummary& run) {
+          for (int i : {0, 1}) {
+            run.mutable_ops(i)->set_self_device_us(1.7e308);
+            run.mutable_ops(i)->set_total_device_us(1.7e308);
+          }
+        }},
+       {"run.ops[0].step_self_device_us[0]",
+        [](v1::RunSummary& run) { run.mutable_ops(0)->set_step_self_device_us(0, 1.7e308); }},
+       {"run.steps[0].device_us",
+        [](v1::RunSummary& run) { run.mutable_steps(0)->set_device_us(kMaxDurationUs * 2); }},
+       {"run.layers[0].time_us",
+        [](v1::RunSummary& run) { run.mutable_layers(0)->set_time_us(1e300); }},
+       {"run.device_total_us",
+        [](v1::RunSummary& run) { run.set_device_total_us(std::numeric_limits<double>::max()); }}});
+}
+
+TEST(ValidateRun, TotalTimesIncludeTheSelfTimes) {
+  auto at_the_bound = Valid();
+  at_the_bound.mutable_ops(0)->set_total_cpu_us(at_the_bound.ops(0).self_cpu_us());
+  at_the_bound.mutable_ops(0)->set_total_device_us(at_the_bound.ops(0).self_device_us());
+  EXPECT_TRUE(ValidateRun(at_the_bound).ok()) << ValidateRun(at_the_bound);
+  ExpectEachRejected(Valid(),
+                     {{"run.ops[0].total_cpu_us",
+                       [](v1::RunSummary& run) {
+                         run.mutable_ops(0)->set_total_cpu_us(run.ops(0).self_cpu_us() - 0.5);
+                       }},
+                      {"run.ops[2].total_device_us", [](v1::RunSummary& run) {
+                         run.mutable_ops(2)->set_total_device_us(run.ops(2).self_device_us() / 2);
+                       }}});
+}
+
+TEST(ValidateRun, RejectsC1ControlsAndBidiFormattingInEveryTextField) {
+  for (const char* bad : {"\u0080", "\u009f", "\u202a", "\u202e", "\u2066", "\u2069"}) {
+    SCOPED_TRACE(bad);
+    const std::string text = std::string("rms") + bad + "norm";
+    ExpectEachRejected(
+        WithDeviceFields(),
+        {{"run.identity.model",
+          [&](v1::RunSummary& run) { run.mutable_identity()->set_model(text); }},
+         {"run.ops[1].name", [&](v1::RunSummary& run) { run.mutable_ops(1)->set_name(text); }},
+         {"run.kernels[0].name",
+          [&](v1::RunSummary& run) { run.mutable_kernels(0)->set_name(text); }},
+         {"run.environment[\"torch\"]",
+          [&](v1::RunSummary& run) { (*run.mutable_environment())["torch"] = text; }},
+         {"run.capture.profiler",
+          [&](v1::RunSummary& run) { run.mutable_capture()->set_profiler(text); }}});
+  }
+  auto run = Valid();
+  run.mutable_ops(1)->set_name("aten::add\u00a0\u200f\u05d0");  // no-break space, RLM, alef
+  EXPECT_TRUE(ValidateRun(run).ok()) << ValidateRun(run);
+  run.mutable_ops(1)->set_name("aten::add\u202e");
+  EXPECT_THAT(std::string(ValidateRun(run).message()), HasSubstr("U+202E at byte 9"));
+}
+
+TEST(ValidateRun, CaptureTextHoldsNoNulCharacter) {
+  auto run = Valid();
+  run.mutable_capture()->set_trace_format(std::string("kineto\0json", 11));
+  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.capture.trace_format");
+  run.mutable_capture()->set_trace_format("kineto-json");
+  run.mutable_capture()->set_profiler("torch.profiler 2.5.1 (legacy trace)");
+  EXPECT_TRUE(ValidateRun(run).ok()) << ValidateRun(run);
+}
+
+TEST(ValidateRun, RejectsUtf8ThatIsNotWellFormed) {
+  for (std::string bad :
+       {std::string("\xc0\xaf"), std::string("\xe0\x80\xaf"),  // overlong '/'
+        std::string("\xed\xa0\x80"),                           // a surrogate
+        std::string("\xf4\x90\x80\x80"),                       // past U+10FFFF
+        std::string("\xf5\x80\x80\x80"), std::string("\xe2\x82"), std::string("\x80")}) {
+    auto run = Valid();
+    run.mutable_ops(0)->set_name("aten::" + bad);
+    ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.ops[0].name");
+  }
+  EXPECT_TRUE(IsPrintableText("\xf4\x8f\xbf\xbd naïve ∑ 😀"));
+}
+
+TEST(PrintableText, MakesAnyBytesATextFieldAccepts) {
+  EXPECT_EQ(PrintableText("Traceback:\n\tKeyError: 'x'\r\n", 100), "Traceback:  KeyError: 'x'  ");
+  EXPECT_EQ(PrintableText("a\x1b[31mb\u202ec\xff", 100), "a\ufffd[31mb\ufffdc\ufffd");
+  EXPECT_EQ(PrintableText("naïve", 3), "na");  // never half a character
+  std::string every_byte;
+  for (int b = 0; b < 256; ++b) every_byte += static_cast<char>(b);
+  for (std::size_t limit : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{4096}}) {
+    std::string printable = PrintableText(every_byte + every_byte, limit);
+    EXPECT_TRUE(IsPrintableText(printable)) << limit;
+    EXPECT_LE(printable.size(), limit);
+  }
 }
 
 }  // namespace
