@@ -40,6 +40,9 @@ AgentMetrics::AgentMetrics()
                                       "Runs refused because the spool was full")),
       upload_retries_(Unlabelled<Counter>(*registry_, "devtime_agent_upload_retries_total",
                                           "Upload attempts that failed and will be retried")),
+      runs_set_aside_(Unlabelled<Counter>(*registry_, "devtime_agent_runs_set_aside_total",
+                                          "Runs moved to the spool's rejected/ folder undelivered "
+                                          "(refused, or failed on by the collector too often)")),
       connected_(Unlabelled<Gauge>(*registry_, "devtime_agent_collector_connected",
                                    "1 while the session with the collector is up")) {}
 
@@ -84,6 +87,7 @@ void AgentMetrics::SpoolState(uint64_t runs, uint64_t bytes) {
 void AgentMetrics::SpoolFull() { spool_full_.Increment(); }
 
 void AgentMetrics::UploadRetry() { upload_retries_.Increment(); }
+void AgentMetrics::RunSetAside() { runs_set_aside_.Increment(); }
 
 void AgentMetrics::Connected(bool up) { connected_.Set(up ? 1 : 0); }
 

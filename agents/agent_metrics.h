@@ -5,6 +5,7 @@
 //   devtime_agent_spool_runs / _spool_bytes            runs waiting for upload
 //   devtime_agent_spool_full_total                     runs refused because the spool was full
 //   devtime_agent_upload_retries_total                 failed upload attempts (retried later)
+//   devtime_agent_runs_set_aside_total                 runs moved to spool/rejected/ undelivered
 //   devtime_agent_last_success_timestamp_seconds{job}  when the job last produced a good run
 //   devtime_agent_collector_connected                  1 while the session is up
 //
@@ -35,6 +36,7 @@ class AgentMetrics {
   void SpoolState(uint64_t runs, uint64_t bytes);
   void SpoolFull();
   void UploadRetry();
+  void RunSetAside();
   void Connected(bool up);
   int port() const { return port_; }
 
@@ -51,6 +53,7 @@ class AgentMetrics {
   prometheus::Gauge& spool_bytes_;
   prometheus::Counter& spool_full_;
   prometheus::Counter& upload_retries_;
+  prometheus::Counter& runs_set_aside_;
   prometheus::Gauge& connected_;
 };
 

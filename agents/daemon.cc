@@ -421,6 +421,7 @@ void AgentDaemon::SetAside(const std::string& run_id, const std::string& why) {
   const std::string kept =
       where.ok() ? "kept in " + where->string() : std::string(where.status().message());
   Log("run " + run_id + " set aside, not delivered: " + why + "; " + kept);
+  if (metrics_) metrics_->RunSetAside();
   std::lock_guard delivery(delivery_mu_);
   auto it = awaiting_.find(run_id);
   if (it == awaiting_.end()) return;  // spooled before this start: its slot is not known here

@@ -174,7 +174,7 @@ class Analysis {
     test.after_stddev = n2 > 1 ? sigma_ * std::sqrt(ss2 / (n2 - 1)) : 0.0;
     test.before_count = tau - a;
     test.after_count = b - tau;
-    test.relative_change = test.before_mean != 0.0 ? test.after_mean / test.before_mean - 1.0 : 0.0;
+    test.relative_change = RelativeChange(test.after_mean, test.before_mean);
     const double df = n1 + n2 - 2.0;
     if (df <= 0.0) return test;
     // Pooled sample sigma in robust-sigma units, floored at half the global robust sigma so

@@ -168,8 +168,7 @@ absl::StatusOr<std::optional<Drift>> DetectDrift(std::span<const Point> points,
   drift.end_value = intercept + slope * creep_at.back();
   drift.slope = slope;
   drift.slope_per_30 = drift.start_value != 0.0 ? 30.0 * slope / drift.start_value : 0.0;
-  drift.relative_change =
-      drift.start_value != 0.0 ? drift.end_value / drift.start_value - 1.0 : 0.0;
+  drift.relative_change = RelativeChange(drift.end_value, drift.start_value);
   drift.kendall_tau = mk.tau;
   drift.z = z;
   drift.p_value = p;

@@ -75,7 +75,7 @@ absl::StatusOr<GateResult> GateNewest(std::span<const Point> points,
   const double n = static_cast<double>(baseline.size());
   const double shift = newest.value - result.baseline;
   result.z = shift / (result.baseline_sigma * std::sqrt(1.0 + 1.57 / n));
-  result.relative_change = result.baseline != 0.0 ? newest.value / result.baseline - 1.0 : 0.0;
+  result.relative_change = RelativeChange(newest.value, result.baseline);
   bool effect_ok = std::fabs(result.relative_change) >= options.min_relative_change;
   if (effect_ok && options.min_within_noise_ratio > 0.0) {
     scratch.clear();

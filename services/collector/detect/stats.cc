@@ -6,6 +6,11 @@
 #include <numbers>
 
 namespace devtime::detect {
+
+double RelativeChange(double after, double before) {
+  constexpr double kNoTimeUs = 1e-6;
+  return std::fabs(before) < kNoTimeUs ? 0.0 : after / before - 1.0;
+}
 namespace {
 
 // Continued fraction for the incomplete beta function (modified Lentz).

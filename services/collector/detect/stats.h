@@ -10,6 +10,11 @@
 
 namespace devtime::detect {
 
+// after / before - 1, or 0 when `before` is below a millionth of a microsecond: a baseline
+// that small is no time at all, and dividing by it would give changes of 1e300 % or Infinity
+// (validation bounds durations from above, so nothing else can overflow here).
+double RelativeChange(double after, double before);
+
 // Regularised incomplete beta function I_x(a, b), a, b > 0, x in [0, 1].
 double IncompleteBeta(double a, double b, double x);
 

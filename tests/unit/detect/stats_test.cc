@@ -10,6 +10,14 @@
 namespace devtime::detect {
 namespace {
 
+TEST(DetectStats, RelativeChangeOfNoTimeIsNoChangeNotInfinity) {
+  EXPECT_DOUBLE_EQ(RelativeChange(3.0, 2.0), 0.5);
+  EXPECT_DOUBLE_EQ(RelativeChange(1.0, 2.0), -0.5);
+  EXPECT_EQ(RelativeChange(1.0, 1e-300), 0.0);  // 1 / 1e-300 - 1 would be 1e300
+  EXPECT_EQ(RelativeChange(1e15, 0.0), 0.0);
+  EXPECT_TRUE(std::isfinite(RelativeChange(1e15, 1e-6)));
+}
+
 TEST(DetectStats, StudentTwoSidedMatchesTables) {
   // Reference values from scipy.stats.t.sf(|t|, df) * 2.
   EXPECT_NEAR(StudentTwoSidedP(2.2281388519649385, 10), 0.05, 1e-9);
