@@ -56,4 +56,20 @@ bool CollectorFixture::WaitUntilAllAnalysed() const {
       [&] { return db_.Query("SELECT count(*) FROM runs WHERE analyzed_at IS NULL") == "0"; });
 }
 
+void CollectorFixture::UploadAnalysed(const v1::RunSummary& run) {
+  if (!uploader_) uploader_ = AdminStub();
+  auto status = UploadRun(*uploader_, run);
+  ASSERT_TRUE(status.ok()) << status.error_message() << collector_.Log();
+  ASSERT_TRUE(WaitUntilAnalysed(run.identity().run_id()))
+      << "run " << run.identity().run_id() << " was never analysed" << collector_.Log();
+}
+
+nlohmann::json CollectorFixture::ListRegressions(const std::string& filter) const {
+  auto listed = Ctl({"regressions", "list", filter, "--format", "json"});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  auto json = nlohmann::json::parse(listed.out, nullptr, false);
+  return json.is_object() && json.contains("regressions") ? json["regressions"]
+                                                          : nlohmann::json::array();
+}
+
 }  // namespace devtime::testing

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "devtime/v1/collector.grpc.pb.h"
+#include "nlohmann/json.hpp"
 #include "tests/support/process.h"
 #include "tests/support/test_database.h"
 
@@ -42,8 +43,18 @@ class CollectorFixture : public ::testing::Test {
   bool WaitUntilAnalysed(const std::string& run_id) const;
   bool WaitUntilAllAnalysed() const;
 
+  // Uploads `run` as the admin and waits until the collector judged it, as a night does
+  // before the next one arrives (fails the test when either does not happen).
+  void UploadAnalysed(const v1::RunSummary& run);
+  // `devtimectl regressions list <filter> --format json`: the regressions it lists, [] (and
+  // a failure) when devtimectl fails.
+  nlohmann::json ListRegressions(const std::string& filter = "--all") const;
+
   TestDatabase db_;
   CollectorProcess collector_;
+
+ private:
+  std::unique_ptr<v1::Collector::Stub> uploader_;  // made by the first UploadAnalysed
 };
 
 }  // namespace devtime::testing
