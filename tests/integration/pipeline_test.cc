@@ -15,6 +15,7 @@
 #include "proto/wire/limits.h"
 #include "tests/support/collector_fixture.h"
 #include "tests/support/files.h"
+#include "tests/support/matchers.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
@@ -199,9 +200,9 @@ TEST_F(PipelineTest, InvalidRunsAreRejectedNamingTheFieldAndStoreNothing) {
 
   EXPECT_EQ(db_.Count("runs"), 0);
   EXPECT_EQ(db_.Count("op_stats"), 0);
-  auto metrics = devtime::testing::HttpGet(collector_.metrics_port(), "/metrics");
-  EXPECT_THAT(metrics, HasSubstr("devtime_ingest_runs_total{outcome=\"invalid\"} 5"));
-  EXPECT_THAT(metrics, HasSubstr("devtime_ingest_runs_total{outcome=\"stored\"} 0"));
+  EXPECT_THAT(devtime::testing::HttpGet(collector_.metrics_port(), "/metrics"),
+              devtime::testing::ContainsEach({"devtime_ingest_runs_total{outcome=\"invalid\"} 5",
+                                              "devtime_ingest_runs_total{outcome=\"stored\"} 0"}));
 }
 
 TEST_F(PipelineTest, ConflictingContentUnderOneRunIdIsAlreadyExists) {
@@ -225,12 +226,12 @@ TEST_F(PipelineTest, ServesHealthAndMetrics) {
 
   ASSERT_TRUE(UploadDirect(NaiveRmsNormRun(TestRunId(10))).ok());
   ASSERT_TRUE(UploadDirect(NaiveRmsNormRun(TestRunId(10))).ok());
-  auto metrics = devtime::testing::HttpGet(collector_.metrics_port(), "/metrics");
-  EXPECT_THAT(metrics, HasSubstr("devtime_ingest_runs_total{outcome=\"stored\"} 1"));
-  EXPECT_THAT(metrics, HasSubstr("devtime_ingest_runs_total{outcome=\"duplicate\"} 1"));
-  EXPECT_THAT(metrics, HasSubstr("devtime_ingest_duration_seconds_count 2"));
-  EXPECT_THAT(metrics, HasSubstr("devtime_database_up 1"));
-  EXPECT_THAT(metrics, HasSubstr("devtime_build_info{component=\"collector\""));
+  EXPECT_THAT(devtime::testing::HttpGet(collector_.metrics_port(), "/metrics"),
+              devtime::testing::ContainsEach({"devtime_ingest_runs_total{outcome=\"stored\"} 1",
+                                              "devtime_ingest_runs_total{outcome=\"duplicate\"} 1",
+                                              "devtime_ingest_duration_seconds_count 2",
+                                              "devtime_database_up 1",
+                                              "devtime_build_info{component=\"collector\""}));
 }
 
 TEST_F(PipelineTest, RealTorchProfileIsSummarizedUploadedAndShown) {
