@@ -16,11 +16,29 @@ CommandResult Ctl(const CollectorProcess& collector, const std::vector<std::stri
   return RunCommand(argv);
 }
 
+CommandResult AgentCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{BinaryPath("devtime-agent")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv);
+}
+
 CollectorFixture::CollectorFixture(std::vector<std::string> collector_args)
     : collector_(db_.conninfo(), 0, std::move(collector_args)) {}
 
 CommandResult CollectorFixture::Ctl(const std::vector<std::string>& args) const {
   return devtime::testing::Ctl(collector_, args, {"--token-file", collector_.admin_token_file()});
+}
+
+CommandResult CollectorFixture::AgentUpload(const std::vector<std::string>& files) const {
+  std::vector<std::string> args{"upload",
+                                "--collector",
+                                collector_.address(),
+                                "--token-file",
+                                collector_.admin_token_file(),
+                                "--retry-for",
+                                "5"};
+  args.insert(args.end(), files.begin(), files.end());
+  return AgentCommand(args);
 }
 
 std::unique_ptr<v1::Collector::Stub> CollectorFixture::AdminStub() const {

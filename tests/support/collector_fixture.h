@@ -21,6 +21,9 @@ namespace devtime::testing {
 CommandResult Ctl(const CollectorProcess& collector, const std::vector<std::string>& args,
                   const std::vector<std::string>& auth);
 
+// A one-shot devtime-agent command (summarize, upload) with `args`, as a user runs it.
+CommandResult AgentCommand(const std::vector<std::string>& args);
+
 // A test with its own database and collector, both made before the test body and gone
 // after it.
 class CollectorFixture : public ::testing::Test {
@@ -30,6 +33,9 @@ class CollectorFixture : public ::testing::Test {
 
   // devtimectl `args` against collector_, as its admin.
   CommandResult Ctl(const std::vector<std::string>& args) const;
+  // `devtime-agent upload` of the run files `files` to collector_ as its admin, retrying for
+  // 5 s.
+  CommandResult AgentUpload(const std::vector<std::string>& files) const;
   // A stub for collector_ that sends the admin token.
   std::unique_ptr<v1::Collector::Stub> AdminStub() const;
   // Issues agent `name` (host `name`) a token and starts `devtime-agent run` against
