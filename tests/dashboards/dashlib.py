@@ -203,6 +203,17 @@ def substitute(text, values, kind):
     return VARIABLE_RE.sub(replace, text or "")
 
 
+def closing_paren(text, start):
+    """Index of the ")" that closes the "(" at text[start]; len(text) when none does."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += text[i] == "("
+        depth -= text[i] == ")"
+        if depth == 0:
+            return i
+    return len(text)
+
+
 # ---- the PostgreSQL data source's macros ---------------------------------------------------
 
 def _split_args(text):
@@ -244,14 +255,8 @@ def expand_sql_macros(sql, time_from, time_to):
         out += sql[pos:m.start()]
         args, end = [], m.end()
         if end < len(sql) and sql[end] == "(":
-            depth, i = 0, end
-            while i < len(sql):
-                depth += sql[i] == "("
-                depth -= sql[i] == ")"
-                if depth == 0:
-                    break
-                i += 1
-            if depth:
+            i = closing_paren(sql, end)
+            if i == len(sql):
                 raise ValueError(f"unclosed ( after $__{name}")
             args = _split_args(sql[end + 1:i])
             end = i + 1

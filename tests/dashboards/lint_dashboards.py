@@ -74,14 +74,7 @@ def _call_spans(expr, names):
     """[(name, inner text)] of every call of a function in `names`."""
     spans = []
     for m in re.finditer(r"\b(" + "|".join(names) + r")\s*\(", expr):
-        depth, i = 0, m.end() - 1
-        while i < len(expr):
-            depth += expr[i] == "("
-            depth -= expr[i] == ")"
-            if depth == 0:
-                break
-            i += 1
-        spans.append((m.group(1), expr[m.end():i]))
+        spans.append((m.group(1), expr[m.end():dashlib.closing_paren(expr, m.end() - 1)]))
     return spans
 
 

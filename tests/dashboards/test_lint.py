@@ -64,6 +64,10 @@ def valid_dashboard():
     }
 
 
+# A value for assertProblemsAt that deletes the key instead of setting it.
+DELETED = object()
+
+
 class LinterCatchesBrokenDashboards(unittest.TestCase):
     def lint(self, board):
         return lint_dashboards.lint(board, "sample.json", PROVISIONED,
@@ -74,6 +78,19 @@ class LinterCatchesBrokenDashboards(unittest.TestCase):
         self.assertTrue(any(fragment in p for p in problems),
                         f"expected a problem containing {fragment!r}, got {problems}")
 
+    def assertProblemsAt(self, place, cases):
+        """For each (key, value, fragment) in `cases`, a fresh valid dashboard with
+        place(board)[key] set to value (or deleted, for DELETED) has a problem containing
+        fragment: each case breaks one thing."""
+        for key, value, fragment in cases:
+            with self.subTest(key=key, fragment=fragment):
+                board = valid_dashboard()
+                if value is DELETED:
+                    del place(board)[key]
+                else:
+                    place(board)[key] = value
+                self.assertProblem(board, fragment)
+
     def panel(self, board, pid):
         return next(p for p in board["panels"] if p["id"] == pid)
 
@@ -81,30 +98,23 @@ class LinterCatchesBrokenDashboards(unittest.TestCase):
         self.assertEqual(self.lint(valid_dashboard()), [])
 
     def test_missing_unit(self):
-        board = valid_dashboard()
-        del self.panel(board, 2)["fieldConfig"]["defaults"]["unit"]
-        self.assertProblem(board, "no unit")
+        self.assertProblemsAt(lambda board: self.panel(board, 2)["fieldConfig"]["defaults"],
+                              [("unit", DELETED, "no unit")])
 
     def test_unknown_unit_and_override_unit(self):
-        board = valid_dashboard()
-        self.panel(board, 2)["fieldConfig"]["defaults"]["unit"] = "microseconds"
-        self.assertProblem(board, "unknown unit 'microseconds'")
-        board = valid_dashboard()
-        self.panel(board, 3)["fieldConfig"]["overrides"][0]["properties"][0]["value"] = "us"
-        self.assertProblem(board, "override unit 'us' is unknown")
+        self.assertProblemsAt(lambda board: self.panel(board, 2)["fieldConfig"]["defaults"],
+                              [("unit", "microseconds", "unknown unit 'microseconds'")])
+        self.assertProblemsAt(
+            lambda board: self.panel(board, 3)["fieldConfig"]["overrides"][0]["properties"][0],
+            [("value", "us", "override unit 'us' is unknown")])
 
     def test_missing_title_and_description(self):
-        board = valid_dashboard()
-        self.panel(board, 2)["title"] = ""
-        self.assertProblem(board, "has no title")
-        board = valid_dashboard()
-        del self.panel(board, 3)["description"]
-        self.assertProblem(board, "has no description")
+        self.assertProblemsAt(lambda board: self.panel(board, 2), [("title", "", "has no title")])
+        self.assertProblemsAt(lambda board: self.panel(board, 3),
+                              [("description", DELETED, "has no description")])
 
     def test_duplicate_panel_ids(self):
-        board = valid_dashboard()
-        self.panel(board, 3)["id"] = 2
-        self.assertProblem(board, "duplicate panel id")
+        self.assertProblemsAt(lambda board: self.panel(board, 3), [("id", 2, "duplicate panel id")])
 
     def test_nested_row_panels_are_checked(self):
         board = valid_dashboard()
@@ -116,98 +126,71 @@ class LinterCatchesBrokenDashboards(unittest.TestCase):
         self.assertProblem(board, "panel 9 'History': no unit")
 
     def test_grid_outside_24_columns_and_overlap(self):
-        board = valid_dashboard()
-        self.panel(board, 3)["gridPos"]["w"] = 13
-        self.assertProblem(board, "does not fit the 24 columns")
-        board = valid_dashboard()
-        self.panel(board, 3)["gridPos"]["x"] = 6
-        self.assertProblem(board, "overlaps panel 2")
+        self.assertProblemsAt(lambda board: self.panel(board, 3)["gridPos"], [
+            ("w", 13, "does not fit the 24 columns"),
+            ("x", 6, "overlaps panel 2")])
 
     def test_schema_version_uid_and_editable(self):
-        board = valid_dashboard()
-        board["schemaVersion"] = 38
-        self.assertProblem(board, "must be 39")
-        board = valid_dashboard()
-        board["uid"] = "Sample Dashboard"
-        self.assertProblem(board, "malformed uid")
-        board = valid_dashboard()
-        board["uid"] = "devtime-other"
-        self.assertProblem(board, "must be 'devtime-sample'")
-        board = valid_dashboard()
-        board["editable"] = True
-        self.assertProblem(board, "editable")
+        self.assertProblemsAt(lambda board: board, [
+            ("schemaVersion", 38, "must be 39"),
+            ("uid", "Sample Dashboard", "malformed uid"),
+            ("uid", "devtime-other", "must be 'devtime-sample'"),
+            ("editable", True, "editable")])
 
     def test_undefined_and_unused_variables(self):
-        board = valid_dashboard()
-        self.panel(board, 2)["targets"][0]["expr"] = 'devtime_step_seconds{model="$modell"}'
-        self.assertProblem(board, "uses undefined variable $modell")
+        self.assertProblemsAt(lambda board: self.panel(board, 2)["targets"][0], [
+            ("expr", 'devtime_step_seconds{model="$modell"}', "uses undefined variable $modell")])
+        self.assertProblemsAt(lambda board: self.panel(board, 2), [
+            ("title", "Step time of ${workload}", "uses undefined variable $workload")])
         board = valid_dashboard()
         board["templating"]["list"].append(
             {"type": "query", "name": "workload", "label": "Workload", "datasource": PG,
              "query": "SELECT DISTINCT workload FROM runs", "refresh": 2})
         self.assertProblem(board, "variable $workload: is defined but never used")
-        board = valid_dashboard()
-        self.panel(board, 2)["title"] = "Step time of ${workload}"
-        self.assertProblem(board, "uses undefined variable $workload")
 
     def test_unknown_variable_format(self):
-        board = valid_dashboard()
-        self.panel(board, 2)["targets"][0]["expr"] = 'devtime_step_seconds{model="${model:sql}"}'
-        self.assertProblem(board, "unknown variable format :sql")
+        self.assertProblemsAt(lambda board: self.panel(board, 2)["targets"][0], [
+            ("expr", 'devtime_step_seconds{model="${model:sql}"}', "unknown variable format :sql")])
 
     def test_datasources_must_be_provisioned_and_match(self):
-        board = valid_dashboard()
-        self.panel(board, 2)["datasource"] = {"type": "prometheus", "uid": "prom-prod"}
-        self.assertProblem(board, "'prom-prod' is not provisioned")
-        board = valid_dashboard()
-        board["templating"]["list"][0]["current"]["value"] = "other"
-        self.assertProblem(board, "is not a provisioned data source uid")
-        board = valid_dashboard()
-        self.panel(board, 2)["datasource"] = {"type": "prometheus", "uid": "${DS_POSTGRES}"}
-        self.assertProblem(board, "does not match $DS_POSTGRES")
-        board = valid_dashboard()
-        self.panel(board, 2)["datasource"] = {"type": "prometheus", "uid": "${DS_PROM}"}
-        self.assertProblem(board, "data source variable $DS_PROM is not defined")
-        board = valid_dashboard()
-        self.panel(board, 2)["datasource"] = "Prometheus"
-        self.assertProblem(board, "datasource must be an object")
+        self.assertProblemsAt(lambda board: self.panel(board, 2), [
+            ("datasource", {"type": "prometheus", "uid": "prom-prod"},
+             "'prom-prod' is not provisioned"),
+            ("datasource", {"type": "prometheus", "uid": "${DS_POSTGRES}"},
+             "does not match $DS_POSTGRES"),
+            ("datasource", {"type": "prometheus", "uid": "${DS_PROM}"},
+             "data source variable $DS_PROM is not defined"),
+            ("datasource", "Prometheus", "datasource must be an object")])
+        self.assertProblemsAt(lambda board: board["templating"]["list"][0]["current"], [
+            ("value", "other", "is not a provisioned data source uid")])
 
     def test_query_variables_refresh_on_time_change(self):
-        board = valid_dashboard()
-        board["templating"]["list"][2]["refresh"] = 1
-        self.assertProblem(board, "refresh: 2")
+        self.assertProblemsAt(lambda board: board["templating"]["list"][2],
+                              [("refresh", 1, "refresh: 2")])
 
     def test_promql_rules(self):
-        board = valid_dashboard()
-        self.panel(board, 2)["targets"][1]["expr"] = "sum(rate(devtime_ingest_runs_total[5m]))"
-        self.assertProblem(board, "rate() must use [$__rate_interval]")
-        board = valid_dashboard()
-        self.panel(board, 2)["targets"][1]["expr"] = "sum(devtime_ingest_runs_total)"
-        self.assertProblem(board, "devtime_ingest_runs_total must be wrapped in rate")
-        board = valid_dashboard()
-        self.panel(board, 2)["targets"][0]["expr"] = 'devtime_step_second{model="$model"}'
-        self.assertProblem(board, "unknown metric devtime_step_second")
+        self.assertProblemsAt(lambda board: self.panel(board, 2)["targets"][1], [
+            ("expr", "sum(rate(devtime_ingest_runs_total[5m]))",
+             "rate() must use [$__rate_interval]"),
+            ("expr", "sum(devtime_ingest_runs_total)",
+             "devtime_ingest_runs_total must be wrapped in rate")])
+        self.assertProblemsAt(lambda board: self.panel(board, 2)["targets"][0], [
+            ("expr", 'devtime_step_second{model="$model"}', "unknown metric devtime_step_second")])
 
     def test_sql_rules(self):
-        board = valid_dashboard()
-        self.panel(board, 3)["targets"][0]["rawSql"] = "SELECT at, value FROM series_points"
-        self.assertProblem(board, 'needs a column named "time"')
-        board = valid_dashboard()
-        self.panel(board, 3)["targets"][0]["rawQuery"] = False
-        self.assertProblem(board, "rawQuery: true")
-        board = valid_dashboard()
-        del board["annotations"]["list"][1]["target"]["rawSql"]
-        self.assertProblem(board, "SQL annotation without target.rawSql")
+        self.assertProblemsAt(lambda board: self.panel(board, 3)["targets"][0], [
+            ("rawSql", "SELECT at, value FROM series_points", 'needs a column named "time"'),
+            ("rawQuery", False, "rawQuery: true")])
+        self.assertProblemsAt(lambda board: board["annotations"]["list"][1]["target"], [
+            ("rawSql", DELETED, "SQL annotation without target.rawSql")])
 
     def test_no_targets(self):
-        board = valid_dashboard()
-        self.panel(board, 3)["targets"] = []
-        self.assertProblem(board, "has no targets")
+        self.assertProblemsAt(lambda board: self.panel(board, 3),
+                              [("targets", [], "has no targets")])
 
     def test_links_to_unknown_dashboards(self):
-        board = valid_dashboard()
-        board["links"][0]["url"] = "/d/devtime-flet/x"
-        self.assertProblem(board, "unknown dashboard uid 'devtime-flet'")
+        self.assertProblemsAt(lambda board: board["links"][0], [
+            ("url", "/d/devtime-flet/x", "unknown dashboard uid 'devtime-flet'")])
 
     @unittest.skipUnless(os.path.exists(PROMTOOL), "promtool is not installed")
     def test_promtool_reports_unparsable_promql(self):

@@ -12,7 +12,6 @@
 #include "devtime/v1/collector.grpc.pb.h"
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
-#include "tests/support/collector_client.h"
 #include "tests/support/collector_fixture.h"
 #include "tests/support/nightly_runs.h"
 
@@ -43,28 +42,11 @@ v1::RunSummary NightlyRun(int n, int64_t started, const std::vector<Op>& ops,
 
 class DriftTest : public devtime::testing::CollectorFixture {
  protected:
-  DriftTest() : stub_(AdminStub()), now_(time(nullptr)) {}
-
-  void Upload(const v1::RunSummary& run) {
-    auto status = devtime::testing::UploadRun(*stub_, run);
-    ASSERT_TRUE(status.ok()) << status.error_message() << collector_.Log();
-    // Detection is off the ack path: nightly, each run is judged before the next arrives.
-    ASSERT_TRUE(WaitUntilAnalysed(run.identity().run_id()))
-        << "run " << run.identity().run_id() << " was never analysed" << collector_.Log();
-  }
+  DriftTest() : now_(time(nullptr)) {}
 
   // Night k of the history, k - 100 days from now.
   int64_t Night(int k) const { return now_ - (100 - k) * kDay; }
 
-  nlohmann::json Regressions() {
-    auto listed = Ctl({"regressions", "list", "--all", "--format", "json"});
-    EXPECT_EQ(listed.exit_code, 0) << listed.err;
-    auto json = nlohmann::json::parse(listed.out, nullptr, false);
-    return json.is_object() && json.contains("regressions") ? json["regressions"]
-                                                            : nlohmann::json::array();
-  }
-
-  std::unique_ptr<v1::Collector::Stub> stub_;
   int64_t now_;
 };
 
@@ -78,10 +60,10 @@ TEST_F(DriftTest, ACreepOpensExactlyOneDriftRegressionWithItsSlopeAndNoSteps) {
   // 20 steady nights, then 60 that creep.
   for (int k = 1; k <= 80; ++k) {
     const double scale = (1.0 + kPerRun * std::max(0, k - 20)) * (1.0 + night_noise(rng));
-    Upload(NightlyRun(k, Night(k), kFused, "2.21.18", scale, rng));
+    UploadAnalysed(NightlyRun(k, Night(k), kFused, "2.21.18", scale, rng));
   }
 
-  auto regressions = Regressions();
+  auto regressions = ListRegressions();
   ASSERT_EQ(regressions.size(), 1u) << regressions.dump(2) << collector_.Log();
   const auto& r = regressions[0];
   EXPECT_EQ(r["kind"], "drift") << r.dump(2);
@@ -114,11 +96,12 @@ TEST_F(DriftTest, ACreepOpensExactlyOneDriftRegressionWithItsSlopeAndNoSteps) {
 
 TEST_F(DriftTest, TheLostFusionStillOpensOneStepRegressionWithAtenMulOnTop) {
   std::mt19937 rng(3);
-  for (int k = 1; k <= 10; ++k) Upload(NightlyRun(k, Night(k), kFused, "2.21.18", 1.0, rng));
-  Upload(NightlyRun(11, Night(11), kNaive, "2.22.4", 1.0, rng));
-  Upload(NightlyRun(12, Night(12), kNaive, "2.22.4", 1.0, rng));
+  for (int k = 1; k <= 10; ++k)
+    UploadAnalysed(NightlyRun(k, Night(k), kFused, "2.21.18", 1.0, rng));
+  UploadAnalysed(NightlyRun(11, Night(11), kNaive, "2.22.4", 1.0, rng));
+  UploadAnalysed(NightlyRun(12, Night(12), kNaive, "2.22.4", 1.0, rng));
 
-  auto regressions = Regressions();
+  auto regressions = ListRegressions();
   ASSERT_EQ(regressions.size(), 1u) << regressions.dump(2);
   EXPECT_EQ(regressions[0]["kind"], "step");
   EXPECT_EQ(regressions[0]["state"], "REGRESSION_STATE_OPEN");

@@ -11,6 +11,7 @@
 #include "services/collector/store/migrations.h"
 #include "services/collector/store/run_store.h"
 #include "tests/support/sample_runs.h"
+#include "tests/support/store_fixture.h"
 #include "tests/support/test_database.h"
 
 namespace devtime::store {
@@ -26,14 +27,6 @@ constexpr int kPartitionedVersion = 6;
 
 // 2024-01-15, 2024-02-15, 2024-03-15 12:00 UTC, and a day.
 constexpr long long kJan = 1705320000, kFeb = 1707998400, kMar = 1710504000;
-
-std::unique_ptr<Database> Open(const TestDatabase& db) {
-  StoreOptions options;
-  options.conninfo = db.conninfo();
-  auto opened = Database::Open(options);
-  EXPECT_TRUE(opened.ok()) << opened.status();
-  return opened.ok() ? std::move(*opened) : nullptr;
-}
 
 // A checksum of a table's rows over `columns` (the columns the previous schema had).
 std::string Digest(const TestDatabase& db, const std::string& table, const std::string& columns) {
@@ -92,9 +85,9 @@ TEST(HistoryMigration, ConvertsAPreviousSchemaDatabaseInPlaceWithoutLosingARow) 
   const std::string before_points = Digest(db, "series_points", "*");
   ASSERT_THAT(before_ops, ::testing::StartsWith("8 "));
 
-  auto database = Open(db);
-  ASSERT_NE(database, nullptr);
-  EXPECT_EQ(database->schema_version(), static_cast<int>(AllMigrations().size()));
+  auto database = devtime::testing::OpenStore(db);
+  ASSERT_TRUE(database.ok()) << database.status();
+  EXPECT_EQ((*database)->schema_version(), static_cast<int>(AllMigrations().size()));
   EXPECT_EQ(Digest(db, "op_stats", op_columns), before_ops);
   EXPECT_EQ(Digest(db, "run_steps", "run_id, step, device_us, cpu_us"), before_steps);
   EXPECT_EQ(Digest(db, "series_points", "*"), before_points);
@@ -110,13 +103,13 @@ TEST(HistoryMigration, ConvertsAPreviousSchemaDatabaseInPlaceWithoutLosingARow) 
             "0");
 }
 
-class HistoryTest : public ::testing::Test {
+// The store on the test's own database (StoreFixture), and its History.
+class HistoryTest : public devtime::testing::StoreFixture {
  protected:
   void SetUp() override {
-    database_ = Open(db_);
-    ASSERT_NE(database_, nullptr);
-    runs_ = std::make_unique<RunStore>(*database_);
-    history_ = std::make_unique<History>(*database_);
+    StoreFixture::SetUp();
+    if (HasFatalFailure()) return;
+    history_ = std::make_unique<History>(*store_);
   }
 
   void Store(int n, long long at) {
@@ -124,9 +117,6 @@ class HistoryTest : public ::testing::Test {
     ASSERT_TRUE(stored.ok()) << stored.status();
   }
 
-  TestDatabase db_;
-  std::unique_ptr<Database> database_;
-  std::unique_ptr<RunStore> runs_;
   std::unique_ptr<History> history_;
 };
 

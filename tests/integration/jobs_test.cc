@@ -14,6 +14,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/support/collector_fixture.h"
 #include "tests/support/files.h"
+#include "tests/support/matchers.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
@@ -193,14 +194,13 @@ TEST_F(JobsTest, RunNowRunsAtOnceAndAHangingJobIsKilledAtItsTimeout) {
     return devtime::testing::HttpGet(metrics_port, "/metrics").find("devtime_agent_spool_runs 0") !=
            std::string::npos;
   });
-  auto metrics = devtime::testing::HttpGet(metrics_port, "/metrics");
-  EXPECT_THAT(metrics,
-              HasSubstr("devtime_agent_jobs_total{job=\"nightly\",outcome=\"succeeded\"} 1"));
-  EXPECT_THAT(metrics, HasSubstr("devtime_agent_jobs_total{job=\"hangs\",outcome=\"failed\"} 1"));
-  EXPECT_THAT(metrics, HasSubstr("devtime_agent_last_success_timestamp_seconds{job=\"nightly\"}"));
-  EXPECT_THAT(metrics, HasSubstr("devtime_agent_job_duration_seconds_count{job=\"hangs\"} 1"));
-  EXPECT_THAT(metrics, HasSubstr("devtime_agent_collector_connected 1"));
-  EXPECT_THAT(metrics, HasSubstr("devtime_agent_spool_bytes 0"));
+  EXPECT_THAT(devtime::testing::HttpGet(metrics_port, "/metrics"),
+              devtime::testing::ContainsEach(
+                  {"devtime_agent_jobs_total{job=\"nightly\",outcome=\"succeeded\"} 1",
+                   "devtime_agent_jobs_total{job=\"hangs\",outcome=\"failed\"} 1",
+                   "devtime_agent_last_success_timestamp_seconds{job=\"nightly\"}",
+                   "devtime_agent_job_duration_seconds_count{job=\"hangs\"} 1",
+                   "devtime_agent_collector_connected 1", "devtime_agent_spool_bytes 0"}));
 }
 
 TEST_F(JobsTest, FailedRunIsRetriedAndAJobNeverRunsTwiceAtOnce) {

@@ -20,6 +20,7 @@
 #include "agents/uploader.h"
 #include "nlohmann/json.hpp"
 #include "proto/wire/channel.h"
+#include "tests/support/collector_client.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
@@ -75,11 +76,7 @@ class Uploader {
 
  private:
   void Loop() {
-    agent::UploadOptions options;
-    options.retry_for = std::chrono::seconds(90);
-    options.attempt_timeout = std::chrono::seconds(10);
-    options.first_backoff = std::chrono::milliseconds(50);
-    options.max_backoff = std::chrono::milliseconds(1000);
+    const agent::UploadOptions options = devtime::testing::RetryingUploadOptions();
     for (int i = first_; i < first_ + kRunsEach; ++i) {
       auto ack = agent::Upload(
           *stub_, NaiveRmsNormRun(TestRunId(i), "naive", 1795917600 + i * 86400), options);

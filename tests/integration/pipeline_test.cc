@@ -15,6 +15,7 @@
 #include "proto/wire/limits.h"
 #include "tests/support/collector_fixture.h"
 #include "tests/support/files.h"
+#include "tests/support/matchers.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
@@ -22,7 +23,7 @@
 namespace devtime {
 namespace {
 
-using devtime::testing::BinaryPath;
+using devtime::testing::AgentCommand;
 using devtime::testing::NaiveRmsNormRun;
 using devtime::testing::RunCommand;
 using devtime::testing::TestRunId;
@@ -34,19 +35,6 @@ class PipelineTest : public devtime::testing::CollectorFixture {
 
   std::string WriteRunFile(const v1::RunSummary& run, const std::string& name) {
     return devtime::testing::WriteFile(dir_, name, wire::ToJson(run));
-  }
-
-  devtime::testing::CommandResult Upload(const std::vector<std::string>& files) {
-    std::vector<std::string> args{BinaryPath("devtime-agent"),
-                                  "upload",
-                                  "--collector",
-                                  collector_.address(),
-                                  "--retry-for",
-                                  "5",
-                                  "--token-file",
-                                  collector_.admin_token_file()};
-    args.insert(args.end(), files.begin(), files.end());
-    return RunCommand(args);
   }
 
   // A stub whose channel sends messages of any size, to reach the server's own limit.
@@ -72,7 +60,7 @@ class PipelineTest : public devtime::testing::CollectorFixture {
 
 TEST_F(PipelineTest, UploadedRunIsStoredAndShownByDevtimectl) {
   auto file = WriteRunFile(NaiveRmsNormRun(TestRunId(1)), "night1.json");
-  auto upload = Upload({file});
+  auto upload = AgentUpload({file});
   ASSERT_EQ(upload.exit_code, 0) << upload.err;
   EXPECT_THAT(upload.out, HasSubstr("stored " + TestRunId(1)));
 
@@ -112,7 +100,8 @@ TEST_F(PipelineTest, CompareAndCheckExplainAndGateALostFusion) {
   }
   auto naive = NaiveRmsNormRun(TestRunId(21), "fused", 1795917600 + 86400);
   (*naive.mutable_environment())["neuronx-cc"] = "2.22.4";
-  ASSERT_EQ(Upload({WriteRunFile(fused, "a.json"), WriteRunFile(naive, "b.json")}).exit_code, 0);
+  ASSERT_EQ(AgentUpload({WriteRunFile(fused, "a.json"), WriteRunFile(naive, "b.json")}).exit_code,
+            0);
 
   auto compare = Ctl({"compare", TestRunId(20), TestRunId(21)});
   ASSERT_EQ(compare.exit_code, 0) << compare.err;
@@ -128,8 +117,8 @@ TEST_F(PipelineTest, CompareAndCheckExplainAndGateALostFusion) {
 
 TEST_F(PipelineTest, SecondUploadIsAcknowledgedAsAlreadyStored) {
   auto file = WriteRunFile(NaiveRmsNormRun(TestRunId(2)), "run.json");
-  ASSERT_EQ(Upload({file}).exit_code, 0);
-  auto again = Upload({file});
+  ASSERT_EQ(AgentUpload({file}).exit_code, 0);
+  auto again = AgentUpload({file});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_THAT(again.out, HasSubstr("already stored " + TestRunId(2)));
   EXPECT_EQ(db_.Count("runs"), 1);
@@ -137,7 +126,7 @@ TEST_F(PipelineTest, SecondUploadIsAcknowledgedAsAlreadyStored) {
 
 TEST_F(PipelineTest, SinceFilterAndUnknownRunErrors) {
   auto file = WriteRunFile(NaiveRmsNormRun(TestRunId(3)), "run.json");
-  ASSERT_EQ(Upload({file}).exit_code, 0);
+  ASSERT_EQ(AgentUpload({file}).exit_code, 0);
   EXPECT_THAT(Ctl({"runs", "list", "--since", "2026-11-28"}).out, HasSubstr(TestRunId(3)));
   EXPECT_THAT(Ctl({"runs", "list", "--since", "2026-11-30"}).out, HasSubstr("no runs match"));
   auto bad_since = Ctl({"runs", "list", "--since", "last tuesday"});
@@ -151,7 +140,7 @@ TEST_F(PipelineTest, SinceFilterAndUnknownRunErrors) {
 TEST_F(PipelineTest, MalformedJsonFileIsRefusedByTheAgentNamingFileAndField) {
   std::string path = dir_ + "/broken.json";
   std::ofstream(path) << R"({"identity": {"run_id": "x", "modell": "typo"}})";
-  auto upload = Upload({path});
+  auto upload = AgentUpload({path});
   EXPECT_EQ(upload.exit_code, 1);
   EXPECT_THAT(upload.err, HasSubstr("broken.json"));
   EXPECT_THAT(upload.err, HasSubstr("modell"));
@@ -199,9 +188,9 @@ TEST_F(PipelineTest, InvalidRunsAreRejectedNamingTheFieldAndStoreNothing) {
 
   EXPECT_EQ(db_.Count("runs"), 0);
   EXPECT_EQ(db_.Count("op_stats"), 0);
-  auto metrics = devtime::testing::HttpGet(collector_.metrics_port(), "/metrics");
-  EXPECT_THAT(metrics, HasSubstr("devtime_ingest_runs_total{outcome=\"invalid\"} 5"));
-  EXPECT_THAT(metrics, HasSubstr("devtime_ingest_runs_total{outcome=\"stored\"} 0"));
+  EXPECT_THAT(devtime::testing::HttpGet(collector_.metrics_port(), "/metrics"),
+              devtime::testing::ContainsEach({"devtime_ingest_runs_total{outcome=\"invalid\"} 5",
+                                              "devtime_ingest_runs_total{outcome=\"stored\"} 0"}));
 }
 
 TEST_F(PipelineTest, ConflictingContentUnderOneRunIdIsAlreadyExists) {
@@ -225,12 +214,12 @@ TEST_F(PipelineTest, ServesHealthAndMetrics) {
 
   ASSERT_TRUE(UploadDirect(NaiveRmsNormRun(TestRunId(10))).ok());
   ASSERT_TRUE(UploadDirect(NaiveRmsNormRun(TestRunId(10))).ok());
-  auto metrics = devtime::testing::HttpGet(collector_.metrics_port(), "/metrics");
-  EXPECT_THAT(metrics, HasSubstr("devtime_ingest_runs_total{outcome=\"stored\"} 1"));
-  EXPECT_THAT(metrics, HasSubstr("devtime_ingest_runs_total{outcome=\"duplicate\"} 1"));
-  EXPECT_THAT(metrics, HasSubstr("devtime_ingest_duration_seconds_count 2"));
-  EXPECT_THAT(metrics, HasSubstr("devtime_database_up 1"));
-  EXPECT_THAT(metrics, HasSubstr("devtime_build_info{component=\"collector\""));
+  EXPECT_THAT(devtime::testing::HttpGet(collector_.metrics_port(), "/metrics"),
+              devtime::testing::ContainsEach({"devtime_ingest_runs_total{outcome=\"stored\"} 1",
+                                              "devtime_ingest_runs_total{outcome=\"duplicate\"} 1",
+                                              "devtime_ingest_duration_seconds_count 2",
+                                              "devtime_database_up 1",
+                                              "devtime_build_info{component=\"collector\""}));
 }
 
 TEST_F(PipelineTest, RealTorchProfileIsSummarizedUploadedAndShown) {
@@ -242,25 +231,25 @@ TEST_F(PipelineTest, RealTorchProfileIsSummarizedUploadedAndShown) {
       std::chrono::seconds(300));
   ASSERT_EQ(harness.exit_code, 0) << harness.err;
 
-  auto table = RunCommand({BinaryPath("devtime-agent"), "summarize", out});
+  auto table = AgentCommand({"summarize", out});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("aten::mul"));
 
   // The op-by-op diff of two captures (here: a fixture MLP against this RMSNorm profile).
-  auto diff = RunCommand({BinaryPath("devtime-agent"), "summarize",
-                          std::string(DEVTIME_SOURCE_DIR) + "/tests/fixtures/trace/legacy_mlp",
-                          "--compare", out});
+  auto diff = AgentCommand({"summarize",
+                            std::string(DEVTIME_SOURCE_DIR) + "/tests/fixtures/trace/legacy_mlp",
+                            "--compare", out});
   ASSERT_EQ(diff.exit_code, 0) << diff.err;
   EXPECT_THAT(diff.out, HasSubstr("added"));
   EXPECT_THAT(diff.out, HasSubstr("aten::rsqrt"));
   EXPECT_THAT(diff.out, HasSubstr("removed"));
 
-  auto json = RunCommand({BinaryPath("devtime-agent"), "summarize", out, "--format", "json",
-                          "--model", "rmsnorm", "--run-id", TestRunId(11)});
+  auto json = AgentCommand(
+      {"summarize", out, "--format", "json", "--model", "rmsnorm", "--run-id", TestRunId(11)});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   std::string file = dir_ + "/summary.json";
   std::ofstream(file) << json.out;
-  auto upload = Upload({file});
+  auto upload = AgentUpload({file});
   ASSERT_EQ(upload.exit_code, 0) << upload.err;
 
   auto show = Ctl({"runs", "show", TestRunId(11)});

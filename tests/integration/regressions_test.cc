@@ -18,7 +18,6 @@
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/alerting.h"
-#include "tests/support/collector_client.h"
 #include "tests/support/collector_fixture.h"
 #include "tests/support/files.h"
 #include "tests/support/nightly_runs.h"
@@ -82,39 +81,23 @@ class RegressionsTest : public AlertReceivers, public devtime::testing::Collecto
   RegressionsTest()
       : CollectorFixture({"--session-poll-ms", "200", "--alertmanager-url", alertmanager_.url(),
                           "--webhook-url", webhook_.url(), "--notify-every", "1"}),
-        stub_(AdminStub()),
         now_(time(nullptr)) {}
-
-  void Upload(const v1::RunSummary& run) {
-    auto status = devtime::testing::UploadRun(*stub_, run);
-    ASSERT_TRUE(status.ok()) << status.error_message() << collector_.Log();
-    // Detection is off the ack path: the analysis queue judges the run soon after.
-    ASSERT_TRUE(WaitUntilAnalysed(run.identity().run_id()))
-        << "run " << run.identity().run_id() << " was never analysed" << collector_.Log();
-  }
 
   // Night k (1..39) of the history, at 02:00-ish k - 40 days from now: night 40 is today.
   int64_t Night(int k) const { return now_ - (40 - k) * kDay; }
 
   // Nights 1..n of the fused workload, neuronx-cc 2.21.18.
   void UploadFusedHistory(int nights, std::mt19937& rng) {
-    for (int k = 1; k <= nights; ++k) Upload(NightlyRun(k, Night(k), kFused, "2.21.18", rng));
+    for (int k = 1; k <= nights; ++k)
+      UploadAnalysed(NightlyRun(k, Night(k), kFused, "2.21.18", rng));
   }
 
   // Ten fused nights, then two naive ones on neuronx-cc 2.22.4: the fusion is lost from
   // night 11 on.
   void UploadLostFusion(std::mt19937& rng) {
     UploadFusedHistory(10, rng);
-    Upload(NightlyRun(11, Night(11), kNaive, "2.22.4", rng));
-    Upload(NightlyRun(12, Night(12), kNaive, "2.22.4", rng));
-  }
-
-  nlohmann::json Regressions(const std::string& extra = "--all") {
-    auto listed = Ctl({"regressions", "list", extra, "--format", "json"});
-    EXPECT_EQ(listed.exit_code, 0) << listed.err;
-    auto json = nlohmann::json::parse(listed.out, nullptr, false);
-    return json.is_object() && json.contains("regressions") ? json["regressions"]
-                                                            : nlohmann::json::array();
+    UploadAnalysed(NightlyRun(11, Night(11), kNaive, "2.22.4", rng));
+    UploadAnalysed(NightlyRun(12, Night(12), kNaive, "2.22.4", rng));
   }
 
   nlohmann::json Regression(int64_t id) {
@@ -163,7 +146,6 @@ class RegressionsTest : public AlertReceivers, public devtime::testing::Collecto
     return events;
   }
 
-  std::unique_ptr<v1::Collector::Stub> stub_;
   int64_t now_;
 };
 
@@ -173,9 +155,9 @@ TEST_F(RegressionsTest, LostFusionIsSuspectedConfirmedByARunNowAlertedAndTriaged
   std::mt19937 rng(11);
   UploadFusedHistory(12, rng);
   // Last night the compiler update lost the fusion: 403 us -> 2,355 us per step.
-  Upload(NightlyRun(13, Night(13), kNaive, "2.22.4", rng));
+  UploadAnalysed(NightlyRun(13, Night(13), kNaive, "2.22.4", rng));
 
-  auto live = Regressions("--state=suspected");
+  auto live = ListRegressions("--state=suspected");
   ASSERT_EQ(live.size(), 1u) << collector_.Log();
   const int64_t id = std::stoll(live[0]["id"].get<std::string>());
   EXPECT_EQ(live[0]["first_bad_run_id"], "00000000-0000-4000-8000-000000000013");
@@ -276,9 +258,9 @@ TEST_F(RegressionsTest, NoisyHistoryWithSpikesOpensNothing) {
   // followed by an ordinary night.
   for (int night = 1; night <= 40; ++night) {
     double scale = night == 12 ? 1.25 : night == 23 ? 1.6 : night == 33 ? 1.4 : 1.0;
-    Upload(NightlyRun(night, Night(night) - kDay, kFused, "2.21.18", rng, 0.03, scale));
+    UploadAnalysed(NightlyRun(night, Night(night) - kDay, kFused, "2.21.18", rng, 0.03, scale));
   }
-  for (const auto& r : Regressions()) {
+  for (const auto& r : ListRegressions()) {
     EXPECT_EQ(r["state"], "REGRESSION_STATE_INVALID") << r.dump(2);
     EXPECT_FALSE(r.contains("fired_at")) << "a spike must never fire: " << r.dump(2);
   }
@@ -289,7 +271,7 @@ TEST_F(RegressionsTest, ConfirmedByTheNextRunThenResolvedByTheDetectorWhenTheLev
   std::mt19937 rng(3);
   // An ad-hoc history (no job known to the collector): the next run confirms.
   UploadLostFusion(rng);
-  auto regressions = Regressions();
+  auto regressions = ListRegressions();
   ASSERT_EQ(regressions.size(), 1u);
   const int64_t id = std::stoll(regressions[0]["id"].get<std::string>());
   EXPECT_EQ(regressions[0]["state"], "REGRESSION_STATE_OPEN");
@@ -297,9 +279,9 @@ TEST_F(RegressionsTest, ConfirmedByTheNextRunThenResolvedByTheDetectorWhenTheLev
   EXPECT_EQ(regressions[0]["confirmation_run_id"], "00000000-0000-4000-8000-000000000012");
 
   // The fix lands: one run back is not enough, the second resolves it.
-  Upload(NightlyRun(13, Night(13), kFused, "2.22.5", rng));
+  UploadAnalysed(NightlyRun(13, Night(13), kFused, "2.22.5", rng));
   EXPECT_EQ(Regression(id)["state"], "REGRESSION_STATE_OPEN");
-  Upload(NightlyRun(14, Night(14), kFused, "2.22.5", rng));
+  UploadAnalysed(NightlyRun(14, Night(14), kFused, "2.22.5", rng));
   auto resolved = Regression(id);
   EXPECT_EQ(resolved["state"], "REGRESSION_STATE_RESOLVED");
   EXPECT_EQ(resolved["resolution"], "RESOLUTION_FIXED");
@@ -311,16 +293,16 @@ TEST_F(RegressionsTest, ConfirmedByTheNextRunThenResolvedByTheDetectorWhenTheLev
 TEST_F(RegressionsTest, AcceptedAsTheNewBaselineTheNewLevelOpensNothingMore) {
   std::mt19937 rng(8);
   UploadLostFusion(rng);
-  auto regressions = Regressions();
+  auto regressions = ListRegressions();
   ASSERT_EQ(regressions.size(), 1u);
   const std::string id = regressions[0]["id"];
   auto accepted = Ctl({"regressions", "resolve", id, "--as", "accepted_baseline", "--by", "bob",
                        "--reason", "naive kernels are expected on this compiler"});
   ASSERT_EQ(accepted.exit_code, 0) << accepted.err;
   for (int night = 13; night <= 16; ++night) {
-    Upload(NightlyRun(night, Night(night), kNaive, "2.22.4", rng));
+    UploadAnalysed(NightlyRun(night, Night(night), kNaive, "2.22.4", rng));
   }
-  EXPECT_EQ(Regressions().size(), 1u) << Regressions().dump(2);
+  EXPECT_EQ(ListRegressions().size(), 1u) << ListRegressions().dump(2);
   EXPECT_EQ(Regression(std::stoll(id))["resolution"], "RESOLUTION_ACCEPTED_BASELINE");
   // A wrong transition names the states.
   auto reopen = Ctl({"regressions", "ack", id, "--by", "bob"});
@@ -333,8 +315,8 @@ TEST_F(RegressionsTest, OperatorSeriesThatMovedWithTheRunAreItsChildren) {
   UploadFusedHistory(10, rng);
   // The fused kernel itself got 50 % slower: one alert, the whole run and aten::rms_norm's
   // own series as its children.
-  Upload(NightlyRun(11, Night(11), kFused, "2.22.4", rng, 0.005, 1.5));
-  auto regressions = Regressions();
+  UploadAnalysed(NightlyRun(11, Night(11), kFused, "2.22.4", rng, 0.005, 1.5));
+  auto regressions = ListRegressions();
   ASSERT_EQ(regressions.size(), 1u);
   const auto& series = regressions[0]["series"];
   ASSERT_EQ(series.size(), 2u) << series.dump(2);

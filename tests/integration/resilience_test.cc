@@ -42,11 +42,7 @@ class Uploader {
 
  private:
   void Loop() {
-    agent::UploadOptions options;
-    options.retry_for = std::chrono::seconds(90);
-    options.attempt_timeout = std::chrono::seconds(10);
-    options.first_backoff = std::chrono::milliseconds(50);
-    options.max_backoff = std::chrono::milliseconds(1000);
+    const agent::UploadOptions options = devtime::testing::RetryingUploadOptions();
     for (int i = 0; i < kRuns; ++i) {
       auto run = devtime::testing::NaiveRmsNormRun(devtime::testing::TestRunId(i), "naive",
                                                    1795917600 + i * 86400);

@@ -19,8 +19,7 @@
 namespace devtime {
 namespace {
 
-using devtime::testing::BinaryPath;
-using devtime::testing::RunCommand;
+using devtime::testing::AgentCommand;
 using devtime::testing::TestRunId;
 using ::testing::HasSubstr;
 
@@ -42,15 +41,10 @@ class RunFieldsTest : public devtime::testing::CollectorFixture {
   // The agent's RunSummary JSON for `trace`, written to a file; fails the test on a non-zero
   // exit.
   std::string SummarizeToFile(const std::string& trace, const std::string& run_id) {
-    auto json = RunCommand({BinaryPath("devtime-agent"), "summarize", trace, "--format", "json",
-                            "--model", "rmsnorm", "--run-id", run_id});
+    auto json = AgentCommand(
+        {"summarize", trace, "--format", "json", "--model", "rmsnorm", "--run-id", run_id});
     EXPECT_EQ(json.exit_code, 0) << json.err;
     return devtime::testing::WriteFile(dir_, run_id + ".json", json.out);
-  }
-
-  devtime::testing::CommandResult Upload(const std::string& file) {
-    return RunCommand({BinaryPath("devtime-agent"), "upload", "--collector", collector_.address(),
-                       "--retry-for", "5", "--token-file", collector_.admin_token_file(), file});
   }
 
   std::string dir_;
@@ -74,7 +68,7 @@ TEST_F(RunFieldsTest, NeuronRunShowsDeviceTotalsJoinKernelsAndWarnings) {
   warning->set_message("model_1.neff has no NTFF with hash 7f3a: no device profile for it");
   file = devtime::testing::WriteFile(dir_, "with_warning.json", wire::ToJson(sent));
 
-  auto upload = Upload(file);
+  auto upload = AgentUpload({file});
   ASSERT_EQ(upload.exit_code, 0) << upload.err;
 
   // `--format json` is the stored message: every new field came back from the collector.
@@ -109,7 +103,7 @@ TEST_F(RunFieldsTest, NeuronRunShowsDeviceTotalsJoinKernelsAndWarnings) {
 
 TEST_F(RunFieldsTest, CpuRunShowsNoDeviceLines) {
   std::string file = SummarizeToFile(Fixture("legacy_mlp"), TestRunId(32));
-  ASSERT_EQ(Upload(file).exit_code, 0);
+  ASSERT_EQ(AgentUpload({file}).exit_code, 0);
   auto show = Ctl({"runs", "show", TestRunId(32)});
   ASSERT_EQ(show.exit_code, 0) << show.err;
   EXPECT_THAT(show.out, ::testing::Not(HasSubstr("device time total")));
@@ -118,15 +112,15 @@ TEST_F(RunFieldsTest, CpuRunShowsNoDeviceLines) {
 
 TEST(SummarizeExitCode, InvalidRunExitsWithTheDocumentedCodeAndStillPrints) {
   std::string invalid = Fixture("kineto_neuron_no_device.json");
-  auto json = RunCommand({BinaryPath("devtime-agent"), "summarize", invalid, "--format", "json"});
+  auto json = AgentCommand({"summarize", invalid, "--format", "json"});
   EXPECT_EQ(json.exit_code, agent::kExitInvalidRun) << json.err;
   EXPECT_THAT(json.out, HasSubstr("RUN_STATUS_INVALID"));
   EXPECT_THAT(json.err, HasSubstr("device backend profiled but device time is empty"));
-  auto table = RunCommand({BinaryPath("devtime-agent"), "summarize", invalid});
+  auto table = AgentCommand({"summarize", invalid});
   EXPECT_EQ(table.exit_code, agent::kExitInvalidRun) << table.err;
   EXPECT_THAT(table.out, HasSubstr("Source:"));
   // A trustworthy capture still exits 0.
-  auto ok = RunCommand({BinaryPath("devtime-agent"), "summarize", Fixture("legacy_mlp")});
+  auto ok = AgentCommand({"summarize", Fixture("legacy_mlp")});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }
 

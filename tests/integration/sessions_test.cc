@@ -93,6 +93,11 @@ class FakeAgent final : public grpc::ClientBidiReactor<v1::AgentMessage, v1::Col
     std::lock_guard lock(mu_);
     return run_now_;
   }
+  // Whether the latest run-now request it received is `request_id`.
+  bool LastRunNowIs(int64_t request_id) {
+    std::lock_guard lock(mu_);
+    return !run_now_.empty() && run_now_.back().request.request_id() == request_id;
+  }
   bool done() {
     std::lock_guard lock(mu_);
     return done_;
@@ -133,35 +138,37 @@ v1::JobSpec Job(const std::string& name) {
   return job;
 }
 
-void Apply(v1::Collector::Stub& admin, const v1::JobSpec& job) {
+// `method` of the admin stub on `request`: the response, and a failure of the test when the
+// call fails.
+template <typename Request, typename Response>
+Response Call(grpc::Status (v1::Collector::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                          Response*),
+              v1::Collector::Stub& admin, const Request& request) {
   grpc::ClientContext context;
+  Response response;
+  auto status = (admin.*method)(&context, request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return response;
+}
+
+void Apply(v1::Collector::Stub& admin, const v1::JobSpec& job) {
   v1::ApplyJobsRequest request;
   *request.add_jobs() = job;
-  v1::ApplyJobsResponse response;
-  auto status = admin.ApplyJobs(&context, request, &response);
-  ASSERT_TRUE(status.ok()) << status.error_message();
+  Call(&v1::Collector::Stub::ApplyJobs, admin, request);
 }
 
 int64_t RunNow(v1::Collector::Stub& admin, const std::string& job, const std::string& host) {
-  grpc::ClientContext context;
   v1::RunJobNowRequest request;
   request.set_name(job);
   request.set_host(host);
-  v1::RunJobNowResponse response;
-  auto status = admin.RunJobNow(&context, request, &response);
-  EXPECT_TRUE(status.ok()) << status.error_message();
-  return response.request_id();
+  return Call(&v1::Collector::Stub::RunJobNow, admin, request).request_id();
 }
 
 std::string AddAgent(v1::Collector::Stub& admin, const std::string& name, const std::string& host) {
-  grpc::ClientContext context;
   v1::AddAgentRequest request;
   request.set_name(name);
   request.set_host(host);
-  v1::AddAgentResponse response;
-  auto status = admin.AddAgent(&context, request, &response);
-  EXPECT_TRUE(status.ok()) << status.error_message();
-  return response.token();
+  return Call(&v1::Collector::Stub::AddAgent, admin, request).token();
 }
 
 grpc::StatusCode ListJobsAs(const std::string& address, const std::string& token) {
@@ -246,12 +253,7 @@ TEST(Sessions, RunNowAndJobChangesThroughOneCollectorReachAgentsOnAnotherWithinA
   for (int i = 0; i < 5; ++i) {
     auto asked = Clock::now();
     int64_t id = RunNow(*admin_a, "nightly", "host-b");
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          auto got = on_b.run_now();
-          return !got.empty() && got.back().request.request_id() == id;
-        },
-        std::chrono::seconds(1)))
+    ASSERT_TRUE(WaitFor([&] { return on_b.LastRunNowIs(id); }, std::chrono::seconds(1)))
         << "run-now " << id << " not delivered within 1 s; collector B's log:\n"
         << b.Log();
     latencies_ms.push_back(
@@ -381,22 +383,12 @@ TEST(Sessions, AfterPostgresRestartsTheListenerReconnectsAndMissedRequestsAreDel
   // Whether the request's NOTIFY finds the listener back or not (then the re-sync on
   // reconnecting finds it), the agent gets it within the listener's backoff.
   int64_t id = RunNow(*admin, "nightly", "");
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        auto got = agent.run_now();
-        return !got.empty() && got.back().request.request_id() == id;
-      },
-      std::chrono::seconds(35)))
+  ASSERT_TRUE(WaitFor([&] { return agent.LastRunNowIs(id); }, std::chrono::seconds(35)))
       << collector.Log();
   EXPECT_FALSE(agent.done());
   // And pushes work again: the next request arrives at once.
   int64_t next = RunNow(*admin, "nightly", "");
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        auto got = agent.run_now();
-        return !got.empty() && got.back().request.request_id() == next;
-      },
-      std::chrono::seconds(1)));
+  EXPECT_TRUE(WaitFor([&] { return agent.LastRunNowIs(next); }, std::chrono::seconds(1)));
 }
 
 TEST(Sessions, ReplacedAgentTokenIsRefusedEverywhereWithinTheCacheTtl) {

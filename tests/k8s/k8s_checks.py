@@ -4,6 +4,7 @@ render() runs `kubectl kustomize` (Debian's kubernetes-client, or $KUBECTL); eac
 takes the rendered objects and returns a list of problems, empty when the objects hold. The
 checks are plain functions so that test_k8s_render.py can also run them on broken copies.
 """
+import functools
 import glob
 import os
 import re
@@ -112,6 +113,19 @@ def workload_container(docs, kind, name, container):
     return workload, pod_spec(workload), found[0]
 
 
+def of_workload(kind, name, container):
+    """Makes check(docs, workload, pod_spec, container) a check of the rendered objects, run on
+    the workload `kind`/`name` and its container `container`; when either is missing, that is
+    the one problem."""
+    def wrap(check):
+        @functools.wraps(check)
+        def run(docs):
+            found = workload_container(docs, kind, name, container)
+            return [found] if isinstance(found, str) else check(docs, *found)
+        return run
+    return wrap
+
+
 def mounted_from(workload, container, path):
     """The volume that holds `path` in `container` (longest mountPath prefix), with its mount."""
     best = None
@@ -147,11 +161,8 @@ def check_kinds(docs):
     return problems
 
 
-def check_collector(docs):
-    found = workload_container(docs, "Deployment", COLLECTOR, "collector")
-    if isinstance(found, str):
-        return [found]
-    deployment, spec, collector = found
+@of_workload("Deployment", COLLECTOR, "collector")
+def check_collector(docs, deployment, spec, collector):
     problems = []
     if deployment["spec"].get("replicas", 1) < 2:
         problems.append("collector: fewer than 2 replicas")
@@ -305,11 +316,8 @@ def check_images(docs):
     return problems
 
 
-def check_agent(docs):
-    found = workload_container(docs, "DaemonSet", AGENT, "agent")
-    if isinstance(found, str):
-        return [found]
-    daemonset, spec, agent = found
+@of_workload("DaemonSet", AGENT, "agent")
+def check_agent(docs, daemonset, spec, agent):
     problems = []
     terms = spec.get("affinity", {}).get("nodeAffinity", {}).get(
         "requiredDuringSchedulingIgnoredDuringExecution", {}).get("nodeSelectorTerms", [])

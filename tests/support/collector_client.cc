@@ -25,4 +25,13 @@ grpc::Status UploadRun(v1::Collector::StubInterface& stub, const v1::RunSummary&
   return stub.UploadRun(context.get(), request, &response);
 }
 
+agent::UploadOptions RetryingUploadOptions() {
+  agent::UploadOptions options;
+  options.retry_for = std::chrono::seconds(90);
+  options.attempt_timeout = std::chrono::seconds(10);
+  options.first_backoff = std::chrono::milliseconds(50);
+  options.max_backoff = std::chrono::milliseconds(1000);
+  return options;
+}
+
 }  // namespace devtime::testing

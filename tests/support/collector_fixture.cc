@@ -16,11 +16,29 @@ CommandResult Ctl(const CollectorProcess& collector, const std::vector<std::stri
   return RunCommand(argv);
 }
 
+CommandResult AgentCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{BinaryPath("devtime-agent")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv);
+}
+
 CollectorFixture::CollectorFixture(std::vector<std::string> collector_args)
     : collector_(db_.conninfo(), 0, std::move(collector_args)) {}
 
 CommandResult CollectorFixture::Ctl(const std::vector<std::string>& args) const {
   return devtime::testing::Ctl(collector_, args, {"--token-file", collector_.admin_token_file()});
+}
+
+CommandResult CollectorFixture::AgentUpload(const std::vector<std::string>& files) const {
+  std::vector<std::string> args{"upload",
+                                "--collector",
+                                collector_.address(),
+                                "--token-file",
+                                collector_.admin_token_file(),
+                                "--retry-for",
+                                "5"};
+  args.insert(args.end(), files.begin(), files.end());
+  return AgentCommand(args);
 }
 
 std::unique_ptr<v1::Collector::Stub> CollectorFixture::AdminStub() const {
@@ -54,6 +72,22 @@ bool CollectorFixture::WaitUntilAnalysed(const std::string& run_id) const {
 bool CollectorFixture::WaitUntilAllAnalysed() const {
   return WaitUntil(
       [&] { return db_.Query("SELECT count(*) FROM runs WHERE analyzed_at IS NULL") == "0"; });
+}
+
+void CollectorFixture::UploadAnalysed(const v1::RunSummary& run) {
+  if (!uploader_) uploader_ = AdminStub();
+  auto status = UploadRun(*uploader_, run);
+  ASSERT_TRUE(status.ok()) << status.error_message() << collector_.Log();
+  ASSERT_TRUE(WaitUntilAnalysed(run.identity().run_id()))
+      << "run " << run.identity().run_id() << " was never analysed" << collector_.Log();
+}
+
+nlohmann::json CollectorFixture::ListRegressions(const std::string& filter) const {
+  auto listed = Ctl({"regressions", "list", filter, "--format", "json"});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  auto json = nlohmann::json::parse(listed.out, nullptr, false);
+  return json.is_object() && json.contains("regressions") ? json["regressions"]
+                                                          : nlohmann::json::array();
 }
 
 }  // namespace devtime::testing

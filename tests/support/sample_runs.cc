@@ -10,20 +10,28 @@ std::string TestRunId(int n) {
   return text;
 }
 
-v1::RunSummary NaiveRmsNormRun(const std::string& run_id, const std::string& workload,
-                               long long started_epoch_seconds) {
+v1::RunSummary OkNeuronRun(const std::string& run_id, const RunOrigin& origin,
+                           long long started_epoch_seconds, int seconds) {
   v1::RunSummary run;
   auto* id = run.mutable_identity();
   id->set_run_id(run_id);
-  id->set_job("rmsnorm-nightly");
-  id->set_model("rmsnorm");
-  id->set_workload(workload);
-  id->set_host("trn-test-01");
-  id->set_instance_type("trn1.2xlarge");
+  id->set_job(origin.job);
+  id->set_model(origin.model);
+  id->set_workload(origin.workload);
+  id->set_host(origin.host);
+  id->set_instance_type(origin.instance_type);
   id->set_device_kind(v1::DEVICE_KIND_NEURON);
   run.mutable_started_at()->set_seconds(started_epoch_seconds);
-  run.mutable_finished_at()->set_seconds(started_epoch_seconds + 60);
+  run.mutable_finished_at()->set_seconds(started_epoch_seconds + seconds);
   run.set_status(v1::RUN_STATUS_OK);
+  return run;
+}
+
+v1::RunSummary NaiveRmsNormRun(const std::string& run_id, const std::string& workload,
+                               long long started_epoch_seconds) {
+  v1::RunSummary run =
+      OkNeuronRun(run_id, {"rmsnorm-nightly", "rmsnorm", workload, "trn-test-01", "trn1.2xlarge"},
+                  started_epoch_seconds, 60);
   (*run.mutable_environment())["torch"] = "2.9.0";
   (*run.mutable_environment())["neuronx-cc"] = "2.21.0";
   run.mutable_capture()->set_wait_steps(2);

@@ -8,6 +8,21 @@
 
 namespace devtime::testing {
 
+// Where a test run comes from: its identity but for the run id (the device is a Neuron one).
+struct RunOrigin {
+  std::string job;
+  std::string model;
+  std::string workload;
+  std::string host;
+  std::string instance_type;
+};
+
+// What every test run has: run `run_id` from `origin` on a Neuron device, OK, started at
+// `started_epoch_seconds` and finished `seconds` later. Nothing is measured yet: the caller
+// adds the environment, the capture, the ops and the steps.
+v1::RunSummary OkNeuronRun(const std::string& run_id, const RunOrigin& origin,
+                           long long started_epoch_seconds, int seconds);
+
 // A complete, valid OK run of the naive RMSNorm on a Neuron device with 3 steps.
 v1::RunSummary NaiveRmsNormRun(const std::string& run_id, const std::string& workload = "naive",
                                long long started_epoch_seconds = 1795917600);

@@ -178,20 +178,29 @@ int main(int argc, char** argv) {
       [](Scenario& s) { s.drift_max = 0.10; });
   add("drift +5..20% over 100-300 runs + 2 steps of 5-10%, 1% noise", "",
       [](Scenario& s) { s.Steps(2, 2).StepSize(0.05, 0.10).LabelledDrift(0.05, 0.20); });
-  add("seasonal, period 7, amplitude 3%, 1% noise", "<= 1 step / series",
-      [](Scenario& s) { s.Steps(0, 0).Season(7, 0.03); });
-  add("seasonal, period 12, amplitude 5%, 1% noise", "<= 1 step / series",
-      [](Scenario& s) { s.Steps(0, 0).Season(12, 0.05); });
+  // Seasonal cycles and random walks without steps (neither may read as a staircase of
+  // steps), named from their parameters so that a name cannot disagree with them.
+  auto seasonal = [&](size_t period, double amplitude, const char* note = "") {
+    char name[96];
+    std::snprintf(name, sizeof name, "seasonal, period %zu, amplitude %g%%, 1%% noise%s", period,
+                  100 * amplitude, note);
+    add(name, "<= 1 step / series", [=](Scenario& s) { s.Steps(0, 0).Season(period, amplitude); });
+  };
+  auto random_walk = [&](double per_run, double noise) {
+    char name[96];
+    std::snprintf(name, sizeof name, "random walk, %g%% per run, %g%% noise", 100 * per_run,
+                  100 * noise);
+    add(name, "<= 1 step / series", [=](Scenario& s) {
+      s.Steps(0, 0).Noise(noise, noise);
+      s.random_walk = per_run;
+    });
+  };
+  seasonal(7, 0.03);
+  seasonal(12, 0.05);
   add("seasonal, period 12, amplitude 3% + 3 steps of 10%, 1% noise", "",
       [](Scenario& s) { s.StepSize(0.10, 0.10).Season(12, 0.03); });
-  add("random walk, 0.3% per run, 1% noise", "<= 1 step / series", [](Scenario& s) {
-    s.Steps(0, 0);
-    s.random_walk = 0.003;
-  });
-  add("random walk, 1% per run, 0.5% noise", "<= 1 step / series", [](Scenario& s) {
-    s.Steps(0, 0).Noise(0.005, 0.005);
-    s.random_walk = 0.01;
-  });
+  random_walk(0.003, 0.01);
+  random_walk(0.01, 0.005);
   add("short: 10-30 runs, one 10% step (>= 5 runs from the ends), 1% noise", "", [](Scenario& s) {
     s.Lengths(10, 30).Steps(1, 1).StepSize(0.10, 0.10);
     s.min_gap = 5;
@@ -201,8 +210,7 @@ int main(int argc, char** argv) {
   // Appended last so that the other scenarios keep their seeds.
   add("2% step, 1% noise, one step per series", "+-2 runs in >= 97%",
       [](Scenario& s) { s.Steps(1, 1).StepSize(0.02, 0.02); });
-  add("seasonal, period 52, amplitude 5%, 1% noise (a long cycle)", "<= 1 step / series",
-      [](Scenario& s) { s.Steps(0, 0).Season(52, 0.05); });
+  seasonal(52, 0.05, " (a long cycle)");
 
   std::printf(
       "Detection quality: %zu series per scenario (300 runs unless said), +-2 runs margin, seed "

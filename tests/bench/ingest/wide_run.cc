@@ -2,24 +2,17 @@
 
 #include <random>
 
+#include "tests/support/sample_runs.h"
+
 namespace devtime::bench {
 
 v1::RunSummary WideRun(const std::string& run_id, const std::string& workload,
                        long long started_epoch_seconds, const WideRunShape& shape) {
   std::mt19937 rng(shape.seed);
   std::uniform_real_distribution<double> jitter(0.99, 1.01);
-  v1::RunSummary run;
-  auto* id = run.mutable_identity();
-  id->set_run_id(run_id);
-  id->set_job("wide-nightly");
-  id->set_model("wide");
-  id->set_workload(workload);
-  id->set_host("trn-bench-01");
-  id->set_instance_type("trn1.32xlarge");
-  id->set_device_kind(v1::DEVICE_KIND_NEURON);
-  run.mutable_started_at()->set_seconds(started_epoch_seconds);
-  run.mutable_finished_at()->set_seconds(started_epoch_seconds + 600);
-  run.set_status(v1::RUN_STATUS_OK);
+  v1::RunSummary run = testing::OkNeuronRun(
+      run_id, {"wide-nightly", "wide", workload, "trn-bench-01", "trn1.32xlarge"},
+      started_epoch_seconds, 600);
   (*run.mutable_environment())["neuronx-cc"] = "2.21.18";
   run.mutable_capture()->set_active_steps(static_cast<uint32_t>(shape.steps));
   run.mutable_capture()->set_synchronized(true);

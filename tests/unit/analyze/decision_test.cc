@@ -59,42 +59,46 @@ TEST(Decision, ALateRunIsSkipped) {
   EXPECT_FALSE(d->suspected);
 }
 
-TEST(Decision, TooFewRunsBeforeItIsInsufficientHistory) {
+// What the last run of a series means when no regression is live: `runs` runs at `level`,
+// then the `last` run when there is one.
+struct LastRunCase {
+  const char* name;
+  double level;
+  int runs;
+  std::optional<double> last;
+  Verdict verdict;
+  std::optional<double> suspected_change;  // the gate measure of the step it suspects, if any
+};
+
+class LastRun : public ::testing::TestWithParam<LastRunCase> {};
+
+TEST_P(LastRun, HasItsVerdictAndSuspectsOnlyAStepUp) {
+  const LastRunCase& c = GetParam();
   Series s;
-  s.Level(100, 3).Add(300);
+  s.Level(c.level, c.runs);
+  if (c.last) s.Add(*c.last);
   auto d = DecideLast(s);
-  ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->verdict, Verdict::kInsufficientHistory);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->verdict, c.verdict);
+  EXPECT_FALSE(d->transition) << "nothing is live to move";
+  if (c.suspected_change) {
+    ASSERT_TRUE(d->suspected);
+    EXPECT_NEAR(d->suspected->relative_change, *c.suspected_change, 0.02);
+  } else {
+    EXPECT_FALSE(d->suspected);
+  }
 }
 
-TEST(Decision, ASteadyRunIsNone) {
-  Series s;
-  s.Level(100, 20);
-  auto d = DecideLast(s);
-  ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->verdict, Verdict::kNone);
-  EXPECT_FALSE(d->suspected);
-}
-
-TEST(Decision, ALostFusionIsSuspectedWithTheGateMeasure) {
-  Series s;
-  s.Level(403.3, 20).Add(2354.9);
-  auto d = DecideLast(s);
-  ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->verdict, Verdict::kSuspected);
-  ASSERT_TRUE(d->suspected);
-  EXPECT_NEAR(d->suspected->relative_change, 2354.9 / 403.3 - 1, 0.02);
-  EXPECT_FALSE(d->transition);
-}
-
-TEST(Decision, AFasterRunOpensNothing) {
-  Series s;
-  s.Level(2354.9, 20).Add(403.3);
-  auto d = DecideLast(s);
-  ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->verdict, Verdict::kNone);
-  EXPECT_FALSE(d->suspected);
-}
+INSTANTIATE_TEST_SUITE_P(
+    Decision, LastRun,
+    ::testing::Values(
+        LastRunCase{"TooFewRunsBeforeItIsInsufficientHistory", 100, 3, 300,
+                    Verdict::kInsufficientHistory, std::nullopt},
+        LastRunCase{"ASteadyRunIsNone", 100, 20, std::nullopt, Verdict::kNone, std::nullopt},
+        LastRunCase{"ALostFusionIsSuspectedWithTheGateMeasure", 403.3, 20, 2354.9,
+                    Verdict::kSuspected, 2354.9 / 403.3 - 1},
+        LastRunCase{"AFasterRunOpensNothing", 2354.9, 20, 403.3, Verdict::kNone, std::nullopt}),
+    [](const ::testing::TestParamInfo<LastRunCase>& c) { return c.param.name; });
 
 TEST(Decision, AConfirmationRunStillSlowerOpensTheSuspectedRegression) {
   Series s;
