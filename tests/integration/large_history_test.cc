@@ -208,9 +208,7 @@ class LargeHistory : public ::testing::Test {
     std::cout << "loaded " << db_.Count("op_stats") << " operator rows in "
               << std::chrono::duration<double>(std::chrono::steady_clock::now() - loaded).count()
               << " s; database "
-              << db_.Query(
-                     "SELECT pg_size_pretty(pg_database_size("
-                     "current_database()))")
+              << db_.Query("SELECT pg_size_pretty(pg_database_size(current_database()))")
               << std::endl;
     ASSERT_TRUE(store_
                     ->Run("explain every statement",
