@@ -1,6 +1,7 @@
 #include "services/collector/store/database.h"
 
 #include <cctype>
+#include <deque>
 #include <thread>
 
 #include "services/collector/store/migrations.h"
@@ -14,22 +15,31 @@ bool IsConnectionLoss(const pqxx::sql_error& error, const pqxx::connection_base&
 
 // ---- the connection pool -------------------------------------------------------------------
 
-// At most `max` connections, opened lazily. A connection that failed is dropped, and so
+// At most `max` connections, opened lazily, handed out first come, first served: a caller
+// that finds every connection in use queues for a ticket, and Release hands the freed slot
+// (with its connection) to the oldest ticket. A plain condition variable wakes waiters in no
+// particular order, so under load (200 uploads for a dozen connections) some waited many
+// times the average while others barged ahead. A connection that failed is dropped, and so
 // are the idle ones (after a database restart they are all dead).
 class Database::Pool {
  public:
   Pool(std::string conninfo, std::size_t max) : conninfo_(std::move(conninfo)), max_(max) {}
 
   std::unique_ptr<pqxx::connection> Take() {
-    std::unique_lock lock(mu_);
-    available_.wait(lock, [&] { return in_use_ < max_; });
-    ++in_use_;
-    if (!idle_.empty()) {
-      auto connection = std::move(idle_.back());
-      idle_.pop_back();
-      return connection;
+    std::unique_ptr<pqxx::connection> connection;
+    {
+      std::unique_lock lock(mu_);
+      if (queue_.empty() && in_use_ < max_) {
+        ++in_use_;
+        connection = PopIdle();
+      } else {
+        Ticket ticket;
+        queue_.push_back(&ticket);
+        ticket.granted.wait(lock, [&] { return ticket.served; });
+        connection = std::move(ticket.connection);  // the slot is ours; the connection may be null
+      }
     }
-    lock.unlock();
+    if (connection) return connection;
     try {
       return std::make_unique<pqxx::connection>(conninfo_);
     } catch (...) {
@@ -39,24 +49,43 @@ class Database::Pool {
   }
 
   // Returns a healthy connection to the pool (or, with nullptr, frees a failed one's slot).
+  // With callers queued, the slot goes to the oldest of them.
   void Release(std::unique_ptr<pqxx::connection> connection) {
     std::lock_guard lock(mu_);
-    --in_use_;
-    if (connection) {
-      idle_.push_back(std::move(connection));
-    } else {
-      idle_.clear();
+    if (!connection) idle_.clear();
+    if (queue_.empty()) {
+      --in_use_;
+      if (connection) idle_.push_back(std::move(connection));
+      return;
     }
-    available_.notify_one();
+    Ticket* next = queue_.front();
+    queue_.pop_front();
+    next->connection = connection ? std::move(connection) : PopIdle();
+    next->served = true;
+    next->granted.notify_one();
   }
 
  private:
+  // A caller waiting for a slot; it lives on that caller's stack until served.
+  struct Ticket {
+    std::condition_variable granted;
+    bool served = false;                           // guarded by mu_
+    std::unique_ptr<pqxx::connection> connection;  // guarded by mu_; null: open a new one
+  };
+
+  std::unique_ptr<pqxx::connection> PopIdle() {
+    if (idle_.empty()) return nullptr;
+    auto connection = std::move(idle_.back());
+    idle_.pop_back();
+    return connection;
+  }
+
   const std::string conninfo_;
   const std::size_t max_;
   std::mutex mu_;
-  std::condition_variable available_;
   std::vector<std::unique_ptr<pqxx::connection>> idle_;  // guarded by mu_
-  std::size_t in_use_ = 0;                               // guarded by mu_
+  std::deque<Ticket*> queue_;                            // guarded by mu_; oldest first
+  std::size_t in_use_ = 0;  // guarded by mu_; slots held, including those handed to tickets
 };
 
 // ---- Database ---------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "pqxx/pqxx"
+#include "tests/support/sample_runs.h"
 
 namespace devtime::bench {
 namespace {
@@ -57,25 +58,22 @@ void CopyRun(pqxx::work& tx, const v1::RunSummary& run) {
 }  // namespace
 
 v1::RunSummary BenchRun(int uploader, int sequence, int ops, int steps) {
-  v1::RunSummary run;
+  // The sample run's identity, environment and capture (tests/support), on a larger host,
+  // with the fleet's operators and steps instead of RMSNorm's and no artifacts.
+  long long started = 1795917600LL + sequence * 86400LL;
+  v1::RunSummary run =
+      testing::NaiveRmsNormRun(NewRunId(), "w" + std::to_string(uploader), started);
   auto* id = run.mutable_identity();
-  id->set_run_id(NewRunId());
   id->set_job("bench-nightly");
   id->set_model("bench");
-  id->set_workload("w" + std::to_string(uploader));
   id->set_host("bench-uploader-" + std::to_string(uploader));
   id->set_instance_type("trn1.32xlarge");
-  id->set_device_kind(v1::DEVICE_KIND_NEURON);
-  long long started = 1795917600LL + sequence * 86400LL;
-  run.mutable_started_at()->set_seconds(started);
   run.mutable_finished_at()->set_seconds(started + 600);
-  run.set_status(v1::RUN_STATUS_OK);
-  (*run.mutable_environment())["torch"] = "2.9.0";
-  (*run.mutable_environment())["neuronx-cc"] = "2.21.0";
-  run.mutable_capture()->set_wait_steps(2);
-  run.mutable_capture()->set_warmup_steps(1);
   run.mutable_capture()->set_active_steps(static_cast<uint32_t>(steps));
-  run.mutable_capture()->set_synchronized(true);
+  run.clear_ops();
+  run.clear_steps();
+  run.clear_layers();
+  run.clear_artifacts();
   std::mt19937 noise(static_cast<unsigned>(uploader * 7919 + sequence));
   std::uniform_real_distribution<double> jitter(0.98, 1.02);
   double step_device = 0;

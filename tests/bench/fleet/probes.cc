@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "pqxx/pqxx"
+#include "tests/support/wait.h"
 
 namespace devtime::bench {
 namespace {
@@ -95,6 +97,32 @@ PostgresProbe::Sample PostgresProbe::Take() const {
   }
   sample.cpu_seconds = total;
   return sample;
+}
+
+std::optional<double> PostgresProbe::WaitSettled(std::chrono::seconds window,
+                                                 std::chrono::seconds timeout) const {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Sample> samples;
+  // The newest sample at least `age` older than the last one.
+  auto before = [&](std::chrono::steady_clock::duration age) -> const Sample* {
+    for (auto it = samples.rbegin(); it != samples.rend(); ++it) {
+      if (samples.back().at - it->at >= age) return &*it;
+    }
+    return nullptr;
+  };
+  bool settled = testing::WaitUntil(
+      [&] {
+        samples.push_back(Take());
+        const Sample* middle = before(window);
+        const Sample* first = before(2 * window);
+        if (!first) return false;
+        long long recent = samples.back().transactions - middle->transactions;
+        long long earlier = middle->transactions - first->transactions;
+        return std::llabs(recent - earlier) <= std::max(6LL, std::max(recent, earlier) / 4);
+      },
+      timeout, std::chrono::seconds(1));
+  if (!settled) return std::nullopt;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 WindowProbe::WindowProbe(pid_t collector, const PostgresProbe& postgres)

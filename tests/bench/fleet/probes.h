@@ -32,6 +32,15 @@ class PostgresProbe {
   };
   Sample Take() const;
 
+  // Waits until the transaction counter has settled after a burst (the sessions' connect
+  // storm): two back-to-back windows of `window` add about as many transactions (within a
+  // quarter, or 6). PostgreSQL publishes a backend's counts up to ~10 s after its last
+  // transaction (once it has been idle that long), so for a while after a burst the counter
+  // still jumps by hundreds; `window` must be longer than that. Samples once a second; the
+  // seconds it waited, or nullopt when `timeout` passed first.
+  std::optional<double> WaitSettled(std::chrono::seconds window,
+                                    std::chrono::seconds timeout) const;
+
  private:
   std::string conninfo_;
   pid_t postmaster_ = -1;  // -1: not on this machine
