@@ -1,6 +1,7 @@
 // Regressions: list, show, and a person's triage.
-#include "proto/wire/limits.h"
+#include "absl/strings/numbers.h"
 #include "services/collector/rpc/collector_service.h"
+#include "services/collector/rpc/paging.h"
 #include "services/collector/rpc/status.h"
 
 namespace devtime::collector {
@@ -9,13 +10,26 @@ grpc::Status CollectorService::ListRegressions(grpc::ServerContext* context,
                                                const v1::ListRegressionsRequest* request,
                                                v1::ListRegressionsResponse* response) {
   return Serve(auth_.Authenticate(*context), [&](const Caller&) -> absl::Status {
-    if (absl::Status limit = CheckListLimit(request->limit()); !limit.ok()) return limit;
+    auto page = ParsePage("regressions", request->page_size(), request->page_token());
+    if (!page.ok()) return page.status();
     store::RegressionFilter filter{
-        .model = request->model(), .workload = request->workload(), .limit = request->limit()};
+        .model = request->model(), .workload = request->workload(), .limit = page->size + 1};
     for (int state : request->states()) {
       filter.states.push_back(static_cast<v1::RegressionState>(state));
     }
-    return MoveInto(regressions_.List(filter), response->mutable_regressions());
+    if (page->after) {
+      int64_t id = 0;
+      if (!absl::SimpleAtoi(page->after->key, &id)) {
+        return absl::InvalidArgumentError("page_token: not a token of this list (regressions)");
+      }
+      filter.after.emplace(page->after->micros, id);
+    }
+    return FillPage(
+        regressions_.List(filter), page->size, "regressions",
+        [](const v1::Regression& r) {
+          return PageKey{.micros = ToMicros(r.first_bad_at()), .key = std::to_string(r.id())};
+        },
+        response->mutable_regressions(), response->mutable_next_page_token());
   });
 }
 
