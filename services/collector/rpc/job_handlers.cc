@@ -61,22 +61,22 @@ grpc::Status CollectorService::ApplyJobs(grpc::ServerContext* context,
 grpc::Status CollectorService::ListJobs(grpc::ServerContext* context,
                                         const v1::ListJobsRequest* request,
                                         v1::ListJobsResponse* response) {
-  return Serve(auth_.Authenticate(*context), [&](const Caller&) -> absl::Status {
-    auto page = ParsePage("jobs", request->page_size(), request->page_token());
-    if (!page.ok()) return page.status();
-    auto jobs = jobs_.ListJobs(page->after ? page->after->key : "", page->size + 1);
-    if (!jobs.ok()) return jobs.status();
-    auto agents = jobs_.ListAgents();
-    if (!agents.ok()) return agents.status();
-    absl::StatusOr<std::vector<v1::JobInfo>> infos = std::vector<v1::JobInfo>();
-    for (const auto& job : *jobs) {
-      if (auto s = MoveInto(DescribeJob(job, *agents), &infos->emplace_back()); !s.ok()) return s;
-    }
-    return FillPage(
-        std::move(infos), page->size, "jobs",
-        [](const v1::JobInfo& info) { return PageKey{.key = info.spec().name()}; },
-        response->mutable_jobs(), response->mutable_next_page_token());
-  });
+  return ServeList(
+      auth_.Authenticate(*context), "jobs", *request, [&](const Page& page) -> absl::Status {
+        auto jobs = jobs_.ListJobs(page.after ? page.after->key : "", page.size + 1);
+        if (!jobs.ok()) return jobs.status();
+        auto agents = jobs_.ListAgents();
+        if (!agents.ok()) return agents.status();
+        absl::StatusOr<std::vector<v1::JobInfo>> infos = std::vector<v1::JobInfo>();
+        for (const auto& job : *jobs) {
+          if (auto s = MoveInto(DescribeJob(job, *agents), &infos->emplace_back()); !s.ok())
+            return s;
+        }
+        return FillPage(
+            std::move(infos), page,
+            [](const v1::JobInfo& info) { return PageKey{.key = info.spec().name()}; },
+            response->mutable_jobs(), response->mutable_next_page_token());
+      });
 }
 
 grpc::Status CollectorService::GetJob(grpc::ServerContext* context,
@@ -112,19 +112,18 @@ grpc::Status CollectorService::RunJobNow(grpc::ServerContext* context,
 grpc::Status CollectorService::JobHistory(grpc::ServerContext* context,
                                           const v1::JobHistoryRequest* request,
                                           v1::JobHistoryResponse* response) {
-  return Serve(auth_.Authenticate(*context), [&](const Caller&) -> absl::Status {
-    auto page = ParsePage("job history", request->page_size(), request->page_token(),
-                          kDefaultHistoryPageSize);
-    if (!page.ok()) return page.status();
+  auto body = [&](const Page& page) {
     std::optional<std::pair<long long, std::string>> after;
-    if (page->after) after.emplace(page->after->micros, page->after->key);
+    if (page.after) after.emplace(page.after->micros, page.after->key);
     return FillPage(
-        jobs_.History(request->name(), page->size + 1, after), page->size, "job history",
+        jobs_.History(request->name(), page.size + 1, after), page,
         [](const v1::JobSlot& slot) {
           return PageKey{.micros = ToMicros(slot.slot_time()), .key = slot.host()};
         },
         response->mutable_slots(), response->mutable_next_page_token());
-  });
+  };
+  return ServeList(auth_.Authenticate(*context), "job history", *request, body,
+                   kDefaultHistoryPageSize);
 }
 
 grpc::Status CollectorService::ListAgents(grpc::ServerContext* context,

@@ -19,7 +19,7 @@ absl::StatusOr<Page> ParsePage(absl::string_view list, uint32_t page_size,
     return absl::InvalidArgumentError(
         absl::StrCat("page_size: ", page_size, ", at most ", kMaxPageSize));
   }
-  Page page{.size = page_size == 0 ? default_size : page_size};
+  Page page{.list = list, .size = page_size == 0 ? default_size : page_size};
   if (page_token.empty()) return page;
   std::string text;
   std::vector<absl::string_view> parts;

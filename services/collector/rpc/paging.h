@@ -19,6 +19,8 @@
 #include "absl/strings/string_view.h"
 #include "google/protobuf/repeated_ptr_field.h"
 #include "google/protobuf/timestamp.pb.h"
+#include "grpcpp/grpcpp.h"
+#include "services/collector/rpc/status.h"
 
 namespace devtime::collector {
 
@@ -34,6 +36,7 @@ struct PageKey {
 };
 
 struct Page {
+  absl::string_view list;        // which list ("runs", "jobs", ...): its tokens name it
   unsigned size;                 // items at most
   std::optional<PageKey> after;  // nullopt = the first page
 };
@@ -50,24 +53,38 @@ std::string PageToken(absl::string_view list, const PageKey& after);
 
 int64_t ToMicros(const google::protobuf::Timestamp& t);
 
-// Moves the page out of `items` (the store's rows in list order; the store is asked for
-// size + 1 so that a further row says more follow) into `out`: at most `size` items and
-// kMaxPageBytes. Sets `*next_token` from key_of(last item given) when items remain.
+// The list handlers' one shape: `caller` authenticated (status.h's Serve), the page that
+// `request` (any of the paged requests) asks for, then body(page).
+template <typename Caller, typename Request, typename Body>
+grpc::Status ServeList(const absl::StatusOr<Caller>& caller, absl::string_view list,
+                       const Request& request, Body&& body,
+                       unsigned default_size = kDefaultPageSize) {
+  return Serve(caller, [&](const Caller&) -> absl::Status {
+    auto page = ParsePage(list, request.page_size(), request.page_token(), default_size);
+    if (!page.ok()) return page.status();
+    return body(*page);
+  });
+}
+
+// Moves `page` out of `items` (the store's rows in list order; the store is asked for
+// page.size + 1 so that a further row says more follow) into `out`: at most page.size items
+// and kMaxPageBytes. Sets `*next_token` from key_of(last item given) when items remain.
 template <typename T, typename KeyOf>
-absl::Status FillPage(absl::StatusOr<std::vector<T>> items, unsigned size, absl::string_view list,
-                      KeyOf key_of, google::protobuf::RepeatedPtrField<T>* out,
-                      std::string* next_token) {
+absl::Status FillPage(absl::StatusOr<std::vector<T>> items, const Page& page, KeyOf key_of,
+                      google::protobuf::RepeatedPtrField<T>* out, std::string* next_token) {
   if (!items.ok()) return items.status();
   std::size_t bytes = 0;
   std::size_t given = 0;
   for (T& item : *items) {
-    if (given == size) break;
+    if (given == page.size) break;
     bytes += item.ByteSizeLong();
     if (given > 0 && bytes > kMaxPageBytes) break;
     *out->Add() = std::move(item);
     ++given;
   }
-  if (given < items->size()) *next_token = PageToken(list, key_of(out->at(out->size() - 1)));
+  if (given < items->size()) {
+    *next_token = PageToken(page.list, key_of(out->at(out->size() - 1)));
+  }
   return absl::OkStatus();
 }
 

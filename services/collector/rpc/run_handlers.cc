@@ -73,17 +73,15 @@ void CollectorService::AnalyzeRun(const std::string&) { analyzer_.Wake(); }
 grpc::Status CollectorService::ListRuns(grpc::ServerContext* context,
                                         const v1::ListRunsRequest* request,
                                         v1::ListRunsResponse* response) {
-  return Serve(auth_.Authenticate(*context), [&](const Caller&) -> absl::Status {
-    auto page = ParsePage("runs", request->page_size(), request->page_token());
-    if (!page.ok()) return page.status();
+  return ServeList(auth_.Authenticate(*context), "runs", *request, [&](const Page& page) {
     store::RunFilter filter;
     filter.model = request->model();
     filter.workload = request->workload();
     if (request->has_since()) filter.since = request->since();
-    filter.limit = page->size + 1;
-    if (page->after) filter.after.emplace(page->after->micros, page->after->key);
+    filter.limit = page.size + 1;
+    if (page.after) filter.after.emplace(page.after->micros, page.after->key);
     return FillPage(
-        runs_.ListRuns(filter), page->size, "runs",
+        runs_.ListRuns(filter), page,
         [](const v1::RunInfo& run) {
           return PageKey{.micros = ToMicros(run.started_at()), .key = run.identity().run_id()};
         },
@@ -94,8 +92,8 @@ grpc::Status CollectorService::ListRuns(grpc::ServerContext* context,
 grpc::Status CollectorService::GetRun(grpc::ServerContext* context,
                                       const v1::GetRunRequest* request,
                                       v1::GetRunResponse* response) {
-  return Serve(auth_.Authenticate(*context),
-               [&](const Caller&) { return MoveInto(runs_.GetRun(request->run_id()), response); });
+  return ServeRead(
+      *context, [&] { return runs_.GetRun(request->run_id()); }, response);
 }
 
 grpc::Status CollectorService::ListModels(grpc::ServerContext* context,
