@@ -26,6 +26,7 @@
 #include "tests/support/wait.h"
 
 namespace devtime {
+namespace bounds {
 namespace {
 
 using ::testing::HasSubstr;
@@ -66,6 +67,19 @@ grpc::Status Apply(v1::Collector::Stub& stub, const std::vector<v1::JobSpec>& jo
   v1::ApplyJobsResponse response;
   auto context = wire::MakeContext(std::chrono::seconds(60));
   return stub.ApplyJobs(context.get(), request, &response);
+}
+
+// Issues agent `name` (host `name`) a token through the collector at `address`.
+std::string AgentToken(const std::string& address, const std::string& admin_token,
+                       const std::string& name) {
+  auto admin = testing::CollectorStub(address, admin_token);
+  v1::AddAgentRequest request;
+  request.set_name(name);
+  request.set_host(name);
+  v1::AddAgentResponse response;
+  auto context = wire::MakeContext(std::chrono::seconds(30));
+  EXPECT_TRUE(admin->AddAgent(context.get(), request, &response).ok());
+  return response.token();
 }
 
 // ---- item 3: what the collector accepts it can send ---------------------------------------
@@ -149,15 +163,13 @@ TEST_F(JobBoundsTest, TheLargestAllowedAssignmentReachesAnAgent) {
   ASSERT_EQ(jobs.front().ByteSizeLong(), collector::kMaxJobBytes);
   ASSERT_TRUE(Apply(*admin, jobs).ok());
 
-  auto token = Ctl({"agents", "add", "agent-a", "--host", "host-a"});
-  ASSERT_EQ(token.exit_code, 0) << token.err;
-  token.out.pop_back();  // the newline
-  auto stub = testing::CollectorStub(collector_.address(), token.out);
+  auto stub = testing::CollectorStub(
+      collector_.address(), AgentToken(collector_.address(), collector_.admin_token(), "agent-a"));
   auto context = wire::MakeContext(std::chrono::seconds(60));
   std::unique_ptr<Stream> stream = stub->AgentSession(context.get());
   v1::AgentMessage hello;
   hello.mutable_hello()->mutable_identity()->set_name("agent-a");
-  hello.mutable_hello()->mutable_identity()->set_host("host-a");
+  hello.mutable_hello()->mutable_identity()->set_host("agent-a");
   ASSERT_TRUE(stream->Write(hello));
   v1::CollectorMessage message;
   // The hub may push the jobs it knew before the apply first; the apply's push follows.
@@ -288,8 +300,126 @@ TEST_F(PagingTest, ATokenOfAnotherListOrPageSizeOverTheMaxIsRefused) {
 
 // ---- item 4: bounded sessions -------------------------------------------------------------
 
-// A collector in this process, with small session bounds, so that a test reaches them.
-class SessionBoundsTest : public ::testing::Test {
+// One agent session (agent = host = `agent`) as a plain stream with a deadline of its own;
+// `hello` false sends nothing at all.
+class Session {
+ public:
+  Session(const std::string& address, const std::string& agent, const std::string& token,
+          bool hello, std::chrono::seconds deadline)
+      : stub_(testing::CollectorStub(address, token)),
+        context_(wire::MakeContext(deadline)),
+        stream_(stub_->AgentSession(context_.get())) {
+    if (!hello) return;
+    v1::AgentMessage message;
+    message.mutable_hello()->mutable_identity()->set_name(agent);
+    message.mutable_hello()->mutable_identity()->set_host(agent);
+    stream_->Write(message);
+  }
+  ~Session() {
+    context_->TryCancel();
+    End();
+  }
+
+  // True when the collector pushed the assignments: the session holds its seat.
+  bool Joined() {
+    v1::CollectorMessage message;
+    return !end_ && stream_->Read(&message) && message.has_assignments();
+  }
+  // How the collector ended the session (reads until it does).
+  grpc::Status End() {
+    if (!end_) {
+      v1::CollectorMessage message;
+      while (stream_->Read(&message)) {
+      }
+      end_ = stream_->Finish();
+    }
+    return *end_;
+  }
+  void Cancel() { context_->TryCancel(); }
+
+ private:
+  std::unique_ptr<v1::Collector::Stub> stub_;
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::unique_ptr<Stream> stream_;
+  std::optional<grpc::Status> end_;
+};
+
+// Sessions of one collector.
+class Sessions {
+ public:
+  explicit Sessions(std::string address) : address_(std::move(address)) {}
+
+  std::unique_ptr<Session> Open(const std::string& agent, const std::string& token,
+                                bool hello = true) const {
+    return std::make_unique<Session>(address_, agent, token, hello, std::chrono::seconds(20));
+  }
+
+  // A session of `agent` that holds its seat, retried while the collector has not yet
+  // noticed that an earlier session ended (its places come back in OnDone, just after);
+  // nullptr when none joins within the wait.
+  std::unique_ptr<Session> Join(const std::string& agent, const std::string& token) const {
+    std::unique_ptr<Session> joined;
+    bool ok = testing::WaitUntil([&] {
+      joined = Open(agent, token);
+      return joined->Joined();
+    });
+    if (!ok) ADD_FAILURE() << agent << " never joined: " << joined->End().error_message();
+    return ok ? std::move(joined) : nullptr;
+  }
+
+ private:
+  std::string address_;
+};
+
+// The collector as operators run it: the default bounds (10 s for the hello, 4 sessions per
+// agent).
+class SessionBoundsTest : public testing::CollectorFixture {
+ protected:
+  std::string AgentToken(const std::string& name) const {
+    return bounds::AgentToken(collector_.address(), collector_.admin_token(), name);
+  }
+  Sessions sessions_{collector_.address()};
+};
+
+TEST_F(SessionBoundsTest, AStreamWithoutAValidTokenIsRefusedBeforeItSaysAnything) {
+  for (const std::string& token : {std::string(), std::string("dt_not-a-token-issued")}) {
+    auto session = sessions_.Open("agent-a", token, /*hello=*/false);
+    auto start = std::chrono::steady_clock::now();
+    grpc::Status status = session->End();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+        << "token '" << token << "': " << status.error_message();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  }
+}
+
+TEST_F(SessionBoundsTest, ASessionThatNeverSaysHelloIsClosedAtTheHelloDeadline) {
+  auto start = std::chrono::steady_clock::now();
+  grpc::Status status = sessions_.Open("agent-a", AgentToken("agent-a"), /*hello=*/false)->End();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_THAT(status.error_message(), HasSubstr("hello: none within 10000 ms"));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::seconds(9));
+}
+
+TEST_F(SessionBoundsTest, AnAgentsSessionsBeyondItsBoundAreRefused) {
+  std::string token = AgentToken("agent-a");
+  std::vector<std::unique_ptr<Session>> held;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(sessions_.Join("agent-a", token));
+    ASSERT_TRUE(held.back());
+  }
+  grpc::Status fifth = sessions_.Open("agent-a", token)->End();
+  EXPECT_EQ(fifth.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(fifth.error_message(), HasSubstr("holds 4 sessions on this collector, its limit "
+                                               "(--max-sessions-per-agent)"));
+  EXPECT_TRUE(sessions_.Join("agent-b", AgentToken("agent-b"))) << "other agents still join";
+
+  held.front()->Cancel();  // its places come back once the collector sees it end
+  held.front()->End();
+  EXPECT_TRUE(sessions_.Join("agent-a", token));
+}
+
+// A collector in this process with a total bound of 3 sessions, so that a test reaches it.
+class SessionTotalBoundTest : public ::testing::Test {
  protected:
   static constexpr char kAdminToken[] = "bounds-test-admin-token-0123456789";
 
@@ -300,85 +430,10 @@ class SessionBoundsTest : public ::testing::Test {
     options.metrics_listen = "127.0.0.1:0";
     options.admin_token = kAdminToken;
     options.session.max_sessions = 3;
-    options.session.max_sessions_per_agent = 2;
-    options.session.hello_timeout = std::chrono::milliseconds(300);
     auto server = collector::CollectorServer::Start(options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     address_ = "127.0.0.1:" + std::to_string(server_->grpc_port());
-  }
-
-  std::string AgentToken(const std::string& name) {
-    auto admin = testing::CollectorStub(address_, kAdminToken);
-    v1::AddAgentRequest request;
-    request.set_name(name);
-    request.set_host(name);
-    v1::AddAgentResponse response;
-    auto context = wire::MakeContext(std::chrono::seconds(30));
-    EXPECT_TRUE(admin->AddAgent(context.get(), request, &response).ok());
-    return response.token();
-  }
-
-  // One agent session as a plain stream, with a 10 s deadline of its own; `hello` false
-  // sends nothing at all.
-  class Session {
-   public:
-    Session(const std::string& address, const std::string& agent, const std::string& token,
-            bool hello)
-        : stub_(testing::CollectorStub(address, token)),
-          context_(wire::MakeContext(std::chrono::seconds(10))),
-          stream_(stub_->AgentSession(context_.get())) {
-      if (!hello) return;
-      v1::AgentMessage message;
-      message.mutable_hello()->mutable_identity()->set_name(agent);
-      message.mutable_hello()->mutable_identity()->set_host(agent);
-      stream_->Write(message);
-    }
-    ~Session() {
-      context_->TryCancel();
-      End();
-    }
-
-    // True when the collector pushed the assignments: the session holds its seat.
-    bool Joined() {
-      v1::CollectorMessage message;
-      return !end_ && stream_->Read(&message) && message.has_assignments();
-    }
-    // How the collector ended the session (reads until it does).
-    grpc::Status End() {
-      if (!end_) {
-        v1::CollectorMessage message;
-        while (stream_->Read(&message)) {
-        }
-        end_ = stream_->Finish();
-      }
-      return *end_;
-    }
-    void Cancel() { context_->TryCancel(); }
-
-   private:
-    std::unique_ptr<v1::Collector::Stub> stub_;
-    std::unique_ptr<grpc::ClientContext> context_;
-    std::unique_ptr<Stream> stream_;
-    std::optional<grpc::Status> end_;
-  };
-
-  std::unique_ptr<Session> Open(const std::string& agent, const std::string& token,
-                                bool hello = true) {
-    return std::make_unique<Session>(address_, agent, token, hello);
-  }
-
-  // A session of `agent` that holds its seat, retried while the collector has not yet
-  // noticed that an earlier session ended (its places come back in OnDone, just after);
-  // nullptr when none joins within the wait.
-  std::unique_ptr<Session> Join(const std::string& agent, const std::string& token) {
-    std::unique_ptr<Session> joined;
-    bool ok = testing::WaitUntil([&] {
-      joined = Open(agent, token);
-      return joined->Joined();
-    });
-    if (!ok) ADD_FAILURE() << agent << " never joined: " << joined->End().error_message();
-    return ok ? std::move(joined) : nullptr;
   }
 
   testing::TestDatabase db_;
@@ -386,45 +441,25 @@ class SessionBoundsTest : public ::testing::Test {
   std::string address_;
 };
 
-TEST_F(SessionBoundsTest, AStreamWithoutAValidTokenIsRefusedBeforeItSaysAnything) {
-  for (const std::string& token : {std::string(), std::string("dt_not-a-token-issued")}) {
-    auto session = Open("agent-a", token, /*hello=*/false);
-    auto start = std::chrono::steady_clock::now();
-    grpc::Status status = session->End();
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED)
-        << "token '" << token << "': " << status.error_message();
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+TEST_F(SessionTotalBoundTest, SessionsBeyondTheTotalAreRefusedBeforeTheirTokenIsChecked) {
+  Sessions sessions(address_);
+  std::vector<std::unique_ptr<Session>> held;
+  std::string a = AgentToken(address_, kAdminToken, "agent-a");
+  held.push_back(sessions.Join("agent-a", a));
+  for (const char* agent : {"agent-b", "agent-c"}) {
+    held.push_back(sessions.Join(agent, AgentToken(address_, kAdminToken, agent)));
   }
-}
-
-TEST_F(SessionBoundsTest, ASessionThatNeverSaysHelloIsClosedAtTheHelloDeadline) {
-  grpc::Status status = Open("agent-a", AgentToken("agent-a"), /*hello=*/false)->End();
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  EXPECT_THAT(status.error_message(), HasSubstr("hello: none within 300 ms"));
-}
-
-TEST_F(SessionBoundsTest, SessionsBeyondTheBoundsAreRefusedUntilOneEnds) {
-  std::string a = AgentToken("agent-a");
-  std::string b = AgentToken("agent-b");
-  auto a1 = Join("agent-a", a);
-  auto a2 = Join("agent-a", a);
-  ASSERT_TRUE(a1 && a2);
-  grpc::Status third_of_a = Open("agent-a", a)->End();
-  EXPECT_EQ(third_of_a.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_THAT(third_of_a.error_message(), HasSubstr("--max-sessions-per-agent"));
-
-  auto b1 = Join("agent-b", b);  // the third session: the total bound's last place
-  ASSERT_TRUE(b1);
-  for (const std::string& token : {b, std::string()}) {  // refused before its token is checked
-    grpc::Status fourth = Open("agent-b", token)->End();
+  ASSERT_TRUE(held[0] && held[1] && held[2]);
+  for (const std::string& token : {a, std::string()}) {
+    grpc::Status fourth = sessions.Open("agent-a", token)->End();
     EXPECT_EQ(fourth.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
     EXPECT_THAT(fourth.error_message(), HasSubstr("holds 3, its limit (--max-agent-sessions)"));
   }
-
-  a1->Cancel();  // its places come back once the collector sees it end
-  a1->End();
-  EXPECT_TRUE(Join("agent-a", a));
+  held.front()->Cancel();
+  held.front()->End();
+  EXPECT_TRUE(sessions.Join("agent-a", a));
 }
 
 }  // namespace
+}  // namespace bounds
 }  // namespace devtime
