@@ -128,7 +128,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1
     Close(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
                        "hello: none within " +
                            std::to_string(hub_.options().hello_timeout.count()) +
-                           " ms of the session's start (--hello-timeout-ms)"));
+                           " ms (--hello-timeout-ms)"));
   }
 
   void CancelHelloDeadline() {
