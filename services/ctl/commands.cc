@@ -197,7 +197,6 @@ int RunsList(const Session& session, const RunsListOptions& options) {
   v1::ListRunsRequest request;
   request.set_model(options.model);
   request.set_workload(options.workload);
-  request.set_limit(options.limit);
   if (!options.since.empty()) {
     auto since = wire::ParseTimeOrAge(options.since, wire::Clock::now());
     if (!since.ok()) {
@@ -206,8 +205,9 @@ int RunsList(const Session& session, const RunsListOptions& options) {
     }
     *request.mutable_since() = wire::ToTimestamp(*since);
   }
-  return CallAndPrint(session, &Stub::ListRuns, request, options.format,
-                      [&](const v1::ListRunsResponse& response) { PrintRuns(session, response); });
+  return CallAllAndPrint(
+      session, &Stub::ListRuns, request, options.limit, &v1::ListRunsResponse::mutable_runs,
+      options.format, [&](const v1::ListRunsResponse& response) { PrintRuns(session, response); });
 }
 
 int RunsShow(const Session& session, const std::string& run_id, Format format) {
@@ -280,7 +280,7 @@ void AddRunCommands(CLI::App& app, CommandContext& context) {
   runs_list->add_option("--since", list->since,
                         "only runs started since: 2026-11-01, 2026-11-01T02:00:00Z or an age "
                         "like 7d, 12h");
-  runs_list->add_option("--limit", list->limit, "at most this many runs (default 100, max 10000)");
+  runs_list->add_option("--limit", list->limit, "at most this many runs (default 100, 0 = all)");
   AddFormatOption(runs_list, &list->format);
   OnParsed(runs_list, context, [list](const Session& s) { return RunsList(s, *list); });
 

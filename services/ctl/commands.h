@@ -13,8 +13,8 @@ namespace devtime::ctl {
 struct RunsListOptions {
   std::string model;
   std::string workload;
-  std::string since;  // RFC 3339, date, or age ("7d"); empty = no bound
-  unsigned limit = 0;
+  std::string since;     // RFC 3339, date, or age ("7d"); empty = no bound
+  unsigned limit = 100;  // newest first; 0 = every run (the collector's pages are followed)
   Format format = Format::kTable;
 };
 

@@ -96,8 +96,9 @@ int JobsApply(const Session& session, const std::string& file) {
 }
 
 int JobsList(const Session& session, Format format) {
-  return CallAndPrint(session, &Stub::ListJobs, {}, format,
-                      [&](const v1::ListJobsResponse& response) { PrintJobs(session, response); });
+  return CallAllAndPrint(
+      session, &Stub::ListJobs, {}, 0, &v1::ListJobsResponse::mutable_jobs, format,
+      [&](const v1::ListJobsResponse& response) { PrintJobs(session, response); });
 }
 
 int JobsShow(const Session& session, const std::string& name, Format format) {
@@ -133,9 +134,8 @@ int JobsRunNow(const Session& session, const std::string& name, const std::strin
 int JobsHistory(const Session& session, const std::string& name, unsigned limit, Format format) {
   v1::JobHistoryRequest request;
   request.set_name(name);
-  request.set_limit(limit);
-  return CallAndPrint(
-      session, &Stub::JobHistory, request, format,
+  return CallAllAndPrint(
+      session, &Stub::JobHistory, request, limit, &v1::JobHistoryResponse::mutable_slots, format,
       [&](const v1::JobHistoryResponse& response) { PrintSlots(session, response.slots()); });
 }
 

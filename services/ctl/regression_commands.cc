@@ -160,7 +160,6 @@ int RegressionsList(const Session& session, const RegressionsListOptions& option
   v1::ListRegressionsRequest request;
   request.set_model(options.model);
   request.set_workload(options.workload);
-  request.set_limit(options.limit);
   std::vector<std::string> states = options.states;
   if (options.all) states = {"suspected", "open", "acknowledged", "resolved", "invalid"};
   for (const std::string& name : states) {
@@ -172,8 +171,9 @@ int RegressionsList(const Session& session, const RegressionsListOptions& option
     }
     request.add_states(state);
   }
-  return CallAndPrint(
-      session, &Stub::ListRegressions, request, options.format,
+  return CallAllAndPrint(
+      session, &Stub::ListRegressions, request, options.limit,
+      &v1::ListRegressionsResponse::mutable_regressions, options.format,
       [&](const v1::ListRegressionsResponse& response) { PrintRegressions(session, response); });
 }
 
@@ -217,7 +217,7 @@ void AddRegressionCommands(CLI::App& app, CommandContext& context) {
   list_command->add_flag("--all", list->all, "every state");
   list_command->add_option("--model", list->model, "only this model");
   list_command->add_option("--workload", list->workload, "only this workload");
-  list_command->add_option("--limit", list->limit, "at most this many (default 100)");
+  list_command->add_option("--limit", list->limit, "at most this many (default 100, 0 = all)");
   AddFormatOption(list_command, &list->format);
   OnParsed(list_command, context, [list](const Session& s) { return RegressionsList(s, *list); });
 

@@ -17,7 +17,7 @@ struct RegressionsListOptions {
   bool all = false;                 // every state
   std::string model;
   std::string workload;
-  unsigned limit = 0;
+  unsigned limit = 100;  // newest first; 0 = every one (the collector's pages are followed)
   Format format = Format::kTable;
 };
 

@@ -25,14 +25,14 @@ grpc::Status ListRuns(const Session& session, const ReportOptions& options,
                       std::vector<v1::RunInfo>* runs) {
   v1::ListRunsRequest request;
   request.set_model(options.model);
-  request.set_limit(options.limit);
   auto since = ParseSince(options.since);
   if (!since.ok()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::string(since.status().message()));
   }
   if (*since) *request.mutable_since() = **since;
   v1::ListRunsResponse response;
-  auto status = Invoke(session, &Stub::ListRuns, request, &response);
+  auto status = InvokeAll(session, &Stub::ListRuns, request, options.limit,
+                          &v1::ListRunsResponse::mutable_runs, &response);
   runs->assign(response.runs().begin(), response.runs().end());
   return status;
 }
@@ -43,14 +43,14 @@ grpc::Status ListRegressions(const Session& session, const std::string& model,
                              std::vector<v1::Regression>* regressions, std::string* note) {
   v1::ListRegressionsRequest request;
   request.set_model(model);
-  request.set_limit(kRegressionLimit);
   for (auto state : {v1::REGRESSION_STATE_SUSPECTED, v1::REGRESSION_STATE_OPEN,
                      v1::REGRESSION_STATE_ACKNOWLEDGED, v1::REGRESSION_STATE_RESOLVED,
                      v1::REGRESSION_STATE_INVALID}) {
     request.add_states(state);
   }
   v1::ListRegressionsResponse response;
-  auto status = Invoke(session, &Stub::ListRegressions, request, &response);
+  auto status = InvokeAll(session, &Stub::ListRegressions, request, kRegressionLimit,
+                          &v1::ListRegressionsResponse::mutable_regressions, &response);
   if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
     *note =
         "This collector does not serve regressions (ListRegressions is unimplemented): "

@@ -49,7 +49,7 @@ struct ReportOptions {
   std::string model;      // required
   std::string html_path;  // "" = text summary on stdout
   std::string since;      // only runs started since (as runs list --since); "" = no bound
-  unsigned limit = 1000;  // runs listed, newest first, over all workloads (at most 10,000)
+  unsigned limit = 1000;  // runs listed, newest first, over all workloads (0 = all)
 };
 
 // Exit codes as in session.h; 1 also when the model has no runs, 2 when FILE cannot be

@@ -5,6 +5,7 @@
 // 2 bad usage, 3 collector unreachable.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <ostream>
@@ -12,6 +13,7 @@
 
 #include "devtime/v1/collector.grpc.pb.h"
 #include "proto/wire/channel.h"
+#include "proto/wire/limits.h"
 
 namespace devtime::ctl {
 
@@ -54,13 +56,36 @@ std::optional<int> Call(const Session& session, Rpc<Request, Response> rpc, cons
   return std::nullopt;
 }
 
-// Call, then print the answer: as JSON with Format::kJson, else with print_table(response).
-// The exit code: the error's, else what print_table returns (0 when it returns nothing).
-template <typename Request, typename Response, typename PrintTable>
-int CallAndPrint(const Session& session, Rpc<Request, Response> rpc, const Request& request,
-                 Format format, PrintTable print_table) {
-  Response response;
-  if (auto failed = Call(session, rpc, request, &response)) return *failed;
+// A list RPC answered in pages (collector.proto: page_size, page_token, next_page_token),
+// followed until `limit` items (0 = every item) or the last page, gathered in `*all` (the
+// repeated field `items` of Response): one answer, as the collector gave before it paged.
+template <typename Request, typename Response, typename Item>
+grpc::Status InvokeAll(const Session& session, Rpc<Request, Response> rpc, Request request,
+                       unsigned limit,
+                       google::protobuf::RepeatedPtrField<Item>* (Response::*items)(),
+                       Response* all) {
+  all->Clear();
+  google::protobuf::RepeatedPtrField<Item>* gathered = (all->*items)();
+  auto wanted = [&] { return limit == 0 || static_cast<unsigned>(gathered->size()) < limit; };
+  do {
+    unsigned left = limit == 0 ? wire::kMaxListLimit : limit - gathered->size();
+    request.set_page_size(std::min(left, wire::kMaxListLimit));
+    Response page;
+    if (auto status = Invoke(session, rpc, request, &page); !status.ok()) return status;
+    for (Item& item : *(page.*items)()) {
+      if (!wanted()) break;
+      *gathered->Add() = std::move(item);
+    }
+    request.set_page_token(page.next_page_token());
+  } while (!request.page_token().empty() && wanted());
+  return grpc::Status::OK;
+}
+
+// The answer printed: as JSON with Format::kJson, else with print_table(response). The exit
+// code: what print_table returns (0 when it returns nothing).
+template <typename Response, typename PrintTable>
+int PrintAnswer(const Session& session, const Response& response, Format format,
+                PrintTable print_table) {
   if (format == Format::kJson) {
     PrintJson(session, response);
     return 0;
@@ -71,6 +96,27 @@ int CallAndPrint(const Session& session, Rpc<Request, Response> rpc, const Reque
   } else {
     return print_table(response);
   }
+}
+
+// Call, then PrintAnswer. The exit code: the error's, else PrintAnswer's.
+template <typename Request, typename Response, typename PrintTable>
+int CallAndPrint(const Session& session, Rpc<Request, Response> rpc, const Request& request,
+                 Format format, PrintTable print_table) {
+  Response response;
+  if (auto failed = Call(session, rpc, request, &response)) return *failed;
+  return PrintAnswer(session, response, format, print_table);
+}
+
+// InvokeAll, then PrintAnswer; on an error ReportError's exit code.
+template <typename Request, typename Response, typename Item, typename PrintTable>
+int CallAllAndPrint(const Session& session, Rpc<Request, Response> rpc, const Request& request,
+                    unsigned limit, google::protobuf::RepeatedPtrField<Item>* (Response::*items)(),
+                    Format format, PrintTable print_table) {
+  Response response;
+  if (auto status = InvokeAll(session, rpc, request, limit, items, &response); !status.ok()) {
+    return ReportError(session, status);
+  }
+  return PrintAnswer(session, response, format, print_table);
 }
 
 }  // namespace devtime::ctl

@@ -8,15 +8,26 @@
 // the previous report was recorded, so an agent's reports are stored in the order it sent
 // them (a slot's "finished" never overtakes its "started").
 //
+// Bounded (SessionOptions, session_admission.h): a session first takes a place among the
+// collector's sessions (RESOURCE_EXHAUSTED beyond max_sessions), then its token is checked
+// from the call's metadata, and nothing is read before it is accepted; then the hello must
+// come within hello_timeout (DEADLINE_EXCEEDED), be within the identity's size limits
+// (job_limits.h), match the token, and find a place among its agent's sessions
+// (RESOURCE_EXHAUSTED beyond max_sessions_per_agent).
+//
 // Lifetime: the reactor owns itself (self_) until gRPC calls OnDone; tasks and the hub hold
 // weak or shared references, so a task that finishes after OnDone still finds valid memory
 // and, seeing `finished_`, starts no more operations.
+#include <atomic>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
 
+#include "grpcpp/alarm.h"
 #include "services/collector/rpc/collector_service.h"
+#include "services/collector/rpc/job_limits.h"
 #include "services/collector/rpc/status.h"
 
 namespace devtime::collector {
@@ -29,25 +40,22 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1
                  SessionHub& hub)
       : context_(context), auth_(auth), jobs_(jobs), hub_(hub) {}
 
-  // Holds itself and waits for the hello.
+  // Holds itself, takes its place and has its token checked.
   void Begin() {
     self_ = shared_from_this();
-    StartRead(&in_);
+    if (auto s = hub_.admission().Enter(); !s.ok()) return Close(ToGrpcStatus(s));
+    {
+      std::lock_guard lock(mu_);
+      admitted_ = true;
+    }
+    hub_.Post([self = shared_from_this()] { self->CheckToken(); });
   }
 
   void OnReadDone(bool ok) override {
     if (!ok) return Close(grpc::Status::OK);  // the agent closed its side, or is gone
     if (!agent_) {
-      if (!in_.has_hello()) {
-        return Close(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                  "hello: an agent session must start with a hello"));
-      }
-      const v1::AgentIdentity& agent = in_.hello().identity();
-      if (agent.name().empty() || agent.host().empty()) {
-        return Close(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                  "hello.identity: name and host are required"));
-      }
-      agent_ = agent;
+      CancelHelloDeadline();
+      if (auto s = Greet(); !s.ok()) return Close(ToGrpcStatus(s));
       hub_.Post([self = shared_from_this()] { self->Welcome(); });
       return;
     }
@@ -76,12 +84,16 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1
 
   void OnDone() override {
     std::optional<uint64_t> seat;
+    bool admitted;
     {
       std::lock_guard lock(mu_);
       done_ = true;
       seat = seat_;
+      admitted = admitted_;
     }
+    CancelHelloDeadline();
     if (seat) hub_.Leave(*seat);
+    if (admitted) hub_.admission().Leave(agent_place_);
     self_.reset();  // may delete this: touch nothing after
   }
 
@@ -94,17 +106,67 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1
   }
 
  private:
-  // On a worker: the token, the agent's record, then a seat in the hub.
-  void Welcome() {
-    const v1::AgentIdentity& agent = *agent_;
+  // On a worker: the token from the call's metadata, before anything is read; then the
+  // first read, which the hello must answer within the deadline.
+  void CheckToken() {
     auto caller = auth_.Authenticate(*context_);
     if (!caller.ok()) return Close(ToGrpcStatus(caller.status()));
-    if (auth_.enabled() && (caller->role != Role::kAgent || caller->agent != agent.name() ||
-                            caller->host != agent.host())) {
-      return Close(
-          ToGrpcStatus(auth_.Forbidden("hello.identity: a session needs the token of agent '" +
-                                       agent.name() + "' on host '" + agent.host() + "'")));
+    std::lock_guard lock(mu_);
+    if (closing_) return;
+    caller_ = *caller;
+    std::weak_ptr<SessionReactor> weak = weak_from_this();
+    hello_deadline_.Set(std::chrono::system_clock::now() + hub_.options().hello_timeout,
+                        [weak](bool fired) {
+                          if (auto self = weak.lock(); self && fired) self->HelloTimedOut();
+                        });
+    hello_deadline_set_ = true;
+    StartRead(&in_);
+  }
+
+  void HelloTimedOut() {
+    if (greeted_) return;
+    Close(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                       "hello: none within " +
+                           std::to_string(hub_.options().hello_timeout.count()) +
+                           " ms (--hello-timeout-ms)"));
+  }
+
+  void CancelHelloDeadline() {
+    bool set;
+    {
+      std::lock_guard lock(mu_);
+      set = hello_deadline_set_;
+      hello_deadline_set_ = false;
     }
+    if (set) hello_deadline_.Cancel();  // outside mu_: the alarm's callback takes it
+  }
+
+  // The first message: a hello within the limits, from the token's agent, with a place
+  // among that agent's sessions.
+  absl::Status Greet() {
+    greeted_ = true;
+    if (!in_.has_hello()) {
+      return absl::InvalidArgumentError("hello: an agent session must start with a hello");
+    }
+    const v1::AgentIdentity& agent = in_.hello().identity();
+    if (agent.name().empty() || agent.host().empty()) {
+      return absl::InvalidArgumentError("hello.identity: name and host are required");
+    }
+    if (auto s = CheckAgentIdentitySize(agent, "hello.identity"); !s.ok()) return s;
+    if (auth_.enabled() && (caller_.role != Role::kAgent || caller_.agent != agent.name() ||
+                            caller_.host != agent.host())) {
+      return auth_.Forbidden("hello.identity: a session needs the token of agent '" + agent.name() +
+                             "' on host '" + agent.host() + "'");
+    }
+    if (auto s = hub_.admission().EnterAgent(agent.name()); !s.ok()) return s;
+    agent_place_ = agent.name();
+    agent_ = agent;
+    return absl::OkStatus();
+  }
+
+  // On a worker: the agent's record, then a seat in the hub.
+  void Welcome() {
+    const v1::AgentIdentity& agent = *agent_;
     if (auto s = jobs_.UpsertAgent(agent); !s.ok()) return Close(ToGrpcStatus(s));
     std::weak_ptr<SessionReactor> weak = weak_from_this();
     uint64_t seat = hub_.Join(agent, [weak](const v1::CollectorMessage& message) {
@@ -143,9 +205,14 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1
   Authorizer& auth_;
   store::JobStore& jobs_;
   SessionHub& hub_;
-  std::shared_ptr<SessionReactor> self_;    // until OnDone
-  v1::AgentMessage in_;                     // the one outstanding read's target
+  std::shared_ptr<SessionReactor> self_;  // until OnDone
+  v1::AgentMessage in_;                   // the one outstanding read's target
+  // Set before the first read starts, then constant (the read orders them before OnReadDone).
+  Caller caller_{Role::kAgent, "", ""};
+  std::atomic<bool> greeted_{false};        // the first message arrived
   std::optional<v1::AgentIdentity> agent_;  // set by the hello, then constant
+  std::string agent_place_;                 // set by the hello: the agent's admission place
+  grpc::Alarm hello_deadline_;
 
   std::mutex mu_;
   std::deque<v1::CollectorMessage> outbox_;  // guarded by mu_; front() is being written
@@ -153,6 +220,8 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1
   bool finished_ = false;                    // guarded by mu_: Finish called
   bool done_ = false;                        // guarded by mu_: OnDone ran
   std::optional<uint64_t> seat_;             // guarded by mu_
+  bool admitted_ = false;                    // guarded by mu_: holds a place (admission)
+  bool hello_deadline_set_ = false;          // guarded by mu_: the alarm may still fire
 };
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "services/collector/metrics/collector_metrics.h"
 #include "services/collector/rpc/auth.h"
 #include "services/collector/rpc/session_hub.h"
+#include "services/collector/rpc/status.h"
 #include "services/collector/store/database.h"
 #include "services/collector/store/job_store.h"
 #include "services/collector/store/regression_store.h"
@@ -92,6 +93,13 @@ class CollectorService final
                                     v1::Regression* response) override;
 
  private:
+  // A read any valid token may make: `*response` = read(), once the caller is authenticated.
+  template <typename Read, typename Response>
+  grpc::Status ServeRead(const grpc::ServerContext& context, Read read, Response* response) {
+    return Serve(auth_.Authenticate(context),
+                 [&](const Caller&) { return MoveInto(read(), response); });
+  }
+
   // Detection of one stored run, counted in the metrics; failures are logged, never fatal to
   // the upload (the run is stored; housekeeping analyses it again later).
   void AnalyzeRun(const std::string& run_id);

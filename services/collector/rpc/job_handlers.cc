@@ -4,10 +4,14 @@
 #include "proto/wire/job_spec.h"
 #include "services/collector/metrics/fleet_metrics.h"
 #include "services/collector/rpc/collector_service.h"
+#include "services/collector/rpc/job_limits.h"
+#include "services/collector/rpc/paging.h"
 #include "services/collector/rpc/status.h"
 
 namespace devtime::collector {
 namespace {
+
+constexpr unsigned kDefaultHistoryPageSize = 50;
 
 google::protobuf::Timestamp ToProto(absl::Time t) {
   google::protobuf::Timestamp ts;
@@ -37,6 +41,7 @@ grpc::Status CollectorService::ApplyJobs(grpc::ServerContext* context,
                                          const v1::ApplyJobsRequest* request,
                                          v1::ApplyJobsResponse* response) {
   return Serve(auth_.RequireAdmin(*context, "jobs apply"), [&](const Caller&) -> absl::Status {
+    if (auto s = CheckJobCount(request->jobs_size(), "jobs"); !s.ok()) return s;
     std::vector<v1::JobSpec> jobs;
     std::set<std::string> names;
     for (int i = 0; i < request->jobs_size(); ++i) {
@@ -47,23 +52,31 @@ grpc::Status CollectorService::ApplyJobs(grpc::ServerContext* context,
                                           "' appears twice");
       }
       jobs.push_back(wire::WithDefaults(request->jobs(i)));
+      if (auto s = CheckJobSize(jobs.back(), path); !s.ok()) return s;  // as stored and sent
     }
-    return MoveInto(jobs_.ApplyJobs(jobs), response);
+    return MoveInto(jobs_.ApplyJobs(jobs, kMaxJobs), response);
   });
 }
 
-grpc::Status CollectorService::ListJobs(grpc::ServerContext* context, const v1::ListJobsRequest*,
+grpc::Status CollectorService::ListJobs(grpc::ServerContext* context,
+                                        const v1::ListJobsRequest* request,
                                         v1::ListJobsResponse* response) {
-  return Serve(auth_.Authenticate(*context), [&](const Caller&) -> absl::Status {
-    auto jobs = jobs_.ListJobs();
-    if (!jobs.ok()) return jobs.status();
-    auto agents = jobs_.ListAgents();
-    if (!agents.ok()) return agents.status();
-    for (const auto& job : *jobs) {
-      if (auto s = MoveInto(DescribeJob(job, *agents), response->add_jobs()); !s.ok()) return s;
-    }
-    return absl::OkStatus();
-  });
+  return ServeList(
+      auth_.Authenticate(*context), "jobs", *request, [&](const Page& page) -> absl::Status {
+        auto jobs = jobs_.ListJobs(page.after ? page.after->key : "", page.size + 1);
+        if (!jobs.ok()) return jobs.status();
+        auto agents = jobs_.ListAgents();
+        if (!agents.ok()) return agents.status();
+        absl::StatusOr<std::vector<v1::JobInfo>> infos = std::vector<v1::JobInfo>();
+        for (const auto& job : *jobs) {
+          if (auto s = MoveInto(DescribeJob(job, *agents), &infos->emplace_back()); !s.ok())
+            return s;
+        }
+        return FillPage(
+            std::move(infos), page,
+            [](const v1::JobInfo& info) { return PageKey{.key = info.spec().name()}; },
+            response->mutable_jobs(), response->mutable_next_page_token());
+      });
 }
 
 grpc::Status CollectorService::GetJob(grpc::ServerContext* context,
@@ -99,10 +112,18 @@ grpc::Status CollectorService::RunJobNow(grpc::ServerContext* context,
 grpc::Status CollectorService::JobHistory(grpc::ServerContext* context,
                                           const v1::JobHistoryRequest* request,
                                           v1::JobHistoryResponse* response) {
-  return Serve(auth_.Authenticate(*context), [&](const Caller&) {
-    return MoveInto(jobs_.History(request->name(), request->limit() == 0 ? 50 : request->limit()),
-                    response->mutable_slots());
-  });
+  auto body = [&](const Page& page) {
+    std::optional<std::pair<long long, std::string>> after;
+    if (page.after) after.emplace(page.after->micros, page.after->key);
+    return FillPage(
+        jobs_.History(request->name(), page.size + 1, after), page,
+        [](const v1::JobSlot& slot) {
+          return PageKey{.micros = ToMicros(slot.slot_time()), .key = slot.host()};
+        },
+        response->mutable_slots(), response->mutable_next_page_token());
+  };
+  return ServeList(auth_.Authenticate(*context), "job history", *request, body,
+                   kDefaultHistoryPageSize);
 }
 
 grpc::Status CollectorService::ListAgents(grpc::ServerContext* context,

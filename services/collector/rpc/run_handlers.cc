@@ -1,9 +1,9 @@
 // Run upload (validate -> store -> ack; the analysis queue is woken) and the run reads.
 #include <chrono>
 
-#include "proto/wire/limits.h"
 #include "proto/wire/validation.h"
 #include "services/collector/rpc/collector_service.h"
+#include "services/collector/rpc/paging.h"
 #include "services/collector/rpc/status.h"
 
 namespace devtime::collector {
@@ -73,22 +73,27 @@ void CollectorService::AnalyzeRun(const std::string&) { analyzer_.Wake(); }
 grpc::Status CollectorService::ListRuns(grpc::ServerContext* context,
                                         const v1::ListRunsRequest* request,
                                         v1::ListRunsResponse* response) {
-  return Serve(auth_.Authenticate(*context), [&](const Caller&) -> absl::Status {
-    if (absl::Status limit = CheckListLimit(request->limit()); !limit.ok()) return limit;
+  return ServeList(auth_.Authenticate(*context), "runs", *request, [&](const Page& page) {
     store::RunFilter filter;
     filter.model = request->model();
     filter.workload = request->workload();
     if (request->has_since()) filter.since = request->since();
-    filter.limit = request->limit() == 0 ? wire::kDefaultListLimit : request->limit();
-    return MoveInto(runs_.ListRuns(filter), response->mutable_runs());
+    filter.limit = page.size + 1;
+    if (page.after) filter.after.emplace(page.after->micros, page.after->key);
+    return FillPage(
+        runs_.ListRuns(filter), page,
+        [](const v1::RunInfo& run) {
+          return PageKey{.micros = ToMicros(run.started_at()), .key = run.identity().run_id()};
+        },
+        response->mutable_runs(), response->mutable_next_page_token());
   });
 }
 
 grpc::Status CollectorService::GetRun(grpc::ServerContext* context,
                                       const v1::GetRunRequest* request,
                                       v1::GetRunResponse* response) {
-  return Serve(auth_.Authenticate(*context),
-               [&](const Caller&) { return MoveInto(runs_.GetRun(request->run_id()), response); });
+  return ServeRead(
+      *context, [&] { return runs_.GetRun(request->run_id()); }, response);
 }
 
 grpc::Status CollectorService::ListModels(grpc::ServerContext* context,

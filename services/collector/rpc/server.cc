@@ -118,6 +118,12 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   // Slack above the RunSummary limit for the request wrapper; larger messages are refused
   // by gRPC itself with RESOURCE_EXHAUSTED before any handler runs.
   builder.SetMaxReceiveMessageSize(static_cast<int>(wire::kMaxMessageBytes + 1024));
+  // Keepalive pings find connections whose agent is gone without a word (a host that lost
+  // power): their sessions end within about 80 s and give back their places
+  // (max_sessions_per_agent), so a reconnecting agent is not refused for long.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20'000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);  // idle sessions too
   builder.RegisterService(server->service_.get());
   server->server_ = builder.BuildAndStart();
   if (!server->server_ || server->grpc_port_ == 0) {

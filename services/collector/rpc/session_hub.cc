@@ -28,7 +28,8 @@ SessionHub::SessionHub(store::JobStore& jobs, const std::string& conninfo, Sessi
     : jobs_(jobs),
       options_(options),
       listener_({.conninfo = conninfo, .channels = {store::kJobsChannel, store::kRunNowChannel}}),
-      workers_(options.workers) {
+      workers_(options.workers),
+      admission_(options.max_sessions, options.max_sessions_per_agent) {
   thread_ = std::thread([this] { Loop(); });
 }
 

@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "devtime/v1/jobs.pb.h"
+#include "services/collector/rpc/session_admission.h"
 #include "services/collector/rpc/work_queue.h"
 #include "services/collector/store/change_listener.h"
 #include "services/collector/store/job_store.h"
@@ -44,6 +45,14 @@ struct SessionOptions {
   std::chrono::milliseconds resync_interval{std::chrono::minutes(5)};
   // Threads for the sessions' blocking work.
   std::size_t workers = 4;
+  // Bounds (session_admission.h): sessions held at once (--max-agent-sessions), and of one
+  // agent (--max-sessions-per-agent: more than one, as an agent's previous session may
+  // linger until the collector notices it is gone, which keepalive bounds: server.cc).
+  std::size_t max_sessions = 10'000;
+  std::size_t max_sessions_per_agent = 4;
+  // A session whose token was accepted must say hello within this (--hello-timeout-ms), or
+  // it is closed with DEADLINE_EXCEEDED.
+  std::chrono::milliseconds hello_timeout{10'000};
 };
 
 class SessionHub {
@@ -65,6 +74,10 @@ class SessionHub {
 
   // Runs blocking work for a session on the hub's workers.
   void Post(std::function<void()> task) { workers_.Post(std::move(task)); }
+
+  // Every session takes its places here before anything else, and gives them back at its end.
+  SessionAdmission& admission() { return admission_; }
+  const SessionOptions& options() const { return options_; }
 
   // Stops the hub thread and runs what was posted; sessions must have left (the gRPC server
   // is shut down first).
@@ -92,6 +105,7 @@ class SessionHub {
   const SessionOptions options_;
   store::ChangeListener listener_;
   WorkQueue workers_;
+  SessionAdmission admission_;
 
   mutable std::mutex mu_;
   std::map<uint64_t, std::shared_ptr<Seat>> seats_;  // guarded by mu_

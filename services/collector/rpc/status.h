@@ -13,10 +13,6 @@ namespace devtime::collector {
 // The gRPC status for an absl status (same code, same message).
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
-// INVALID_ARGUMENT naming the bound when a list request asks for more than
-// wire::kMaxListLimit rows.
-absl::Status CheckListLimit(unsigned limit);
-
 // `body(caller)` when `caller` is authenticated, else its error; either way as gRPC's status.
 template <typename Caller, typename Body>
 grpc::Status Serve(const absl::StatusOr<Caller>& caller, Body&& body) {

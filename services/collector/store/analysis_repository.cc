@@ -60,12 +60,7 @@ class SqlAnalysisTransaction final : public analyze::AnalysisTransaction {
   }
 
   absl::Status UpdateDrift(const analyze::DriftUpdate& update) override {
-    absl::Status updated;
-    auto ran = Guard([&] {
-      updated = regression_sql::UpdateDrift(tx_, update);
-      return true;
-    });
-    return ran.ok() ? updated : ran.status();
+    return GuardStatus([&] { return regression_sql::UpdateDrift(tx_, update); });
   }
 
   absl::StatusOr<analyze::RunFigures> Figures(const std::string& run_id, double total_us) override {
@@ -92,12 +87,7 @@ class SqlAnalysisTransaction final : public analyze::AnalysisTransaction {
   }
 
   absl::Status Apply(const analyze::Transition& transition) override {
-    absl::Status moved;
-    auto ran = Guard([&] {
-      moved = regression_sql::Transition(tx_, transition);
-      return true;
-    });
-    return ran.ok() ? moved : ran.status();
+    return GuardStatus([&] { return regression_sql::Transition(tx_, transition); });
   }
 
   absl::StatusOr<int64_t> Open(const analyze::NewRegression& regression) override {
@@ -116,6 +106,17 @@ class SqlAnalysisTransaction final : public analyze::AnalysisTransaction {
       failure_ = std::current_exception();
       return absl::InternalError(e.what());
     }
+  }
+
+  // Guard for an access that answers a Status of its own: that Status, or Guard's error.
+  template <typename Access>
+  absl::Status GuardStatus(Access&& access) {
+    absl::Status answered;
+    auto ran = Guard([&] {
+      answered = access();
+      return true;
+    });
+    return ran.ok() ? answered : ran.status();
   }
 
   pqxx::work& tx_;

@@ -74,11 +74,15 @@ RunNowTarget ParseRunNowPayload(const std::string& payload) {
   return {payload.substr(0, split), payload.substr(split + 1)};
 }
 
-absl::StatusOr<v1::ApplyJobsResponse> JobStore::ApplyJobs(const std::vector<v1::JobSpec>& jobs) {
+absl::StatusOr<v1::ApplyJobsResponse> JobStore::ApplyJobs(const std::vector<v1::JobSpec>& jobs,
+                                                          std::size_t max_jobs) {
   v1::ApplyJobsResponse response;
   auto status = db_.Run("apply jobs", [&](pqxx::connection_base& c) {
     response.Clear();
     pqxx::work tx{c};
+    // Applies take turns (the lock conflicts with itself, not with readers), so two of them
+    // cannot each stay under max_jobs and together pass it.
+    tx.exec("LOCK TABLE jobs IN SHARE ROW EXCLUSIVE MODE");
     for (const auto& job : jobs) {
       std::string bytes = DeterministicBytes(job);
       auto existing =
@@ -96,6 +100,14 @@ absl::StatusOr<v1::ApplyJobsResponse> JobStore::ApplyJobs(const std::vector<v1::
         response.add_unchanged(job.name());
       }
     }
+    if (response.created_size() > 0) {
+      auto stored = tx.exec1("SELECT count(*) FROM jobs")[0].as<std::size_t>();
+      if (stored > max_jobs) {
+        return absl::ResourceExhaustedError(
+            "jobs: " + std::to_string(stored) + " would be stored, at most " +
+            std::to_string(max_jobs) + " allowed (every job must fit one agent's assignments)");
+      }  // returning without commit rolls the apply back
+    }
     if (response.created_size() + response.updated_size() > 0) NotifyJobsChanged(tx);
     tx.commit();
     return absl::OkStatus();
@@ -104,18 +116,19 @@ absl::StatusOr<v1::ApplyJobsResponse> JobStore::ApplyJobs(const std::vector<v1::
   return response;
 }
 
-absl::StatusOr<std::vector<v1::JobSpec>> JobStore::ListJobs() {
-  std::vector<v1::JobSpec> jobs;
-  auto status = db_.Run("list jobs", [&](pqxx::connection_base& c) {
-    jobs.clear();
-    pqxx::read_transaction tx{c};
-    for (const auto& row : tx.exec("SELECT spec FROM jobs ORDER BY name")) {
+absl::StatusOr<std::vector<v1::JobSpec>> JobStore::ListJobs(const std::string& after,
+                                                            unsigned limit) {
+  return db_.Transact("list jobs", [&](pqxx::work& tx) -> absl::StatusOr<std::vector<v1::JobSpec>> {
+    std::vector<v1::JobSpec> jobs;
+    // LIMIT NULL is no limit.
+    std::optional<unsigned> rows = limit == 0 ? std::nullopt : std::optional(limit);
+    for (const auto& row : tx.exec_params("SELECT spec FROM jobs WHERE name > $1 ORDER BY name"
+                                          " LIMIT $2",
+                                          after, rows)) {
       jobs.push_back(ParseSpec(row[0]));
     }
-    return absl::OkStatus();
+    return jobs;
   });
-  if (!status.ok()) return status;
-  return jobs;
 }
 
 int64_t JobStore::InsertRunRequest(pqxx::work& tx, const std::string& job,
@@ -182,20 +195,24 @@ absl::Status JobStore::RecordSlot(const v1::JobSlot& slot) {
   });
 }
 
-absl::StatusOr<std::vector<v1::JobSlot>> JobStore::History(const std::string& job, unsigned limit) {
-  std::vector<v1::JobSlot> slots;
-  auto status = db_.Run("job history " + job, [&](pqxx::connection_base& c) {
-    slots.clear();
-    pqxx::read_transaction tx{c};
-    auto rows = tx.exec_params("SELECT " + kSlotColumns +
-                                   " FROM job_slots WHERE job = $1 ORDER BY slot_time DESC, host"
-                                   " LIMIT $2",
-                               job, limit);
-    for (const auto& row : rows) slots.push_back(SlotFromRow(row));
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
-  return slots;
+absl::StatusOr<std::vector<v1::JobSlot>> JobStore::History(
+    const std::string& job, unsigned limit,
+    const std::optional<std::pair<long long, std::string>>& after) {
+  std::optional<std::string> after_time;
+  if (after) after_time = TimestampText(FromMicros(after->first));
+  const std::string after_host = after ? after->second : "";
+  return db_.Transact(
+      "job history " + job, [&](pqxx::work& tx) -> absl::StatusOr<std::vector<v1::JobSlot>> {
+        std::vector<v1::JobSlot> slots;
+        auto rows =
+            tx.exec_params("SELECT " + kSlotColumns +
+                               " FROM job_slots WHERE job = $1 AND ($3::timestamptz IS NULL"
+                               " OR slot_time < $3::timestamptz OR (slot_time = $3::timestamptz"
+                               " AND host > $4)) ORDER BY slot_time DESC, host LIMIT $2",
+                           job, limit, after_time, after_host);
+        for (const auto& row : rows) slots.push_back(SlotFromRow(row));
+        return slots;
+      });
 }
 
 absl::Status JobStore::UpsertAgent(const v1::AgentIdentity& agent) {

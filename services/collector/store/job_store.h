@@ -47,15 +47,23 @@ class JobStore {
   explicit JobStore(Database& db) : db_(db) {}
 
   // Stores validated jobs (all or nothing); says which were created, updated, unchanged.
-  absl::StatusOr<v1::ApplyJobsResponse> ApplyJobs(const std::vector<v1::JobSpec>& jobs);
-  absl::StatusOr<std::vector<v1::JobSpec>> ListJobs();
+  // RESOURCE_EXHAUSTED (nothing stored) when more than `max_jobs` would then be stored.
+  absl::StatusOr<v1::ApplyJobsResponse> ApplyJobs(const std::vector<v1::JobSpec>& jobs,
+                                                  std::size_t max_jobs);
+  // By name: those after `after`, at most `limit` (0 = all).
+  absl::StatusOr<std::vector<v1::JobSpec>> ListJobs(const std::string& after = "",
+                                                    unsigned limit = 0);
   absl::StatusOr<v1::JobSpec> GetJob(const std::string& name);
   absl::Status DeleteJob(const std::string& name);
 
   // Inserts or updates the slot (job, slot_time, host): a later report replaces an earlier
   // one, so a "missed" record is corrected when the agent's late report arrives.
   absl::Status RecordSlot(const v1::JobSlot& slot);
-  absl::StatusOr<std::vector<v1::JobSlot>> History(const std::string& job, unsigned limit);
+  // Newest first (slot_time, then host): at most `limit`, after (slot_time in microseconds,
+  // host) when given (keyset paging).
+  absl::StatusOr<std::vector<v1::JobSlot>> History(
+      const std::string& job, unsigned limit,
+      const std::optional<std::pair<long long, std::string>>& after = std::nullopt);
 
   absl::Status UpsertAgent(const v1::AgentIdentity& agent);
   // The heartbeat of every session a collector holds: one statement for all `names`.

@@ -109,6 +109,18 @@ absl::StatusOr<std::vector<v1::Regression>> FromResult(const pqxx::result& rows)
   return out;
 }
 
+// The regressions `where_and_order` (the SQL after FROM regressions, with $n parameters)
+// selects, in one transaction named `what`.
+template <typename... Params>
+absl::StatusOr<std::vector<v1::Regression>> Select(Database& db, const std::string& what,
+                                                   const std::string& where_and_order,
+                                                   const Params&... params) {
+  return db.Transact(what, [&](pqxx::work& tx) {
+    return FromResult(
+        tx.exec_params("SELECT " + kColumns + " FROM regressions" + where_and_order, params...));
+  });
+}
+
 // '{suspected,open}' for `= ANY($n::text[])`; state names are fixed words.
 std::string StateArray(const std::vector<v1::RegressionState>& states) {
   std::string array = "{";
@@ -282,15 +294,16 @@ std::optional<int64_t> AcceptedBaselineSince(pqxx::work& tx, const analyze::Seri
 absl::StatusOr<std::vector<v1::Regression>> RegressionStore::List(const RegressionFilter& filter) {
   const std::vector<v1::RegressionState>& states =
       filter.states.empty() ? kLiveStates : filter.states;
-  const unsigned limit = filter.limit == 0 ? 100 : std::min(filter.limit, 10'000u);
-  return db_.Transact("list regressions", [&](pqxx::work& tx) {
-    return FromResult(tx.exec_params(
-        "SELECT " + kColumns +
-            " FROM regressions WHERE state = ANY($1::text[]) AND ($2 = '' OR model = $2)"
-            " AND ($3 = '' OR workload = $3) ORDER BY first_bad_at DESC, regression_id DESC"
-            " LIMIT $4",
-        StateArray(states), filter.model, filter.workload, limit));
-  });
+  const unsigned limit = filter.limit == 0 ? 100 : filter.limit;
+  std::optional<std::string> after_time;
+  if (filter.after) after_time = TimestampText(FromMicros(filter.after->first));
+  const int64_t after_id = filter.after ? filter.after->second : 0;
+  return Select(db_, "list regressions",
+                " WHERE state = ANY($1::text[]) AND ($2 = '' OR model = $2)"
+                " AND ($3 = '' OR workload = $3)"
+                " AND ($5::timestamptz IS NULL OR (first_bad_at, regression_id) <"
+                " ($5::timestamptz, $6)) ORDER BY first_bad_at DESC, regression_id DESC LIMIT $4",
+                StateArray(states), filter.model, filter.workload, limit, after_time, after_id);
 }
 
 absl::StatusOr<v1::Regression> RegressionStore::Get(int64_t id) {
@@ -334,14 +347,11 @@ absl::StatusOr<bool> RegressionStore::AsOnlyNotifier(const std::function<absl::S
 }
 
 absl::StatusOr<std::vector<v1::Regression>> RegressionStore::AlertsToPush(absl::Time ended_since) {
-  return db_.Transact("list alerts to push", [&](pqxx::work& tx) {
-    return FromResult(tx.exec_params(
-        "SELECT " + kColumns +
-            " FROM regressions WHERE state IN ('open', 'acknowledged')"
-            " OR (fired_at IS NOT NULL AND ended_at >= to_timestamp($1::float8 / 1e6))"
-            " ORDER BY regression_id",
-        static_cast<double>(absl::ToUnixMicros(ended_since))));
-  });
+  return Select(db_, "list alerts to push",
+                " WHERE state IN ('open', 'acknowledged')"
+                " OR (fired_at IS NOT NULL AND ended_at >= to_timestamp($1::float8 / 1e6))"
+                " ORDER BY regression_id",
+                static_cast<double>(absl::ToUnixMicros(ended_since)));
 }
 
 absl::StatusOr<std::vector<collector::notify::AlertSource::Event>> RegressionStore::PendingEvents(

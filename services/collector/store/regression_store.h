@@ -35,6 +35,9 @@ struct RegressionFilter {
   std::string model;                        // "" = any
   std::string workload;                     // "" = any
   unsigned limit = 100;
+  // Keyset paging: only regressions after (first_bad_at in microseconds, id) in the list's
+  // order (first_bad_at newest first, then id, highest first).
+  std::optional<std::pair<long long, int64_t>> after;
 };
 
 // Statements the analyzer's transaction runs (analysis_repository.h). pqxx exceptions reach

@@ -314,6 +314,9 @@ absl::StatusOr<IngestOutcome> RunStore::IngestRun(const v1::RunSummary& run) {
 absl::StatusOr<std::vector<v1::RunInfo>> RunStore::ListRuns(const RunFilter& filter) {
   std::optional<std::string> since;
   if (filter.since) since = TimeUtil::ToString(*filter.since);
+  std::optional<std::string> after_time;
+  if (filter.after) after_time = TimestampText(FromMicros(filter.after->first));
+  const std::string after_run = filter.after ? filter.after->second : "";
   std::vector<v1::RunInfo> runs;
   auto status = db_.Run("list runs", [&](pqxx::connection_base& c) {
     runs.clear();
@@ -322,8 +325,10 @@ absl::StatusOr<std::vector<v1::RunInfo>> RunStore::ListRuns(const RunFilter& fil
         tx.exec_params("SELECT " + kRunInfoColumns +
                            " FROM runs WHERE ($1 = '' OR model = $1) AND ($2 = '' OR workload = $2)"
                            " AND ($3::timestamptz IS NULL OR started_at >= $3::timestamptz)"
+                           " AND ($5::timestamptz IS NULL OR started_at < $5::timestamptz"
+                           " OR (started_at = $5::timestamptz AND run_id > NULLIF($6, '')::uuid))"
                            " ORDER BY started_at DESC, run_id LIMIT $4",
-                       filter.model, filter.workload, since, filter.limit);
+                       filter.model, filter.workload, since, filter.limit, after_time, after_run);
     for (const auto& row : rows) runs.push_back(RunInfoFromRow(row));
     return absl::OkStatus();
   });

@@ -33,6 +33,9 @@ struct RunFilter {
   std::string workload;  // "" = any
   std::optional<google::protobuf::Timestamp> since;
   unsigned limit = 100;
+  // Keyset paging: only runs after (started_at in microseconds, run_id) in the list's order
+  // (started_at newest first, then run_id).
+  std::optional<std::pair<long long, std::string>> after;
 };
 
 class RunStore {
