@@ -13,6 +13,7 @@ PACKAGES=(
   prometheus prometheus-alertmanager chromium
   nlohmann-json3-dev libsimdjson-dev libcli11-dev libyaml-cpp-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev
   python3-torch
 )
 # kubectl (kubectl kustomize) for tests/k8s. Only when there is none: another package's

@@ -4,7 +4,9 @@
 # the whole CTest suite (unit, integration against that PostgreSQL and real gRPC/processes,
 # the Python harness on Debian's python3-torch), and stops the cluster again. With no
 # arguments it also builds the Release configuration (-O3) into build-release, warnings as
-# errors, so that a warning only the optimiser raises can never break a user's build.
+# errors, so that a warning only the optimiser raises can never break a user's build, and
+# fuzzes every trace reader for 60 s (deploy/fuzz.sh: clang, libFuzzer, ASan + UBSan; a
+# finding fails the run and leaves its reproducer under .devtime/fuzz/findings/).
 #
 #   deploy/test.sh            everything
 #   deploy/test.sh -R Store   only tests matching a CTest regex (extra args go to ctest)
@@ -35,3 +37,6 @@ export DEVTIME_TEST_PG_DIR="$pg_dir"
 echo "devtime: test database $DEVTIME_TEST_DATABASE"
 
 ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 600 "$@"
+if [[ $# -eq 0 ]]; then
+  deploy/fuzz.sh
+fi

@@ -26,7 +26,6 @@ inline constexpr std::size_t kTopKernels = 50;  // named rows; the rest sum into
 inline constexpr std::size_t kMaxKernels = kTopKernels + 1;
 inline constexpr std::size_t kMaxKernelNameBytes = 2'048;
 inline constexpr char kOtherKernelsName[] = "(other kernels)";
-inline constexpr unsigned kDefaultListLimit = 100;
 inline constexpr unsigned kMaxListLimit = 10'000;
 
 }  // namespace devtime::wire

@@ -83,6 +83,18 @@ void AddFlags(CLI::App& app, Flags& c) {
       "how long an agent token, once checked, is trusted without asking the\n"
       "database again: a replaced token stops working within this time (0 = always ask)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-agent-sessions", c.options.session.max_sessions,
+                 "agent sessions this collector holds at once; beyond: RESOURCE_EXHAUSTED")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-sessions-per-agent", c.options.session.max_sessions_per_agent,
+                 "sessions of one agent at once (an old one lingers until keepalive ends it)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  AddDuration<std::chrono::milliseconds>(
+      app, "--hello-timeout-ms", c.options.session.hello_timeout,
+      "how long a session may take to say hello once its token is accepted")
+      ->check(CLI::PositiveNumber);
   AddDuration<std::chrono::milliseconds>(app, "--slot-check-ms", c.options.slot_check_interval,
                                          "how often unreported job slots are recorded as missed");
   AddDuration<std::chrono::seconds>(
