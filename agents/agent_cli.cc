@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "CLI/CLI.hpp"
+#include "proto/wire/command_line.h"
 
 namespace devtime::agent {
 namespace {
@@ -80,12 +81,14 @@ ParsedCommandLine ParseAgentCommandLine(int argc, const char* const* argv, std::
   AddSummarize(app, summarize, format_name);
   AddUpload(app, upload);
   AddRun(app, daemon);
+  wire::AddVersionFlag(app, "devtime-agent");
 
   ParsedCommandLine parsed;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    parsed.exit_code = app.exit(e, out, err);  // as CLI11_PARSE: help to `out`, errors to `err`
+    // Help and version to `out` (exit 0), errors to `err` (exit 2, usage).
+    parsed.exit_code = wire::ExitForParseError(app, e, "devtime-agent", out, err);
     return parsed;
   }
   if (*app.get_subcommand("summarize")) {

@@ -39,7 +39,7 @@ struct DaemonCommand {
 using AgentCommand = std::variant<SummarizeCommand, UploadCommand, DaemonCommand>;
 
 // A command to run, or (for --help and usage errors, already printed to `out` / `err`) the
-// exit code to end with: 0 after help, CLI11's error code after a usage error.
+// exit code to end with: 0 after --help or --version, 2 (usage) after a refused command line.
 struct ParsedCommandLine {
   std::optional<AgentCommand> command;
   int exit_code = 0;  // when there is no command

@@ -1,19 +1,20 @@
 // What each devtime-agent subcommand does once its command line is parsed (agent_cli.h):
 // the exit code, with results on stdout and problems on stderr ("devtime-agent: ...").
 //
+// The numbers are proto/wire/exit_codes.h's, shared with devtimectl and the collector:
 //   0  done (upload: every run acknowledged, i.e. committed)
-//   1  a trace or file could not be read, a run was not stored, the daemon failed to start
-//   2  the setup is wrong: credentials, collector address, agent.yaml
-//   3  summarize: the capture is INVALID (quality gate, e.g. no ProfilerStep window); the
-//      table or RunSummary JSON is still printed, and the reason goes to stderr
-// (A usage error ends before any of these, with CLI11's exit code: agent_cli.h.)
+//   1  summarize: the capture is INVALID (quality gate, e.g. no ProfilerStep window; the
+//      table or RunSummary JSON is still printed, the reason goes to stderr); a trace or
+//      file could not be read, a run was not stored, the daemon failed to start
+//   2  usage: bad flags, or the setup is wrong: credentials, collector address, agent.yaml
 #pragma once
 
 #include "agents/agent_cli.h"
+#include "proto/wire/exit_codes.h"
 
 namespace devtime::agent {
 
-inline constexpr int kExitInvalidRun = 3;
+inline constexpr int kExitInvalidRun = wire::kExitFailed;
 
 // `summarize`: a trace's per-operator table, its RunSummary JSON, or (--compare) the op-by-op
 // difference between two traces.

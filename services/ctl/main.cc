@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "CLI/CLI.hpp"
+#include "proto/wire/command_line.h"
 #include "services/ctl/cli.h"
 #include "services/ctl/commands.h"
 #include "services/ctl/detect_command.h"
@@ -33,7 +34,12 @@ int main(int argc, char** argv) {
   ctl::AddImportCommand(app, context, &run_offline);
   ctl::AddDetectCommand(app, &run_offline);
 
-  CLI11_PARSE(app, argc, argv);
+  devtime::wire::AddVersionFlag(app, "devtimectl");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return devtime::wire::ExitForParseError(app, e, "devtimectl", std::cout, std::cerr);
+  }
   if (run_offline) return run_offline();  // needs no collector
   return ctl::RunCommand(options, context.command);
 }

@@ -1,14 +1,13 @@
 #include "services/ctl/session.h"
 
+#include "proto/wire/exit_codes.h"
 #include "proto/wire/json.h"
 
 namespace devtime::ctl {
 
 int ReportError(const Session& session, const grpc::Status& status) {
   session.err << "devtimectl: " << wire::Describe(status) << "\n";
-  bool unreachable = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
-                     status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-  return unreachable ? 3 : 1;
+  return wire::ExitCodeFor(status.error_code());
 }
 
 void PrintJson(const Session& session, const google::protobuf::Message& message) {

@@ -1,8 +1,8 @@
 // How a devtimectl command talks to the collector: a Session (the stub, the deadline, the
 // output streams) and the one pattern every command follows: call an RPC, on an error print
 // it and return its exit code, else print the answer as JSON (the proto's JSON form) or as
-// the command's own table. Exit codes: 0 success, 1 the collector answered with an error,
-// 2 bad usage, 3 collector unreachable.
+// the command's own table. Exit codes: proto/wire/exit_codes.h (a failed call's code
+// follows from its status: 3 unreachable, 4 not found, 5 permission, ...).
 #pragma once
 
 #include <algorithm>
@@ -28,7 +28,7 @@ struct Session {
   std::ostream& err;
 };
 
-// Prints the collector's error and returns the exit code for it (1, or 3 if unreachable).
+// Prints the collector's error and returns the exit code for it (wire::ExitCodeFor).
 int ReportError(const Session& session, const grpc::Status& status);
 
 // The answer as pretty-printed JSON and a newline on session.out.

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "proto/wire/command_line.h"
 #include "services/collector/rpc/auth.h"
 
 namespace devtime::collector {
@@ -204,10 +205,11 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv, const char
       "devtime-collector: stores profiling runs in PostgreSQL (schema migrated at start),\n"
       "serves them over gRPC (with the standard health service) and exports /metrics."};
   AddFlags(app, flags);
+  wire::AddVersionFlag(app, "devtime-collector");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return {.exit_code = app.exit(e, out, err)};
+    return {.exit_code = wire::ExitForParseError(app, e, "devtime-collector", out, err)};
   }
   if (auto problem = Finish(flags)) {
     err << "devtime-collector: " << *problem << "\n";

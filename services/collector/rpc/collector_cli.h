@@ -24,8 +24,8 @@ struct CollectorCommand {
 };
 
 // The parsed command, or the exit code of a command line that was answered or refused
-// (--help: 0 after printing help to `out`; a bad flag: CLI11's code after printing to `err`;
-// an inconsistent combination: 2 with a message on `err`). `env_database` is
+// (--help, --version: 0 after printing to `out`; a bad flag or an inconsistent combination:
+// 2 with a message on `err`). `env_database` is
 // $DEVTIME_DATABASE (nullptr when unset).
 struct ParsedCommandLine {
   std::optional<CollectorCommand> command;

@@ -8,6 +8,9 @@
 #include <sstream>
 #include <vector>
 
+#include "proto/wire/version.h"
+#include "services/collector/store/migrations.h"
+
 namespace devtime::collector {
 namespace {
 
@@ -91,6 +94,11 @@ TEST(CollectorCommandLine, CredentialsNameTheMissingFile) {
   absl::Status loaded = LoadCredentials(*p.result.command, err);
   EXPECT_FALSE(loaded.ok());
   EXPECT_THAT(std::string(loaded.message()), HasSubstr("/nonexistent/dir/token"));
+}
+
+// --version names the schema version; it must be the newest migration this build applies.
+TEST(CollectorVersion, NamesTheNewestMigration) {
+  EXPECT_EQ(store::AllMigrations().back().version, wire::kSchemaVersion);
 }
 
 }  // namespace
