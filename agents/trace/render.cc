@@ -128,7 +128,7 @@ std::string RenderTable(const TraceSummary& s) {
       absl::StrAppend(&line, absl::StrFormat("  %12s  %12s", self(op->self_device_us),
                                              FormatTime(op->total_device_us)));
     }
-    const double mine = dev ? op->self_device_us : op->self_cpu_us;
+    const double mine = std::max(Metric(*op, dev), 0.0);
     absl::StrAppend(&line,
                     absl::StrFormat("  %8.2f%%", share_total > 0 ? 100 * mine / share_total : 0.0));
     if (steps) {
