@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "agents/trace/summarizer.h"
 #include "agents/trace/trace_summary.h"
 
 namespace devtime::trace {
@@ -28,6 +29,11 @@ std::string Name(const std::string& name) {
 }
 
 void AppendNotes(const TraceSummary& s, std::string* out) {
+  if (!s.has_device_time) {
+    absl::StrAppend(out,
+                    "Warning: no device events in this trace, so no device time — profile with "
+                    "ProfilerActivity.CUDA / PrivateUse1 (Neuron) to get device time\n");
+  }
   for (const std::string& w : s.warnings) absl::StrAppend(out, "Warning: ", w, "\n");
   if (s.invalid_reason) absl::StrAppend(out, "INVALID: ", *s.invalid_reason, "\n");
 }
@@ -65,21 +71,37 @@ double Metric(const OpStats& op, bool device) {
   return device ? op.self_device_us : op.self_cpu_us;
 }
 
+// A range that marks a step or a phase rather than an operator: ProfilerStep* (its time is the
+// operators' inside it) and record_function annotations written "## name ##".
+bool IsStepMarker(const std::string& name) {
+  if (name == "ProfilerStep*" || ProfilerStepNumber(name)) return true;
+  return name.size() > 6 && name.starts_with("## ") && name.ends_with(" ##");
+}
+
+// The op's time inside the ProfilerStep windows (what the Step columns show, summed).
+double InSteps(const OpStats& op) {
+  double sum = 0;
+  for (double x : op.step_self_device_us) sum += std::max(x, 0.0);
+  return sum;
+}
+
 }  // namespace
 
 std::string RenderTable(const TraceSummary& s) {
   const bool dev = OpDeviceColumns(s);
   const bool steps = !s.steps.empty();
-  std::vector<const OpStats*> rows;
-  rows.reserve(s.ops.size());
-  for (const OpStats& op : s.ops) rows.push_back(&op);
-  std::stable_sort(rows.begin(), rows.end(), [dev](const OpStats* a, const OpStats* b) {
-    if (dev && a->total_device_us != b->total_device_us) {
-      return a->total_device_us > b->total_device_us;
-    }
-    if (a->self_device_us != b->self_device_us) return a->self_device_us > b->self_device_us;
-    return a->self_cpu_us > b->self_cpu_us;
-  });
+  // Operators first, ranked by the share column's time inside the steps (work before the first
+  // step — a model's setup — is not what a step costs), then over the whole trace; the step
+  // markers after them, apart: their time is the operators'.
+  std::vector<const OpStats*> ops, markers;
+  for (const OpStats& op : s.ops) (IsStepMarker(op.name) ? markers : ops).push_back(&op);
+  auto by_time = [dev, steps](const OpStats* a, const OpStats* b) {
+    if (steps && InSteps(*a) != InSteps(*b)) return InSteps(*a) > InSteps(*b);
+    if (Metric(*a, dev) != Metric(*b, dev)) return Metric(*a, dev) > Metric(*b, dev);
+    return a->total_cpu_us > b->total_cpu_us;
+  };
+  std::stable_sort(ops.begin(), ops.end(), by_time);
+  std::stable_sort(markers.begin(), markers.end(), by_time);
   const double share_total = dev ? s.device_total_us : s.self_cpu_total_us;
 
   std::string out;
@@ -99,14 +121,14 @@ std::string RenderTable(const TraceSummary& s) {
   // Self times can come out slightly negative (a child's rounding); they are shown as 0, as
   // the RunSummary stores them (agents/run_summary_builder.cc): one rule everywhere.
   auto self = [](double us) { return FormatTime(std::max(us, 0.0)); };
-  for (const OpStats* op : rows) {
+  auto append_row = [&](const OpStats* op) {
     std::string line = absl::StrFormat("%-55s  %8d  %12s  %12s", Name(op->name), op->calls,
                                        self(op->self_cpu_us), FormatTime(op->total_cpu_us));
     if (dev) {
       absl::StrAppend(&line, absl::StrFormat("  %12s  %12s", self(op->self_device_us),
                                              FormatTime(op->total_device_us)));
     }
-    const double mine = dev ? op->self_device_us : op->self_cpu_us;
+    const double mine = std::max(Metric(*op, dev), 0.0);
     absl::StrAppend(&line,
                     absl::StrFormat("  %8.2f%%", share_total > 0 ? 100 * mine / share_total : 0.0));
     if (steps) {
@@ -114,15 +136,19 @@ std::string RenderTable(const TraceSummary& s) {
       if (v.empty()) {
         absl::StrAppend(&line, absl::StrFormat("  %12s  %12s  %12s", "-", "-", "-"));
       } else {
-        double sum = 0;
-        for (double x : v) sum += std::max(x, 0.0);
         const auto [mn, mx] = std::minmax_element(v.begin(), v.end());
-        absl::StrAppend(&line, absl::StrFormat("  %12s  %12s  %12s",
-                                               FormatTime(sum / static_cast<double>(v.size())),
-                                               self(*mn), self(*mx)));
+        absl::StrAppend(&line,
+                        absl::StrFormat("  %12s  %12s  %12s",
+                                        FormatTime(InSteps(*op) / static_cast<double>(v.size())),
+                                        self(*mn), self(*mx)));
       }
     }
     absl::StrAppend(&out, line, "\n");
+  };
+  for (const OpStats* op : ops) append_row(op);
+  if (!markers.empty()) {
+    absl::StrAppend(&out, rule, "\n", "Step markers and annotations (ranges, not operators):\n");
+    for (const OpStats* op : markers) append_row(op);
   }
   absl::StrAppend(&out, rule, "\n");
   absl::StrAppend(&out, "Self CPU time total: ", FormatTime(s.self_cpu_total_us), "\n");

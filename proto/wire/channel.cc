@@ -217,10 +217,34 @@ grpc::ChannelArguments ChannelArgs() {
   return args;
 }
 
+// The two slips people make most, named with the fix before anything else judges the target:
+// a URL ("http://host:50051", "grpc://host:50051") and a bare port ("50051", ":50051").
+absl::Status CommonMistake(const std::string& target) {
+  if (std::size_t sep = target.find("://"); sep != std::string::npos) {
+    std::string scheme = target.substr(0, sep);
+    for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (scheme == "http" || scheme == "https" || scheme == "grpc" || scheme == "grpcs") {
+      std::string authority = target.substr(sep + 3);
+      authority = authority.substr(0, authority.find('/'));
+      std::string host, port;
+      if (!SplitHostPort(authority, &host, &port) || host.empty()) host = "127.0.0.1";
+      if (authority.find(']') != std::string::npos) host = "[" + host + "]";
+      return BadTarget(target, "is a URL; give host:port (e.g. " + host + ":" +
+                                   (IsPort(port) ? port : "50051") + ")");
+    }
+  }
+  std::string digits = target[0] == ':' ? target.substr(1) : target;
+  if (IsPort(digits)) {
+    return BadTarget(target, "is a bare port; did you mean 127.0.0.1:" + digits + "?");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ParsedTarget> ParseTarget(const std::string& target) {
   if (target.empty()) return BadTarget(target, "empty");
+  if (absl::Status mistake = CommonMistake(target); !mistake.ok()) return mistake;
   std::size_t colon = target.find(':');
   std::string scheme = colon == std::string::npos ? "" : target.substr(0, colon);
   std::string rest = colon == std::string::npos ? "" : target.substr(colon + 1);

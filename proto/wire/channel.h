@@ -54,7 +54,8 @@ struct TargetAddress {
 // What `target` (any form above) dials: the gRPC target (a bare list gets its ipv4:/ipv6:
 // prefix) and each address it names. INVALID_ARGUMENT naming the target when gRPC could
 // not dial it (an unknown scheme counts as a host name; dns: names one host; ipv4:/ipv6:
-// take literals with ports).
+// take literals with ports). A URL (http://, https://, grpc://, grpcs://) and a bare port
+// ("50051") are refused with the host:port to give instead.
 struct ParsedTarget {
   std::string grpc_target;
   std::vector<TargetAddress> addresses;
@@ -62,8 +63,9 @@ struct ParsedTarget {
 absl::StatusOr<ParsedTarget> ParseTarget(const std::string& target);
 
 // A channel to `address` (any target form above), round-robin over its addresses. Refuses,
-// before connecting, to send a token in plaintext unless every address is loopback:
-// tokens cross the network only inside TLS. The error names the first offending address.
+// before connecting, a target ParseTarget refuses, then to send a token in plaintext unless
+// every address is loopback: tokens cross the network only inside TLS. The error names the
+// first offending address.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectCollector(const std::string& address,
                                                                 const ClientCredentials& creds);
 

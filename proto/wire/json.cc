@@ -3,12 +3,31 @@
 #include "google/protobuf/util/json_util.h"
 
 namespace devtime::wire {
+namespace {
+
+// torch.profiler's trace JSON: Kineto's {"traceEvents": [...]} or the legacy bare array.
+// Asked only of content that failed to parse as a RunSummary, which has neither shape.
+bool LooksLikeProfilerTrace(const std::string& json) {
+  const std::size_t first = json.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return false;
+  return json[first] == '[' ||
+         (json[first] == '{' && json.find("\"traceEvents\"") != std::string::npos);
+}
+
+}  // namespace
 
 absl::Status ParseJson(const std::string& json, const std::string& source,
                        google::protobuf::Message* message) {
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;
   auto status = google::protobuf::util::JsonStringToMessage(json, message, options);
+  if (!status.ok() && message->GetTypeName() == "devtime.v1.RunSummary" &&
+      LooksLikeProfilerTrace(json)) {
+    return absl::InvalidArgumentError(source +
+                                      " is a profiler trace, not a RunSummary: run `devtime-agent "
+                                      "summarize " +
+                                      source + " --format json > run.json` and upload that");
+  }
   if (!status.ok()) {
     return absl::InvalidArgumentError(source + ": not a valid " + message->GetTypeName() +
                                       " in JSON form: " + std::string(status.message()));

@@ -11,7 +11,9 @@
 namespace devtime::wire {
 
 // Parses `json` into `message`. Unknown fields and unknown enum names are errors whose
-// message names them; `source` (a file name) prefixes the error.
+// message names them; `source` (a file name) prefixes the error. A torch.profiler trace given
+// for a RunSummary (a JSON array, or an object with "traceEvents") is named as one, with the
+// `devtime-agent summarize` command that makes a RunSummary of it.
 absl::Status ParseJson(const std::string& json, const std::string& source,
                        google::protobuf::Message* message);
 

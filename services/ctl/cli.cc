@@ -50,7 +50,8 @@ int RunCommand(const GlobalOptions& options, const Command& command) {
     return 2;
   }
   auto stub = v1::Collector::NewStub(*channel);
-  Session session{*stub, std::chrono::seconds(options.timeout_seconds), std::cout, std::cerr};
+  Session session{*stub, std::chrono::seconds(options.timeout_seconds), std::cout, std::cerr,
+                  options.collector};
   return command ? command(session) : 2;
 }
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <optional>
 #include <ostream>
+#include <string>
 #include <type_traits>
 
 #include "devtime/v1/collector.grpc.pb.h"
@@ -26,6 +27,7 @@ struct Session {
   std::chrono::milliseconds timeout;
   std::ostream& out;
   std::ostream& err;
+  std::string target;  // --collector, for error messages
 };
 
 // Prints the collector's error and returns the exit code for it (wire::ExitCodeFor).

@@ -1,3 +1,4 @@
+#include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 
@@ -19,11 +20,56 @@ TEST(RenderTable, ShowsDeviceColumnsSortedByDeviceTime) {
   EXPECT_TRUE(Contains(t, "Self device")) << t;
   EXPECT_TRUE(Contains(t, "% device")) << t;
   EXPECT_TRUE(Contains(t, "Step mean")) << t;
-  // ProfilerStep* has the largest total device time, then aten::linear / aten::addmm.
-  EXPECT_LT(t.find("ProfilerStep*"), t.find("aten::addmm")) << t;
+  // Operators by self device time (the % device column); ProfilerStep*, which holds the most
+  // device time of all (its operators'), is listed apart below them.
   EXPECT_LT(t.find("aten::addmm"), t.find("aten::copy_")) << t;
+  EXPECT_LT(t.find("aten::copy_"), t.find("aten::linear")) << t;
+  EXPECT_LT(t.find("aten::linear"), t.find("Step markers")) << t;
+  EXPECT_LT(t.find("Step markers"), t.find("ProfilerStep*")) << t;
   EXPECT_TRUE(Contains(t, "Self device time total: 120.000us (unattributed: 7.500us)")) << t;
   EXPECT_TRUE(Contains(t, "Warning: 1 device events")) << t;
+}
+
+// A CPU-only Kineto trace of two steps, as torch.profiler writes one without
+// ProfilerActivity.CUDA: a large aten::zeros at model setup, before the first step, and per
+// step a "## forward ##" record_function around aten::mm and aten::relu.
+std::string CpuOnlyTrace() {
+  std::string events;
+  auto event = [&events](const char* cat, const char* name, int ts, int dur) {
+    if (!events.empty()) events += ",\n";
+    events += absl::StrFormat(
+        R"({"ph": "X", "cat": "%s", "name": "%s", "pid": 1, "tid": 1, "ts": %d, "dur": %d})", cat,
+        name, ts, dur);
+  };
+  event("cpu_op", "aten::zeros", 0, 5000);
+  for (int step = 1, at = 10000; step <= 2; ++step, at += 1000) {
+    event("user_annotation", absl::StrFormat("ProfilerStep#%d", step).c_str(), at, 900);
+    event("user_annotation", "## forward ##", at + 10, 800);
+    event("cpu_op", "aten::mm", at + 20, 600);
+    event("cpu_op", "aten::relu", at + 700, 50);
+  }
+  return R"({"schemaVersion": 1, "traceEvents": [)" + events + "]}";
+}
+
+TEST(RenderTable, RanksCpuOperatorsByTheirTimeInsideTheSteps) {
+  TempDir dir;
+  const std::string t = RenderTable(MustSummarize(dir.Write("cpu.json", CpuOnlyTrace())));
+  // aten::zeros has the most self CPU of all (5 ms), none of it in a step: it does not top the
+  // table, and the annotations do not sit among the operators.
+  EXPECT_LT(t.find("aten::mm"), t.find("aten::relu")) << t;
+  EXPECT_LT(t.find("aten::relu"), t.find("aten::zeros")) << t;
+  EXPECT_LT(t.find("aten::zeros"), t.find("Step markers and annotations")) << t;
+  EXPECT_LT(t.find("Step markers and annotations"), t.find("ProfilerStep*")) << t;
+  EXPECT_LT(t.find("Step markers and annotations"), t.find("## forward ##")) << t;
+}
+
+TEST(RenderTable, WarnsThatATraceWithoutDeviceEventsHasNoDeviceTime) {
+  const std::string warning =
+      "Warning: no device events in this trace, so no device time — profile with "
+      "ProfilerActivity.CUDA / PrivateUse1 (Neuron) to get device time";
+  EXPECT_TRUE(Contains(RenderTable(Load("legacy_mlp/trace.json")), warning));
+  EXPECT_TRUE(Contains(RenderTable(Load("kineto_neuron_no_device.json")), warning));
+  EXPECT_FALSE(Contains(RenderTable(Load("kineto_cuda_basic.json")), "no device events"));
 }
 
 TEST(RenderTable, OmitsDeviceColumnsForCpuOnlyTraces) {
@@ -32,6 +78,8 @@ TEST(RenderTable, OmitsDeviceColumnsForCpuOnlyTraces) {
   EXPECT_TRUE(Contains(t, "% self CPU")) << t;
   EXPECT_TRUE(Contains(t, "Self CPU time total:")) << t;
   EXPECT_TRUE(Contains(t, "aten::addmm")) << t;
+  // A self time below 0 (a child's rounding) is shown as 0, its share too.
+  EXPECT_FALSE(Contains(t, "-0.")) << t;
 }
 
 TEST(RenderTable, ShowsInvalidReason) {

@@ -123,6 +123,36 @@ TEST(CollectorTarget, OtherFormsAreDialledAsWritten) {
   EXPECT_FALSE(list->addresses[1].loopback);
 }
 
+// `target`'s refusal, whether or not a token is given: a slip in the address is named before
+// the token guard (or a connection) can say anything about it.
+std::string MistakeIn(const std::string& target) {
+  for (const ClientCredentials& creds :
+       {ClientCredentials::WithToken("dt_secret"), ClientCredentials{}}) {
+    absl::Status status = ConnectCollector(target, creds).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << target << ": " << status;
+    if (!creds.token.empty()) continue;
+    EXPECT_EQ(ParseTarget(target).status(), status) << target;
+  }
+  return std::string(ParseTarget(target).status().message());
+}
+
+TEST(CollectorTarget, AUrlIsNamedWithTheHostPortToGiveInstead) {
+  EXPECT_EQ(MistakeIn("http://collector.example:50051"),
+            "collector address 'http://collector.example:50051': is a URL; give host:port "
+            "(e.g. collector.example:50051)");
+  EXPECT_THAT(MistakeIn("grpc://127.0.0.1:7000/"), HasSubstr("is a URL; give host:port (e.g. "
+                                                             "127.0.0.1:7000)"));
+  EXPECT_THAT(MistakeIn("HTTPS://[::1]:7000"), HasSubstr("(e.g. [::1]:7000)"));
+  EXPECT_THAT(MistakeIn("https://collector.example"), HasSubstr("(e.g. collector.example:50051)"));
+  EXPECT_THAT(MistakeIn("grpcs://"), HasSubstr("is a URL; give host:port (e.g. 127.0.0.1:50051)"));
+}
+
+TEST(CollectorTarget, ABarePortIsNamedWithTheLoopbackAddressItProbablyMeans) {
+  EXPECT_EQ(MistakeIn("50051"),
+            "collector address '50051': is a bare port; did you mean 127.0.0.1:50051?");
+  EXPECT_THAT(MistakeIn(":9000"), HasSubstr("is a bare port; did you mean 127.0.0.1:9000?"));
+}
+
 TEST(CollectorTarget, MalformedTargetsAreRefusedNamingThem) {
   for (const char* target : {
            "",

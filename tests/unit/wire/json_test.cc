@@ -36,6 +36,29 @@ TEST(ParseJson, RejectsUnknownEnumName) {
       << status.message();
 }
 
+TEST(ParseJson, ARawProfilerTraceGivenAsARunSummarySaysHowToSummarizeIt) {
+  const std::string hint =
+      "trace.json is a profiler trace, not a RunSummary: run `devtime-agent summarize trace.json "
+      "--format json > run.json` and upload that";
+  for (const char* trace : {
+           R"({"schemaVersion": 1, "traceEvents": [{"ph": "X", "name": "aten::mm"}]})",
+           R"(  [{"ph": "X", "name": "aten::mm", "ts": 1, "dur": 2}])",  // the legacy array
+           R"({"deviceProperties": [], "traceEvents": []})",
+       }) {
+    v1::RunSummary run;
+    auto status = ParseJson(trace, "trace.json", &run);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << trace;
+    EXPECT_EQ(status.message(), hint) << trace;
+  }
+}
+
+TEST(ParseJson, OtherMessagesKeepProtobufsWordsForAnArray) {
+  v1::RunIdentity identity;
+  auto status = ParseJson("[1]", "ids.json", &identity);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(std::string(status.message()).find("profiler trace"), std::string::npos) << status;
+}
+
 TEST(ToJson, RoundTripsThroughParseJson) {
   v1::RunSummary run;
   run.mutable_identity()->set_model("rmsnorm");
