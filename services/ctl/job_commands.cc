@@ -60,7 +60,14 @@ void PrintJob(const Session& session, const v1::JobInfo& info) {
               << "\n"
               << "timeout   " << job.timeout_seconds() << " s, " << job.capture_steps()
               << " capture steps, " << job.retries() << " retries\n"
-              << "agents    " << Join(info.matching_agents()) << "\n\n";
+              << "agents    " << Join(info.matching_agents()) << "\n";
+  for (const auto& pending : info.pending_run_now()) {
+    session.out << "run-now   request " << pending.request_id() << " waiting since "
+                << wire::FormatTime(pending.requested_at())
+                << (pending.host().empty() ? "" : " for host " + pending.host()) << ", expires "
+                << wire::FormatTime(pending.expires_at()) << "\n";
+  }
+  session.out << "\n";
 }
 
 void PrintAgents(const Session& session, const v1::ListAgentsResponse& response) {
@@ -126,8 +133,12 @@ int JobsRunNow(const Session& session, const std::string& name, const std::strin
   v1::RunJobNowResponse response;
   if (auto failed = Call(session, &Stub::RunJobNow, request, &response)) return *failed;
   session.out << "requested run of " << name << (host.empty() ? "" : " on " + host) << " (request "
-              << response.request_id() << "); follow it with: devtimectl jobs history " << name
-              << "\n";
+              << response.request_id() << "), for " << Join(response.matching_agents()) << "; ";
+  if (response.connected_agents() == 0) {
+    session.out << "none of them is connected now: it runs when one connects, or expires at "
+                << wire::FormatTime(response.expires_at()) << ". ";
+  }
+  session.out << "Follow it with: devtimectl jobs history " << name << "\n";
   return 0;
 }
 

@@ -27,6 +27,7 @@ namespace fs = std::filesystem;
 using devtime::testing::RunCommand;
 using devtime::testing::Subprocess;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kFixture = std::string(DEVTIME_SOURCE_DIR) + "/tests/fixtures/trace/legacy_mlp";
 
@@ -281,6 +282,39 @@ TEST_F(JobsTest, CollectorKilledRepeatedlyWhileAnAgentUploads500RunsStoresEachOn
   EXPECT_EQ(db_.Count("runs"), 500) << AgentLog("agent-d");
   EXPECT_EQ(db_.Query("SELECT count(DISTINCT run_id) FROM runs"), "500");
   EXPECT_TRUE(fs::is_empty(dir_ + "/agent-d/spool"));
+}
+
+TEST_F(JobsTest, RunNowThatNoAgentCouldTakeIsRefusedAndAWaitingOneShowsUntilItExpires) {
+  WriteFile("waiting.yaml",
+            "jobs:\n  - {name: waiting, model: m, workload: w, command: \"true\",\n"
+            "    schedule: {cron: \"0 3 * * *\"}, selector: {labels: {pool: w}}}\n");
+  ASSERT_EQ(Ctl({"jobs", "apply", "-f", dir_ + "/waiting.yaml"}).exit_code, 0);
+
+  auto refused = Ctl({"jobs", "run-now", "waiting"});
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_THAT(refused.err, HasSubstr("no agent matches job waiting"));
+  EXPECT_THAT(refused.err, HasSubstr("known agents: none"));
+  EXPECT_EQ(db_.Count("run_requests"), 0) << "a refused request stores nothing";
+
+  // An agent that matches but has gone away: the request waits for it, visibly.
+  auto agent = StartAgent("agent-w", "{pool: w}");
+  agent->Signal(SIGKILL);
+  agent->Wait();
+  WaitFor([&] {  // its row in `agents list` says connected: no
+    const std::string list = Ctl({"agents", "list"}).out;
+    const auto row = list.find("agent-w");
+    return row != std::string::npos &&
+           list.substr(row, list.find('\n', row) - row).find(" no ") != std::string::npos;
+  });
+  auto queued = Ctl({"jobs", "run-now", "waiting"});
+  EXPECT_EQ(queued.exit_code, 0) << queued.err;
+  EXPECT_THAT(queued.out, HasSubstr("for agent-w"));
+  EXPECT_THAT(queued.out, HasSubstr("none of them is connected now"));
+  EXPECT_THAT(Ctl({"jobs", "show", "waiting"}).out, HasSubstr("run-now   request "));
+
+  // A day later it is gone: no agent takes it, and jobs show no longer lists it.
+  db_.Query("UPDATE run_requests SET requested_at = now() - interval '25 hours'");
+  EXPECT_THAT(Ctl({"jobs", "show", "waiting"}).out, Not(HasSubstr("run-now   request ")));
 }
 
 }  // namespace

@@ -86,7 +86,13 @@ grpc::Status CollectorService::GetJob(grpc::ServerContext* context,
     if (!job.ok()) return job.status();
     auto agents = jobs_.ListAgents();
     if (!agents.ok()) return agents.status();
-    return MoveInto(DescribeJob(*job, *agents), response);
+    auto pending = jobs_.PendingRunNowOf(request->name());
+    if (!pending.ok()) return pending.status();
+    auto info = DescribeJob(*job, *agents);
+    if (info.ok()) {
+      for (auto& p : *pending) *info->add_pending_run_now() = std::move(p);
+    }
+    return MoveInto(std::move(info), response);
   });
 }
 
@@ -101,10 +107,36 @@ grpc::Status CollectorService::RunJobNow(grpc::ServerContext* context,
                                          const v1::RunJobNowRequest* request,
                                          v1::RunJobNowResponse* response) {
   return Serve(auth_.RequireAdmin(*context, "jobs run-now"), [&](const Caller&) -> absl::Status {
-    if (auto job = jobs_.GetJob(request->name()); !job.ok()) return job.status();
+    auto job = jobs_.GetJob(request->name());
+    if (!job.ok()) return job.status();
+    auto agents = jobs_.ListAgents();
+    if (!agents.ok()) return agents.status();
+    // A request no agent can take would wait for nothing: refuse it, saying who is there.
+    const absl::Time connected_since =
+        absl::Now() - absl::FromChrono(session_.poll_interval * kAgentConnectedPolls);
+    std::string known;
+    for (const auto& agent : *agents) {
+      known += (known.empty() ? "" : ", ") + agent.identity.name() + " (host " +
+               agent.identity.host() + ")";
+      if (!wire::SelectorMatches(job->selector(), agent.identity)) continue;
+      if (!request->host().empty() && agent.identity.host() != request->host()) continue;
+      response->add_matching_agents(agent.identity.name());
+      if (absl::FromUnixSeconds(agent.last_seen.seconds()) >= connected_since) {
+        response->set_connected_agents(response->connected_agents() + 1);
+      }
+    }
+    if (response->matching_agents_size() == 0) {
+      return absl::FailedPreconditionError(
+          "no agent matches job " + request->name() +
+          (request->host().empty() ? "" : " on host " + request->host()) +
+          ", so nothing would run it; known agents: " + (known.empty() ? "none" : known) +
+          " (devtimectl agents list; the job's selector: devtimectl jobs show " + request->name() +
+          ")");
+    }
     auto id = jobs_.RequestRunNow(request->name(), request->host());
     if (!id.ok()) return id.status();
     response->set_request_id(*id);
+    *response->mutable_expires_at() = ToProto(absl::Now() + store::kRunNowTtl);
     return absl::OkStatus();
   });
 }

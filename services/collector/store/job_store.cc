@@ -273,6 +273,31 @@ absl::StatusOr<int64_t> JobStore::RequestRunNow(const std::string& job, const st
   return id;
 }
 
+absl::StatusOr<std::vector<v1::PendingRunNow>> JobStore::PendingRunNowOf(const std::string& job) {
+  std::vector<v1::PendingRunNow> pending;
+  auto status = db_.Run("read pending run-now requests of " + job, [&](pqxx::connection_base& c) {
+    pending.clear();
+    pqxx::read_transaction tx{c};
+    auto rows = tx.exec_params("SELECT request_id, host, " + EpochMicros("requested_at") +
+                                   " FROM run_requests WHERE job = $1 AND delivered_at IS NULL"
+                                   " AND requested_at > now() - " +
+                                   std::string(kRunNowTtlSql) + " ORDER BY request_id",
+                               job);
+    for (const auto& row : rows) {
+      auto& request = pending.emplace_back();
+      request.set_request_id(row[0].as<int64_t>());
+      request.set_host(row[1].as<std::string>());
+      const long long requested_us = row[2].as<long long>();
+      *request.mutable_requested_at() = FromMicros(requested_us);
+      *request.mutable_expires_at() =
+          FromMicros(requested_us + absl::ToInt64Microseconds(kRunNowTtl));
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return pending;
+}
+
 absl::StatusOr<std::vector<v1::RunNowRequest>> JobStore::ClaimRunNow(
     const v1::AgentIdentity& agent, const std::vector<std::string>& assigned) {
   std::vector<v1::RunNowRequest> claimed;
@@ -284,8 +309,10 @@ absl::StatusOr<std::vector<v1::RunNowRequest>> JobStore::ClaimRunNow(
     auto rows = tx.exec_params(
         "UPDATE run_requests SET delivered_to = $1, delivered_at = now() WHERE request_id IN ("
         " SELECT request_id FROM run_requests WHERE delivered_at IS NULL"
-        " AND job = ANY($3::text[]) AND (host = '' OR host = $2)"
-        " ORDER BY request_id FOR UPDATE SKIP LOCKED) RETURNING request_id, job",
+        " AND requested_at > now() - " +
+            std::string(kRunNowTtlSql) +
+            " AND job = ANY($3::text[]) AND (host = '' OR host = $2)"
+            " ORDER BY request_id FOR UPDATE SKIP LOCKED) RETURNING request_id, job",
         agent.name(), agent.host(), jobs);
     for (const auto& row : rows) {
       auto& request = claimed.emplace_back();
@@ -305,7 +332,8 @@ absl::StatusOr<std::vector<RunNowTarget>> JobStore::PendingRunNow() {
     pending.clear();
     pqxx::read_transaction tx{c};
     for (const auto& row : tx.exec("SELECT DISTINCT job, host FROM run_requests"
-                                   " WHERE delivered_at IS NULL ORDER BY job, host")) {
+                                   " WHERE delivered_at IS NULL AND requested_at > now() - " +
+                                   std::string(kRunNowTtlSql) + " ORDER BY job, host")) {
       pending.push_back({row[0].as<std::string>(), row[1].as<std::string>()});
     }
     return absl::OkStatus();

@@ -42,6 +42,12 @@ struct AgentRecord {
   google::protobuf::Timestamp last_seen;
 };
 
+// How long a run-now request waits for an agent before it is dropped: long enough for a host
+// that reboots or an agent that restarts, short enough that a forgotten request does not run
+// a day later by surprise.
+inline constexpr absl::Duration kRunNowTtl = absl::Hours(24);
+inline constexpr char kRunNowTtlSql[] = "interval '24 hours'";
+
 class JobStore {
  public:
   explicit JobStore(Database& db) : db_(db) {}
@@ -70,7 +76,10 @@ class JobStore {
   absl::Status TouchAgents(const std::vector<std::string>& names);
   absl::StatusOr<std::vector<AgentRecord>> ListAgents();
 
+  // A run-now request, taken by the first matching agent, or dropped after kRunNowTtl.
   absl::StatusOr<int64_t> RequestRunNow(const std::string& job, const std::string& host);
+  // The requests of `job` no agent took yet and that have not expired, oldest first.
+  absl::StatusOr<std::vector<v1::PendingRunNow>> PendingRunNowOf(const std::string& job);
   // The same inside the caller's transaction (the analyzer asks for a confirmation run in
   // the transaction that opens the regression). Returns the request id.
   static int64_t InsertRunRequest(pqxx::work& tx, const std::string& job, const std::string& host);
