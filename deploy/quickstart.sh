@@ -71,6 +71,9 @@ write_env() {  # write_env COLLECTOR
 export DEVTIME_COLLECTOR=$1
 export DEVTIME_TOKEN_FILE=$token
 export PATH="$bin:\$PATH"
+# Tab completion for devtimectl, devtime-agent and devtime-collector.
+if [ -n "\${ZSH_VERSION:-}" ]; then source "$root/deploy/completions/devtime.zsh";
+elif [ -n "\${BASH_VERSION:-}" ]; then source "$root/deploy/completions/devtime.bash"; fi
 ENV
 }
 

@@ -7,10 +7,8 @@
 namespace devtime::ctl {
 
 int ReportError(const Session& session, const grpc::Status& status) {
-  session.err << "devtimectl: " << wire::DescribeCallError(status, session.target)
-              << "
-                 ";
-      return wire::ExitCodeFor(status.error_code());
+  session.err << "devtimectl: " << wire::DescribeCallError(status, session.target) << "\n";
+  return wire::ExitCodeFor(status.error_code());
 }
 
 void PrintJson(const Session& session, const google::protobuf::Message& message) {
