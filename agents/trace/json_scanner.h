@@ -64,12 +64,12 @@ class JsonScanner {
     while (true) {
       try {
         f();
+        // A unit read whole from one window (a mapped file) is held to the limit too, also
+        // when its values were only skipped.
+        CheckUnitSize(p_ - start);
         return;
       } catch (const NeedMore&) {
-        if (static_cast<size_t>(e_ - start) > kMaxEventBytes) {
-          throw ParseError{Where() + "larger than the limit of " +
-                           std::to_string(kMaxEventBytes >> 20) + " MiB"};
-        }
+        CheckUnitSize(e_ - start);
         if (!in_.More(start)) {
           throw ParseError{"truncated JSON: the input ends inside " +
                            (in_event_ ? "event " + std::to_string(index_) : "the document")};
@@ -78,6 +78,13 @@ class JsonScanner {
         p_ = start;
         e_ = in_.end();
       }
+    }
+  }
+
+  // ParseError when a unit of `bytes` is larger than kMaxEventBytes.
+  void CheckUnitSize(ptrdiff_t bytes) const {
+    if (static_cast<size_t>(bytes) > kMaxEventBytes) {
+      Fail("larger than the limit of " + std::to_string(kMaxEventBytes >> 20) + " MiB");
     }
   }
 
@@ -98,7 +105,8 @@ class JsonScanner {
       ++p_;
     }
   }
-  // Skips whitespace; false at the end of the whole input.
+  // Skips whitespace, fetching input itself (call it outside Unit()); false at the end of the
+  // whole input.
   bool SkipWsOrEof();
   // Only whitespace may follow the document: ParseError otherwise.
   void ExpectOnlyWhitespaceLeft();
