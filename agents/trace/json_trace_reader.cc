@@ -226,6 +226,7 @@ class Parser : private stream::JsonScanner {
       return true;
     });
     // Commit: the whole event is in the window, nothing below reads input.
+    CheckUnitSize();
     if (!has_ph) Fail("missing field 'ph'");
     if (index_ >= kMaxEvents) Fail("more than " + std::to_string(kMaxEvents) + " events (limit)");
     if (skipped) {
