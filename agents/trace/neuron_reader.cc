@@ -299,10 +299,10 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
           "(event %d)",
           Quote(ev.type), ev.tracking_id, this_index);
     }
-    // Consumers take stop - start of every interval.
-    if (!CheckedSub(*t1, *t0)) {
+    // Intervals start at >= 0 ns, so that consumers may take end - start of any of them.
+    if (*t0 < 0 || *t1 < 0) {
       return Bad(origin, "system trace event " + std::to_string(this_index) +
-                             ": stop - start timestamps overflow int64 nanoseconds");
+                             ": negative timestamp (before 0 ns)");
     }
     if (exec) {
       execs.push_back({ev.nc_idx, start.exec_id >= 0 ? start.exec_id : ev.exec_id,
@@ -339,10 +339,10 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
     }
     const std::optional<int64_t> start = shift ? CheckedAdd(x.start, *shift) : std::nullopt;
     const std::optional<int64_t> stop = shift ? CheckedAdd(x.stop, *shift) : std::nullopt;
-    if (!start || !stop || !CheckedSub(*stop, *start)) {
+    if (!start || !stop || *start < 0) {
       return Bad(origin, "system trace event " + std::to_string(x.index) +
                              ": moving nc_timestamp_ns to the host clock (timestamp_sync_point "
-                             "cpu - nc) overflows int64 nanoseconds");
+                             "cpu - nc) leaves int64 nanoseconds >= 0 (overflow)");
     }
     // Rows without an exec_id cannot be merged: each is its own execution.
     const uint64_t unique = x.exec_id >= 0 ? 0 : x.index + 1;
@@ -409,6 +409,7 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
       continue;
     }
     const std::optional<int64_t> end = CheckedAdd(*ts, *dur);
+    if (*ts < 0) return Bad(origin, where + ": negative 'timestamp' (before 0 ns)");
     if (!end) {
       return Bad(origin, where + ": fields 'timestamp' + 'duration' overflow int64 nanoseconds (" +
                              std::to_string(*ts) + " + " + std::to_string(*dur) + ")");

@@ -77,13 +77,20 @@ TEST(ReaderLimits, NeuronFetchApiClockShiftOverflowIsAnErrorNamingTheEvent) {
                 {"system trace event 2", "host clock", "overflow"});
 }
 
-TEST(ReaderLimits, NeuronFetchApiStopMinusStartOverflowIsAnError) {
+// Intervals start at >= 0 ns, so that stop - start and the span of merged rows fit int64.
+TEST(ReaderLimits, NeuronNegativeTimestampIsAnError) {
+  ExpectRefused(NeuronError(R"({"trace_event": [
+      {"name": "nrt_execute", "timestamp": -9223372036854775807, "duration": 1}]})"),
+                {"system trace event 0", "negative 'timestamp'"});
+}
+
+TEST(ReaderLimits, NeuronFetchApiNegativeTimestampIsAnError) {
   ExpectRefused(NeuronError(R"({"events": [
       {"event_type": "nrt_execute", "phase": "start", "tracking_id": 1,
        "data": {"nc_timestamp_ns": -9223372036854775807}},
       {"event_type": "nrt_execute", "phase": "stop", "tracking_id": 1,
        "data": {"nc_timestamp_ns": 9223372036854775807}}]})"),
-                {"system trace event 1", "stop - start", "overflow"});
+                {"system trace event 1", "negative timestamp"});
 }
 
 TEST(ReaderLimits, KinetoTimestampPlusDurationOverflowIsAnErrorNamingTheEvent) {
