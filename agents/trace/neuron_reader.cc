@@ -342,7 +342,7 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
     if (!start || !stop || *start < 0) {
       return Bad(origin, "system trace event " + std::to_string(x.index) +
                              ": moving nc_timestamp_ns to the host clock (timestamp_sync_point "
-                             "cpu - nc) leaves int64 nanoseconds >= 0 (overflow)");
+                             "cpu - nc) gives a time outside [0, int64 max] ns");
     }
     // Rows without an exec_id cannot be merged: each is its own execution.
     const uint64_t unique = x.exec_id >= 0 ? 0 : x.index + 1;

@@ -74,7 +74,7 @@ TEST(ReaderLimits, NeuronFetchApiClockShiftOverflowIsAnErrorNamingTheEvent) {
        "data": {"nc_timestamp_ns": 1, "exec_id": 1}},
       {"event_type": "nc_exec_running", "phase": "stop", "tracking_id": 1, "nc_idx": 0,
        "data": {"nc_timestamp_ns": 10, "exec_id": 1}}]})"),
-                {"system trace event 2", "host clock", "overflow"});
+                {"system trace event 2", "host clock", "outside [0, int64 max] ns"});
 }
 
 // Intervals start at >= 0 ns, so that stop - start and the span of merged rows fit int64.
