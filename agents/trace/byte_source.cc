@@ -24,9 +24,24 @@ void MappedInput::Consumed(const char* upto) {
   dropped_ = reinterpret_cast<const char*>(end);
 }
 
+std::string GunzipBudget::Add(uint64_t in, uint64_t out) {
+  in_ += in;
+  out_ += out;
+  if (out_ > kMaxGunzippedBytes) {
+    return "gzip stream inflates to more than " + std::to_string(kMaxGunzippedBytes >> 30) +
+           " GiB (limit)";
+  }
+  if (out_ > kGunzipRatioFreeBytes && out_ / kMaxGunzipRatio > in_) {
+    return "gzip stream inflates to more than " + std::to_string(kMaxGunzipRatio) +
+           " times its compressed size (limit, after the first " +
+           std::to_string(kGunzipRatioFreeBytes >> 20) + " MiB): " + std::to_string(out_) +
+           " bytes from " + std::to_string(in_) + " (a decompression bomb?)";
+  }
+  return {};
+}
+
 GzipInput::GzipInput(const unsigned char* data, size_t size) : in_(data), in_size_(size) {
   if (inflateInit2(&zs_, 16 + MAX_WBITS) != Z_OK) throw ParseError{"cannot initialise zlib"};
-  begin_ = end_ = buf_.data();
 }
 
 GzipInput::~GzipInput() { inflateEnd(&zs_); }
@@ -34,20 +49,26 @@ GzipInput::~GzipInput() { inflateEnd(&zs_); }
 bool GzipInput::More(const char* keep) {
   if (done_) return false;
   const size_t kept = static_cast<size_t>(end_ - keep);
-  std::vector<char> next;
-  // Room for at least one chunk, and geometric growth for units larger than a chunk.
-  next.resize(kept + std::max(kChunk, kept));
-  if (kept > 0) std::memcpy(next.data(), keep, kept);
+  // Room for at least one chunk, and geometric growth for units larger than a chunk. new[]
+  // without () leaves the bytes uninitialised: only what inflate writes becomes resident.
+  const size_t capacity = kept + std::max(kChunk, kept);
+  std::unique_ptr<char[]> next(new char[capacity]);
+  if (kept > 0) std::memcpy(next.get(), keep, kept);
   size_t produced = kept;
-  while (produced < next.size() && !done_) {
+  while (produced < capacity && !done_) {
     const size_t in_chunk = std::min<size_t>(in_size_ - consumed_, 1u << 30);
+    // At most one chunk per call, so that the budget is checked every kChunk bytes.
+    const size_t out_chunk = std::min(capacity - produced, kChunk);
     zs_.next_in = const_cast<Bytef*>(in_ + consumed_);
     zs_.avail_in = static_cast<uInt>(in_chunk);
-    zs_.next_out = reinterpret_cast<Bytef*>(next.data() + produced);
-    zs_.avail_out = static_cast<uInt>(next.size() - produced);
+    zs_.next_out = reinterpret_cast<Bytef*>(next.get() + produced);
+    zs_.avail_out = static_cast<uInt>(out_chunk);
     const int rc = inflate(&zs_, Z_NO_FLUSH);
-    consumed_ += in_chunk - zs_.avail_in;
-    produced = next.size() - zs_.avail_out;
+    const size_t read = in_chunk - zs_.avail_in;
+    const size_t wrote = out_chunk - zs_.avail_out;
+    consumed_ += read;
+    produced += wrote;
+    if (std::string over = budget_.Add(read, wrote); !over.empty()) throw ParseError{over};
     if (rc == Z_STREAM_END) {
       if (consumed_ < in_size_) {
         if (inflateReset(&zs_) != Z_OK) throw ParseError{"gzip stream is corrupt"};
@@ -61,10 +82,9 @@ bool GzipInput::More(const char* keep) {
                        (zs_.msg ? zs_.msg : "zlib error")};
     }
   }
-  next.resize(produced);
   buf_ = std::move(next);
-  begin_ = buf_.data();
-  end_ = buf_.data() + buf_.size();
+  begin_ = buf_.get();
+  end_ = buf_.get() + produced;
   return produced > kept || !done_;
 }
 

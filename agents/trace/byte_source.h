@@ -62,8 +62,34 @@ class MappedInput : public MemoryInput {
   const char* dropped_;
 };
 
+// What a gzip stream may inflate to (README "Limits"). A decompression bomb costs memory
+// (the window grows while one unit is unfinished) and CPU; real traces compress 13-29x (the 1 GB
+// benchmark trace: 14.8x), deflate at most ~1032x (a run of one byte).
+//  * kMaxGunzippedBytes: 4 GiB, 4x the largest trace benchmarked; inflating it takes ~15 s and
+//    its events alone would need ~1.4 GB of RawTrace and summarizer memory.
+//  * kMaxGunzipRatio: 200x the compressed bytes read so far, checked once more than
+//    kGunzipRatioFreeBytes (64 MiB) came out: 7x above the most compressible real trace, far
+//    below what filler (spaces, one repeated event) reaches, so a bomb is refused after 64 MiB.
+inline constexpr uint64_t kMaxGunzippedBytes = uint64_t{4} << 30;
+inline constexpr uint64_t kMaxGunzipRatio = 200;
+inline constexpr uint64_t kGunzipRatioFreeBytes = uint64_t{64} << 20;
+
+// Counts one gzip stream's compressed bytes read and bytes inflated (all members together).
+class GunzipBudget {
+ public:
+  // Adds `in` compressed and `out` inflated bytes; the error text ("gzip stream inflates to
+  // more than ...") once a limit above is passed, else empty.
+  std::string Add(uint64_t in, uint64_t out);
+
+ private:
+  uint64_t in_ = 0;
+  uint64_t out_ = 0;
+};
+
 // Inflates a gzip stream (concatenated members allowed) in chunks of kChunk bytes. Throws
-// ParseError when zlib cannot start and, from More(), for a truncated or corrupt stream.
+// ParseError when zlib cannot start and, from More(), for a truncated or corrupt stream or
+// one past the GunzipBudget limits. The window is never zero-filled: pages a chunk did not
+// write are never touched, so refusing a bomb costs at most the window and one chunk.
 class GzipInput : public Input {
  public:
   static constexpr size_t kChunk = size_t{4} << 20;
@@ -81,7 +107,8 @@ class GzipInput : public Input {
   size_t in_size_;
   size_t consumed_ = 0;
   bool done_ = false;
-  std::vector<char> buf_;
+  GunzipBudget budget_;
+  std::unique_ptr<char[]> buf_;
 };
 
 // True when the bytes start with the gzip magic 1f 8b (whatever the file is called).

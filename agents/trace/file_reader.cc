@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "absl/status/status.h"
+#include "agents/trace/byte_source.h"
 
 namespace devtime::trace {
 namespace {
@@ -27,11 +28,13 @@ absl::Status Gunzip(const std::filesystem::path& path, const std::string& in, si
   buf.resize(in_size * 4 + 4096);
   size_t produced = 0;
   size_t consumed = 0;
+  stream::GunzipBudget budget;
   int rc = Z_OK;
   while (true) {
     if (produced == buf.size()) buf.resize(buf.size() * 2);
     const size_t in_chunk = std::min<size_t>(in_size - consumed, 1u << 30);
-    const size_t out_chunk = std::min<size_t>(buf.size() - produced, 1u << 30);
+    // At most one GzipInput chunk per call, so that the budget is checked that often.
+    const size_t out_chunk = std::min(buf.size() - produced, stream::GzipInput::kChunk);
     zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + consumed));
     zs.avail_in = static_cast<uInt>(in_chunk);
     zs.next_out = reinterpret_cast<Bytef*>(buf.data() + produced);
@@ -39,6 +42,11 @@ absl::Status Gunzip(const std::filesystem::path& path, const std::string& in, si
     rc = inflate(&zs, Z_NO_FLUSH);
     consumed += in_chunk - zs.avail_in;
     produced += out_chunk - zs.avail_out;
+    if (std::string over = budget.Add(in_chunk - zs.avail_in, out_chunk - zs.avail_out);
+        !over.empty()) {
+      inflateEnd(&zs);
+      return absl::InvalidArgumentError(path.string() + ": " + over);
+    }
     if (rc == Z_STREAM_END) {
       // Concatenated gzip members (gzip allows them): continue with the next one.
       if (consumed < in_size) {

@@ -61,24 +61,35 @@ class JsonScanner {
   template <typename F>
   void Unit(F&& f) {
     const char* start = p_;
+    unit_start_ = start;
     while (true) {
       try {
         f();
+        // A unit read whole from one window (a mapped file) is held to the limit too, also
+        // when its values were only skipped.
+        CheckUnitSize();
         return;
       } catch (const NeedMore&) {
-        if (static_cast<size_t>(e_ - start) > kMaxEventBytes) {
-          throw ParseError{Where() + "larger than the limit of " +
-                           std::to_string(kMaxEventBytes >> 20) + " MiB"};
-        }
+        if (static_cast<size_t>(e_ - start) > kMaxEventBytes) TooLarge();
         if (!in_.More(start)) {
           throw ParseError{"truncated JSON: the input ends inside " +
                            (in_event_ ? "event " + std::to_string(index_) : "the document")};
         }
         start = in_.begin();
+        unit_start_ = start;
         p_ = start;
         e_ = in_.end();
       }
     }
+  }
+
+  // ParseError when the current unit, up to the cursor, is larger than kMaxEventBytes. A unit
+  // that commits effects calls it before it does, so that the message names what it read.
+  void CheckUnitSize() const {
+    if (static_cast<size_t>(p_ - unit_start_) > kMaxEventBytes) TooLarge();
+  }
+  [[noreturn]] void TooLarge() const {
+    Fail("larger than the limit of " + std::to_string(kMaxEventBytes >> 20) + " MiB");
   }
 
   // "event N: " while an event is being read, else empty.
@@ -98,7 +109,8 @@ class JsonScanner {
       ++p_;
     }
   }
-  // Skips whitespace; false at the end of the whole input.
+  // Skips whitespace, fetching input itself (call it outside Unit()); false at the end of the
+  // whole input.
   bool SkipWsOrEof();
   // Only whitespace may follow the document: ParseError otherwise.
   void ExpectOnlyWhitespaceLeft();
@@ -196,8 +208,9 @@ class JsonScanner {
 
  protected:
   Input& in_;
-  const char* p_;  // cursor in [in_.begin(), in_.end())
-  const char* e_;  // in_.end()
+  const char* p_;                     // cursor in [in_.begin(), in_.end())
+  const char* e_;                     // in_.end()
+  const char* unit_start_ = nullptr;  // where the current Unit() starts in the window
   // Error context: messages name "event index_" while in_event_ (set by the reader).
   uint64_t index_ = 0;
   bool in_event_ = false;

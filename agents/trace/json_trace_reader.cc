@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "agents/trace/byte_source.h"
 #include "agents/trace/json_scanner.h"
+#include "agents/trace/quote.h"
 #include "agents/trace/timestamp.h"
 
 namespace devtime::trace {
@@ -47,21 +48,15 @@ class Parser : private stream::JsonScanner {
       : JsonScanner(in), options_(options), trace_(trace) {}
 
   void Run() {
-    bool empty = false;
-    Unit([&] {
-      if (!SkipWsOrEof()) {
-        empty = true;
-        return;
-      }
-      const char c = *p_;
-      if (c != '[' && c != '{') {
-        throw ParseError{c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' ||
-                                 c == 'n'
-                             ? "top-level JSON value is neither an event array nor an object"
-                             : "not JSON (unexpected character at offset 0)"};
-      }
-    });
-    if (empty) throw ParseError{"empty file (0 bytes of JSON)"};
+    // Leading whitespace is dropped as it is skipped (not a unit: it fetches input itself).
+    if (!SkipWsOrEof()) throw ParseError{"empty file (0 bytes of JSON)"};
+    const char c = *p_;
+    if (c != '[' && c != '{') {
+      throw ParseError{c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' ||
+                               c == 'n'
+                           ? "top-level JSON value is neither an event array nor an object"
+                           : "not JSON (unexpected character at offset 0)"};
+    }
     if (*p_ == '[') {
       trace_->format = "legacy-array";
       ReadEventArray();
@@ -71,6 +66,13 @@ class Parser : private stream::JsonScanner {
     }
     ExpectOnlyWhitespaceLeft();
     trace_->total_events = index_;
+    // baseTimeNanoseconds may come after the events; the latest end on the absolute clock
+    // bounds every event's.
+    if (trace_->base_time_ns && latest_end_index_ >= 0 &&
+        !CheckedAdd(latest_end_ns_, *trace_->base_time_ns)) {
+      throw ParseError{"event " + std::to_string(latest_end_index_) +
+                       ": fields 'ts' + 'dur' + baseTimeNanoseconds overflow int64 nanoseconds"};
+    }
   }
 
  private:
@@ -224,6 +226,7 @@ class Parser : private stream::JsonScanner {
       return true;
     });
     // Commit: the whole event is in the window, nothing below reads input.
+    CheckUnitSize();
     if (!has_ph) Fail("missing field 'ph'");
     if (index_ >= kMaxEvents) Fail("more than " + std::to_string(kMaxEvents) + " events (limit)");
     if (skipped) {
@@ -239,9 +242,19 @@ class Parser : private stream::JsonScanner {
     if (ts.empty()) Fail("missing field 'ts'");
     if (dur.empty()) Fail("missing field 'dur'");
     std::optional<int64_t> t = ParseMicrosToNanos(ts);
-    if (!t) Fail("field 'ts' is not a valid time: " + std::string(ts));
+    if (!t) Fail("field 'ts' is not a valid time: " + Quote(ts));
     std::optional<int64_t> d = ParseMicrosToNanos(dur);
-    if (!d) Fail("field 'dur' is not a valid time: " + std::string(dur));
+    if (!d) Fail("field 'dur' is not a valid time: " + Quote(dur));
+    // The summary adds ts + dur (and baseTimeNanoseconds, checked in Run()): all must fit.
+    std::optional<int64_t> end = CheckedAdd(*t, std::max<int64_t>(*d, 0));
+    if (!end || !CheckedAdd(*t, *d)) {
+      Fail("fields 'ts' + 'dur' overflow int64 nanoseconds (" + Quote(ts) + " + " + Quote(dur) +
+           " us)");
+    }
+    if (*end > latest_end_ns_) {
+      latest_end_ns_ = *end;
+      latest_end_index_ = index_;
+    }
     ++trace_->complete_events;
     RawEvent ev;
     ev.cat = has_cat ? InternFast(cat, "cat") : 0;
@@ -353,6 +366,9 @@ class Parser : private stream::JsonScanner {
 
   const TraceReadOptions& options_;
   RawTrace* trace_;
+  // The latest ts + max(dur, 0) of a complete event, and its index (-1: none yet).
+  int64_t latest_end_ns_ = INT64_MIN;
+  int64_t latest_end_index_ = -1;
   std::string id_scratch_;
   std::string scratch_[5];
   std::vector<int8_t> keep_cat_;

@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "agents/trace/file_reader.h"
 #include "agents/trace/json_util.h"
+#include "agents/trace/quote.h"
 
 namespace devtime::trace {
 namespace {
@@ -64,7 +65,7 @@ absl::Status ReadRow(const std::filesystem::path& path, size_t index, od::value&
                    key == "device_total_us") {
           double d = 0;
           if (auto e = v.get_double().get(d)) {
-            return Bad(path, where + "." + std::string(key) + ": " + Err(e));
+            return Bad(path, where + "." + Quote(key) + ": " + Err(e));
           }
           if (key == "self_cpu_us") row->self_cpu_us = d;
           if (key == "cpu_total_us") row->total_cpu_us = d;
@@ -150,11 +151,11 @@ absl::StatusOr<std::map<std::string, std::string>> ParseEnvironment(
       [&](std::string_view key, od::value& v) -> absl::Status {
         std::string k(key);
         od::json_type type;
-        if (auto e = v.type().get(type)) return Bad(path, "'" + k + "': " + Err(e));
+        if (auto e = v.type().get(type)) return Bad(path, "'" + Quote(k) + "': " + Err(e));
         if (type == od::json_type::string) {
-          return ReadText(v, path, "'" + k + "'", &env[k]);
+          return ReadText(v, path, "'" + Quote(k) + "'", &env[k]);
         } else if (type == od::json_type::object || type == od::json_type::array) {
-          return Bad(path, "'" + k + "' is not a string (environment.json must be flat)");
+          return Bad(path, "'" + Quote(k) + "' is not a string (environment.json must be flat)");
         } else {
           env[k] = std::string(json::TrimToken(v.raw_json_token()));
         }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,7 @@
 #include "agents/trace/neuron_reader.h"
 #include "agents/trace/pftrace_reader.h"
 #include "agents/trace/system_trace_finder.h"
+#include "agents/trace/timestamp.h"
 
 namespace devtime::trace {
 namespace {
@@ -16,6 +18,10 @@ namespace {
 namespace fs = std::filesystem;
 
 double Us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+// Sums of nanoseconds over many intervals are kept in double: exact below 2^53 ns (104 days),
+// and a hostile trace whose durations add up past int64 cannot overflow them.
+double Us(double ns) { return ns / 1000.0; }
 
 bool EndsWith(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
 
@@ -166,9 +172,9 @@ void AddArtifacts(const fs::path& dir, TraceSummary* summary) {
   }
 }
 
-int64_t BusyNs(const NeuronSystemTrace& t) {
-  int64_t ns = 0;
-  for (const NsInterval& x : t.device) ns += x.end_ns - x.start_ns;
+double BusyNs(const NeuronSystemTrace& t) {
+  double ns = 0;
+  for (const NsInterval& x : t.device) ns += static_cast<double>(x.end_ns - x.start_ns);
   return ns;
 }
 
@@ -190,11 +196,11 @@ absl::StatusOr<NeuronSystemTrace> ReadSystemTraces(const std::vector<fs::path>& 
   if (traces.size() == 1) return std::move(traces.front());
   size_t chosen = 0;
   bool agree = true;
-  const int64_t busy0 = BusyNs(traces[0]);
+  const double busy0 = BusyNs(traces[0]);
   for (size_t i = 0; i < traces.size(); ++i) {
-    const int64_t busy = BusyNs(traces[i]);
+    const double busy = BusyNs(traces[i]);
     if (traces[i].device.size() != traces[0].device.size() ||
-        std::abs(busy - busy0) * 1000 > std::max<int64_t>(busy0, 1)) {
+        std::abs(busy - busy0) * 1000 > std::max(busy0, 1.0)) {
       agree = false;
     }
     if (traces[i].device_on_host_clock && !traces[chosen].device_on_host_clock) chosen = i;
@@ -367,12 +373,12 @@ absl::Status ApplyNeuronSession(const NeuronSession& session, const NeuronCaptur
   const int64_t lo = window.lo_ns;
   const int64_t hi = window.hi_ns;
   std::vector<NsInterval> counted;
-  int64_t outside_ns = 0;
+  double outside_ns = 0;
   for (const NsInterval& x : sys->device) {
     if (x.start_ns >= lo && x.start_ns < hi) {
       counted.push_back(x);
     } else {
-      outside_ns += x.end_ns - x.start_ns;
+      outside_ns += static_cast<double>(x.end_ns - x.start_ns);
     }
   }
   if (counted.size() < sys->device.size()) {
@@ -381,8 +387,8 @@ absl::Status ApplyNeuronSession(const NeuronSession& session, const NeuronCaptur
         "after the capture); not counted",
         sys->device.size() - counted.size(), Us(outside_ns)));
   }
-  int64_t device_ns = 0;
-  for (const NsInterval& x : counted) device_ns += x.end_ns - x.start_ns;
+  double device_ns = 0;
+  for (const NsInterval& x : counted) device_ns += static_cast<double>(x.end_ns - x.start_ns);
   summary->has_device_time = device_ns > 0;
   summary->device_total_us = Us(device_ns);
   const bool joined =
@@ -451,7 +457,12 @@ absl::Status ApplyNeuronSession(const NeuronSession& session, const NeuronCaptur
   summary->layers.push_back({Layer::kDeviceExecution, Us(device_ns)});
   if (!counted.empty() || aligned) {
     const int64_t busy = UnionLength(counted, win_lo, win_hi);
-    summary->layers.push_back({Layer::kIdle, Us(std::max<int64_t>(0, win_hi - win_lo - busy))});
+    // The window comes from the framework trace too: its length may not fit int64.
+    const std::optional<int64_t> length = CheckedSub(win_hi, win_lo);
+    const double length_ns = length ? static_cast<double>(*length)
+                                    : static_cast<double>(win_hi) - static_cast<double>(win_lo);
+    summary->layers.push_back(
+        {Layer::kIdle, Us(std::max(0.0, length_ns - static_cast<double>(busy)))});
   }
 
   // Quality gate (framework-trace reasons such as a missing ProfilerStep window stay first).

@@ -1,10 +1,12 @@
 #include "agents/trace/neuron_join.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
 #include "absl/strings/str_format.h"
+#include "agents/trace/timestamp.h"
 
 namespace devtime::trace {
 namespace {
@@ -152,15 +154,22 @@ DeviceJoin JoinNeuronExecutions(const std::vector<NeuronExecution>& executions, 
   const uint32_t cat = framework->strings.Intern(kNeuronExecCategory);
   const uint32_t pid = framework->strings.Intern("NeuronCore");
   uint64_t index = framework->total_events;
+  uint64_t off_clock = 0;
   for (size_t x = 0; x < executions.size(); ++x) {
     const NeuronExecution& e = executions[x];
+    // On the framework's relative clock the summary adds ts + dur (+ base): must fit int64.
+    const std::optional<int64_t> ts = CheckedSub(e.start_ns, base);
+    if (!ts || !CheckedAdd(*ts, e.end_ns - e.start_ns)) {
+      ++off_clock;
+      continue;
+    }
     RawEvent ev;
     ev.index = index++;
     ev.name = name;
     ev.cat = cat;
     ev.pid = pid;
     ev.tid = framework->strings.Intern(e.queue);
-    ev.ts_ns = e.start_ns - base;
+    ev.ts_ns = *ts;
     ev.dur_ns = e.end_ns - e.start_ns;
     ev.external_id = joined[x] ? owner[x] : -1;
     framework->events.push_back(ev);
@@ -168,6 +177,12 @@ DeviceJoin JoinNeuronExecutions(const std::vector<NeuronExecution>& executions, 
       ++join.unjoined;
       join.unjoined_us += Us(e.end_ns - e.start_ns);
     }
+  }
+  if (off_clock > 0) {
+    warnings->push_back(absl::StrFormat(
+        "%d NeuronCore executions are more than int64 nanoseconds away from the framework "
+        "trace's baseTimeNanoseconds; not counted",
+        off_clock));
   }
   if (join.unjoined > 0) {
     warnings->push_back(absl::StrFormat(

@@ -14,6 +14,8 @@
 #include "absl/strings/str_format.h"
 #include "agents/trace/file_reader.h"
 #include "agents/trace/json_util.h"
+#include "agents/trace/quote.h"
+#include "agents/trace/timestamp.h"
 
 namespace devtime::trace {
 namespace {
@@ -295,7 +297,12 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
       out->invalid_reason = absl::StrFormat(
           "Neuron system trace timestamps go backwards: %s tracking_id %d stops before it starts "
           "(event %d)",
-          ev.type, ev.tracking_id, this_index);
+          Quote(ev.type), ev.tracking_id, this_index);
+    }
+    // Intervals start at >= 0 ns, so that consumers may take end - start of any of them.
+    if (*t0 < 0 || *t1 < 0) {
+      return Bad(origin, "system trace event " + std::to_string(this_index) +
+                             ": negative timestamp (before 0 ns)");
     }
     if (exec) {
       execs.push_back({ev.nc_idx, start.exec_id >= 0 ? start.exec_id : ev.exec_id,
@@ -316,7 +323,7 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
   std::vector<std::pair<std::tuple<int64_t, int64_t, uint64_t>, NeuronExecution>> rows;
   rows.reserve(execs.size());
   for (const Exec& x : execs) {
-    int64_t shift = 0;
+    std::optional<int64_t> shift = 0;
     if (aligned) {
       const std::vector<Sync>& s = syncs[x.nc_idx];
       const Sync* best = nullptr;
@@ -328,13 +335,19 @@ absl::Status ReadFetchEvents(od::array& events, const std::string& origin, Neuro
         if (c.nc <= x.start && (!best || c.nc > best->nc)) best = &c;
       }
       if (!best) best = &s.front();
-      shift = best->cpu - best->nc;
+      shift = CheckedSub(best->cpu, best->nc);
+    }
+    const std::optional<int64_t> start = shift ? CheckedAdd(x.start, *shift) : std::nullopt;
+    const std::optional<int64_t> stop = shift ? CheckedAdd(x.stop, *shift) : std::nullopt;
+    if (!start || !stop || *start < 0) {
+      return Bad(origin, "system trace event " + std::to_string(x.index) +
+                             ": moving nc_timestamp_ns to the host clock (timestamp_sync_point "
+                             "cpu - nc) gives a time outside [0, int64 max] ns");
     }
     // Rows without an exec_id cannot be merged: each is its own execution.
     const uint64_t unique = x.exec_id >= 0 ? 0 : x.index + 1;
-    rows.push_back(
-        {{x.nc_idx, x.exec_id, unique},
-         {{x.start + shift, x.stop + shift}, std::to_string(x.nc_idx), x.exec_id, x.sequence_id}});
+    rows.push_back({{x.nc_idx, x.exec_id, unique},
+                    {{*start, *stop}, std::to_string(x.nc_idx), x.exec_id, x.sequence_id}});
   }
   MergeByKey(rows, out);
   out->device_on_host_clock = aligned;
@@ -385,16 +398,23 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
     // mem_usage / cpu_util samples have no name; instant events no duration.
     if (name.empty() || !ts || !dur) continue;
     if (!unit.empty() && unit != "ns") {
-      return Bad(origin, where + ": unsupported timestamp_unit '" + unit + "' (expected ns)");
+      return Bad(origin,
+                 where + ": unsupported timestamp_unit '" + Quote(unit) + "' (expected ns)");
     }
     if (*dur < 0) {
       if (!out->invalid_reason) {
         out->invalid_reason = absl::StrFormat(
-            "negative duration at Neuron system trace event %d (%s)", this_index, name);
+            "negative duration at Neuron system trace event %d (%s)", this_index, Quote(name));
       }
       continue;
     }
-    const NsInterval iv{*ts, *ts + *dur};
+    const std::optional<int64_t> end = CheckedAdd(*ts, *dur);
+    if (*ts < 0) return Bad(origin, where + ": negative 'timestamp' (before 0 ns)");
+    if (!end) {
+      return Bad(origin, where + ": fields 'timestamp' + 'duration' overflow int64 nanoseconds (" +
+                             std::to_string(*ts) + " + " + std::to_string(*dur) + ")");
+    }
+    const NsInterval iv{*ts, *end};
     if (name == kExec) {
       const uint64_t unique = exec_id >= 0 ? 0 : this_index + 1;
       exec_rows.push_back(
@@ -451,11 +471,10 @@ absl::StatusOr<NeuronSystemTrace> ParseNeuronSystemTrace(const std::string& padd
       top,
       [&](std::string_view key, od::value& v) -> absl::Status {
         if (key == "events" || key == "trace_event" || key == "trace_events") {
-          if (saw_events)
-            return Bad(origin, "more than one event array ('" + std::string(key) + "')");
+          if (saw_events) return Bad(origin, "more than one event array ('" + Quote(key) + "')");
           od::array arr;
           if (auto e = v.get_array().get(arr)) {
-            return Bad(origin, "'" + std::string(key) + "' is not an array (" + ErrorText(e) + ")");
+            return Bad(origin, "'" + Quote(key) + "' is not an array (" + ErrorText(e) + ")");
           }
           saw_events = true;
           out.form = key == "events" ? "fetch-api" : "explorer-json";

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "agents/trace/byte_source.h"
+#include "agents/trace/quote.h"
 
 namespace devtime::trace {
 namespace {
@@ -227,6 +228,9 @@ class Decoder {
     // Without a sequence id there is no interning scope (trace processor ignores both).
     if (seq != 0 && !interned.empty() && !Interned(interned, &s)) return Corrupt();
     if (seq != 0 && !defaults.empty() && !Defaults(defaults, &s)) return Corrupt();
+    // Times past int64 ns (year 2262) are not a clock: consumers take end - start of slices,
+    // which fits int64 only while both are non-negative.
+    if (ts > static_cast<uint64_t>(INT64_MAX)) return Corrupt();
     if (!event.empty() && !TrackEvent(event, static_cast<int64_t>(ts), s)) return Corrupt();
   }
 
@@ -412,7 +416,7 @@ class Decoder {
         out_->invalid_reason = absl::StrFormat(
             "Neuron system trace timestamps go backwards: %s on Perfetto track %d ends before it "
             "starts",
-            b.name, track);
+            Quote(b.name), track);
       }
       return;
     }

@@ -15,4 +15,18 @@ namespace devtime::trace {
 // Returns nullopt when the token is not a number or overflows int64 nanoseconds.
 std::optional<int64_t> ParseMicrosToNanos(std::string_view token);
 
+// a + b and a - b of nanosecond times, or nullopt when the result does not fit int64. Every
+// reader combines timestamps and durations only through these, so that a hostile value is an
+// error naming its event instead of a signed overflow (undefined behaviour).
+inline std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+inline std::optional<int64_t> CheckedSub(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_sub_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
 }  // namespace devtime::trace
