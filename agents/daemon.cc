@@ -390,8 +390,14 @@ void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now,
     std::string failure;
     if (!outcome.ok()) {
       failure = std::string(outcome.status().message());
+    } else if (!outcome->succeeded() && stopping_) {
+      // Ended by the stop: its marker stays, and the next start reports the slot from what
+      // the job left (one run per run id, whichever way the agent went down).
+      Log(job.name() + " run " + run_id + ": the agent stopped while the job ran; the next " +
+          "start reports it");
+      return;
     } else if (!outcome->succeeded()) {
-      failure = stopping_ ? "the agent stopped while the job ran" : outcome->Describe();
+      failure = outcome->Describe();
     }
     if (FinishAttempt(job, std::move(slot), failure, absl::Now())) break;
   }

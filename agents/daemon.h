@@ -61,7 +61,7 @@ class AgentDaemon {
   AgentDaemon(const AgentDaemon&) = delete;
   AgentDaemon& operator=(const AgentDaemon&) = delete;
 
-  // Ends the session, ends running jobs (as at a timeout; their runs are reported failed)
+  // Ends the session, ends running jobs (as at a timeout; the next start reports their slots)
   // and stops. Spooled runs stay for the next start. Safe to call more than once.
   void Stop();
   // Until Stop, and until every thread the daemon started has ended (joined: none of them
