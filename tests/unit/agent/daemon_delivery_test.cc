@@ -74,7 +74,8 @@ TEST_F(DaemonDeliveryTest, NeverSetsARunAsideWhileTheCollectorIsUnavailable) {
   EXPECT_FALSE(SetAside(run_id));
   down = false;  // the collector is back: the run is delivered, nothing was lost
   ASSERT_TRUE(WaitUntil([&] { return !collector_.Delivered().empty(); }));
-  EXPECT_FALSE(Spooled(run_id));
+  // The agent removes the run once the ack reaches it, a moment after the collector stored it.
+  EXPECT_TRUE(WaitUntil([&] { return !Spooled(run_id); }));
   EXPECT_FALSE(SetAside(run_id));
 }
 
