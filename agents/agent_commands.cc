@@ -10,6 +10,7 @@
 #include "agents/files.h"
 #include "agents/trace/trace_summary.h"
 #include "agents/uploader.h"
+#include "grpc/grpc.h"
 #include "proto/wire/channel.h"
 #include "proto/wire/json.h"
 
@@ -124,15 +125,26 @@ int RunDaemon(const DaemonCommand& command) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts
-  auto daemon = AgentDaemon::Start(*config);
-  if (!daemon.ok()) return Fail(daemon.status(), 1);
-  int signal = 0;
-  sigwait(&signals, &signal);
-  std::cerr << "devtime-agent: signal " << signal << ", stopping (running jobs are ended)"
-            << std::endl;
-  (*daemon)->Stop();
-  (*daemon)->Wait();
-  return 0;
+  // Our own reference to the gRPC library, released last with grpc_shutdown_blocking(): when
+  // the last gRPC object's destructor drops the last reference, gRPC cleans up on a detached
+  // thread that can still run while exit() destroys what it uses (a crash at SIGTERM).
+  grpc_init();
+  int exit_code = 0;
+  {
+    auto daemon = AgentDaemon::Start(*config);
+    if (!daemon.ok()) {
+      exit_code = Fail(daemon.status(), 1);
+    } else {
+      int signal = 0;
+      sigwait(&signals, &signal);
+      std::cerr << "devtime-agent: signal " << signal << ", stopping (running jobs are ended)"
+                << std::endl;
+      (*daemon)->Stop();
+      (*daemon)->Wait();  // every thread the daemon started has ended
+    }
+  }  // the daemon, and with it every gRPC object, is gone
+  grpc_shutdown_blocking();
+  return exit_code;
 }
 
 int RunAgentCommand(const AgentCommand& command) {

@@ -1,9 +1,9 @@
 #include "agents/daemon.h"
 
-#include <fstream>
 #include <iostream>
 #include <random>
 
+#include "absl/strings/numbers.h"
 #include "agents/delivery_errors.h"
 #include "agents/files.h"
 #include "agents/job_runner.h"
@@ -20,6 +20,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr auto kSchedulerTick = std::chrono::milliseconds(200);
+constexpr const char* kMarkerSuffix = ".slot";
+constexpr const char* kRestarted = "agent restarted during the run";
 constexpr std::size_t kMaxQueuedReports = 10'000;
 constexpr std::size_t kMaxSlotReasonBytes = 1'000;
 
@@ -56,6 +58,18 @@ v1::RunSummary FailedRun(const v1::JobSpec& job, const v1::AgentIdentity& agent,
   return run;
 }
 
+absl::Time FromProto(const google::protobuf::Timestamp& t) {
+  return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
+}
+
+absl::Time ModificationTime(const fs::path& path) {
+  std::error_code ec;
+  auto t = fs::last_write_time(path, ec);
+  if (ec) return absl::Now();
+  return absl::FromChrono(std::chrono::time_point_cast<std::chrono::system_clock::duration>(
+      std::chrono::file_clock::to_sys(t)));
+}
+
 // `slot` failed after all: `why` follows what its reason said.
 v1::JobSlot FailedSlot(v1::JobSlot slot, const std::string& why) {
   const std::string before = slot.reason().empty() ? "" : slot.reason() + "; ";
@@ -66,8 +80,8 @@ v1::JobSlot FailedSlot(v1::JobSlot slot, const std::string& why) {
 
 }  // namespace
 
-AgentDaemon::AgentDaemon(AgentConfig config, RetryPolicy retry)
-    : config_(std::move(config)), retry_(retry) {
+AgentDaemon::AgentDaemon(AgentConfig config, RetryPolicy retry, DurableWrite write)
+    : config_(std::move(config)), retry_(retry), write_(std::move(write)) {
   identity_.set_name(config_.name);
   identity_.set_host(config_.host);
   identity_.set_instance_type(config_.instance_type);
@@ -76,9 +90,10 @@ AgentDaemon::AgentDaemon(AgentConfig config, RetryPolicy retry)
 }
 
 absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentConfig& config,
-                                                                const RetryPolicy& retry) {
-  std::unique_ptr<AgentDaemon> daemon(new AgentDaemon(config, retry));
-  auto spool = Spool::Open(config.spool_dir, config.spool_max_bytes);
+                                                                const RetryPolicy& retry,
+                                                                DurableWrite write) {
+  std::unique_ptr<AgentDaemon> daemon(new AgentDaemon(config, retry, write));
+  auto spool = Spool::Open(config.spool_dir, config.spool_max_bytes, write);
   if (!spool.ok()) return spool.status();
   daemon->spool_ = std::move(*spool);
   if (!config.metrics_listen.empty()) {
@@ -87,7 +102,7 @@ absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentConfi
     daemon->metrics_ = std::move(*metrics);
   }
   std::error_code ec;
-  fs::create_directories(config.state_dir, ec);
+  fs::create_directories(daemon->MarkerDir(), ec);
   fs::create_directories(config.work_dir, ec);
   if (ec)
     return absl::InternalError("cannot create " + config.work_dir.string() + ": " + ec.message());
@@ -97,7 +112,11 @@ absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentConfi
   auto channel = wire::ConnectCollector(config.collector, *creds);
   if (!channel.ok()) return channel.status();
   daemon->channel_ = *channel;
+  // What a crash or a failed write left half-written is worth nothing and takes room.
+  RemoveTempFiles(config.state_dir);
+  RemoveTempFiles(daemon->MarkerDir());
   daemon->LoadAssignments();
+  daemon->RecoverUnfinishedSlots();
   daemon->session_ = std::thread([d = daemon.get()] { d->SessionLoop(); });
   daemon->scheduler_ = std::thread([d = daemon.get()] { d->SchedulerLoop(); });
   daemon->uploader_ = std::thread([d = daemon.get()] { d->UploaderLoop(); });
@@ -119,11 +138,50 @@ void AgentDaemon::Stop() {
 }
 
 void AgentDaemon::Wait() {
+  std::lock_guard waiting(wait_mu_);  // a second caller waits for the first to finish
   for (auto* thread : {&session_, &scheduler_, &uploader_}) {
     if (thread->joinable()) thread->join();
   }
-  std::unique_lock lock(mu_);
-  changed_.wait(lock, [&] { return active_runners_ == 0; });
+  // The scheduler, which starts runners, is gone: every runner thread is in runners_.
+  std::map<int, std::thread> runners;
+  {
+    std::unique_lock lock(mu_);
+    changed_.wait(lock, [&] { return active_runners_ == 0; });
+    runners.swap(runners_);
+    finished_runners_.clear();
+  }
+  // Joined, not detached: a runner's last instructions (unlocking mu_, its closure's
+  // destructors) must end before the daemon, and the process, do.
+  for (auto& [id, thread] : runners) thread.join();
+}
+
+void AgentDaemon::JoinFinishedRunners() {
+  std::vector<std::thread> finished;
+  {
+    std::lock_guard lock(mu_);
+    for (int id : finished_runners_) {
+      auto it = runners_.find(id);
+      if (it == runners_.end()) continue;
+      finished.push_back(std::move(it->second));
+      runners_.erase(it);
+    }
+    finished_runners_.clear();
+  }
+  for (auto& thread : finished) thread.join();
+}
+
+void AgentDaemon::StartRunner(const std::string& job, std::function<void()> work) {
+  running_.insert(job);
+  ++active_runners_;
+  const int id = next_runner_id_++;
+  runners_[id] = std::thread([this, id, job, work = std::move(work)] {
+    work();
+    std::lock_guard lock(mu_);
+    running_.erase(job);
+    --active_runners_;
+    finished_runners_.push_back(id);
+    changed_.notify_all();
+  });
 }
 
 bool AgentDaemon::SleepUnlessStopping(std::chrono::milliseconds duration) {
@@ -148,14 +206,8 @@ void AgentDaemon::LoadAssignments() {
 
 void AgentDaemon::SaveAssignments(const v1::Assignments& assignments) {
   fs::path path = config_.state_dir / "assignments.pb";
-  fs::path temp = path.string() + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    assignments.SerializeToOstream(&out);
-  }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) Log("cannot save assignments to " + path.string() + ": " + ec.message());
+  auto saved = ReplaceFileDurably(path, assignments.SerializeAsString(), write_);
+  if (!saved.ok()) Log("cannot save assignments: " + std::string(saved.message()));
 }
 
 void AgentDaemon::UpdateAssignments(const v1::Assignments& assignments) {
@@ -207,6 +259,7 @@ void AgentDaemon::SessionLoop() {
           bool written = stream->Write(message);
           lock.lock();
           if (!written) break;
+          SlotReported(reports_.front());
           reports_.pop_front();
         }
       });
@@ -257,6 +310,7 @@ void AgentDaemon::Report(v1::JobSlot slot) {
 
 void AgentDaemon::SchedulerLoop() {
   while (SleepUnlessStopping(kSchedulerTick)) {
+    JoinFinishedRunners();
     absl::Time now = absl::Now();
     std::lock_guard lock(mu_);
     for (auto& [name, job] : jobs_) {
@@ -291,20 +345,13 @@ void AgentDaemon::StartSlot(const v1::JobSpec& job, absl::Time slot_time, bool r
     if (metrics_) metrics_->JobFinished(job.name(), "skipped_still_running", 0);
     return;
   }
-  running_.insert(job.name());
-  ++active_runners_;
-  std::thread([this, job, slot_time, run_now] {
-    RunSlot(job, slot_time, run_now);
-    std::lock_guard lock(mu_);
-    running_.erase(job.name());
-    --active_runners_;
-    changed_.notify_all();
-  }).detach();
+  StartRunner(job.name(), [this, job, slot_time, run_now] { RunSlot(job, slot_time, run_now, 0); });
 }
 
-void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now) {
+void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now,
+                          uint32_t first_attempt) {
   job = wire::WithDefaults(job);
-  for (uint32_t attempt = 0; attempt <= job.retries() && !stopping_; ++attempt) {
+  for (uint32_t attempt = first_attempt; attempt <= job.retries() && !stopping_; ++attempt) {
     const std::string run_id = NewRunId();  // fixed before the job starts: retries of the
                                             // upload are the same run
     fs::path dir = config_.work_dir / job.name() / run_id;
@@ -317,6 +364,7 @@ void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now) {
     slot.set_run_now(run_now);
     *slot.mutable_started_at() = ToProto(started);
     slot.set_outcome(v1::SLOT_OUTCOME_RUNNING);
+    MarkInFlight(slot, attempt);
     Report(slot);
 
     std::error_code ec;
@@ -338,45 +386,129 @@ void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now) {
     process.timeout = std::chrono::seconds(job.timeout_seconds());
     process.cancel = &stopping_;
     auto outcome = RunJobProcess(process);
-    absl::Time finished = absl::Now();
 
     std::string failure;
-    v1::RunSummary run;
     if (!outcome.ok()) {
       failure = std::string(outcome.status().message());
+    } else if (!outcome->succeeded() && stopping_) {
+      // Ended by the stop: its marker stays, and the next start reports the slot from what
+      // the job left (one run per run id, whichever way the agent went down).
+      Log(job.name() + " run " + run_id + ": the agent stopped while the job ran; the next " +
+          "start reports it");
+      return;
     } else if (!outcome->succeeded()) {
-      failure = stopping_ ? "the agent stopped while the job ran" : outcome->Describe();
-    } else if (auto summary = trace::Summarize(output); !summary.ok()) {
-      failure = "no usable profiler output in " + output.string() + ": " +
-                std::string(summary.status().message());
-    } else {
-      RunLabels labels;
-      labels.run_id = run_id;
-      labels.job = job.name();
-      labels.model = job.model();
-      labels.workload = job.workload();
-      labels.host = config_.host;
-      labels.instance_type = config_.instance_type;
-      labels.started_at = absl::ToChronoTime(started);
-      labels.finished_at = absl::ToChronoTime(finished);
-      run = BuildRunSummary(*summary, labels);
+      failure = outcome->Describe();
     }
-    if (!failure.empty()) run = FailedRun(job, identity_, run_id, started, finished, failure);
-    if (failure.empty() && run.status() == v1::RUN_STATUS_INVALID) {
-      failure = "invalid capture: " + run.status_reason();
+    if (FinishAttempt(job, std::move(slot), failure, absl::Now())) break;
+  }
+}
+
+bool AgentDaemon::FinishAttempt(const v1::JobSpec& job, v1::JobSlot slot, std::string failure,
+                                absl::Time finished) {
+  const std::string& run_id = slot.run_id();
+  const absl::Time started = FromProto(slot.started_at());
+  const fs::path output = config_.work_dir / job.name() / run_id / "output";
+  v1::RunSummary run;
+  auto summary = failure.empty() ? trace::Summarize(output) : absl::CancelledError(failure);
+  if (failure.empty() && !summary.ok()) {
+    failure = "no usable profiler output in " + output.string() + ": " +
+              std::string(summary.status().message());
+  } else if (failure.empty()) {
+    RunLabels labels;
+    labels.run_id = run_id;
+    labels.job = job.name();
+    labels.model = job.model();
+    labels.workload = job.workload();
+    labels.host = config_.host;
+    labels.instance_type = config_.instance_type;
+    labels.started_at = absl::ToChronoTime(started);
+    labels.finished_at = absl::ToChronoTime(finished);
+    run = BuildRunSummary(*summary, labels);
+  }
+  if (!failure.empty()) run = FailedRun(job, identity_, run_id, started, finished, failure);
+  if (failure.empty() && run.status() == v1::RUN_STATUS_INVALID) {
+    failure = "invalid capture: " + run.status_reason();
+  }
+  slot.set_outcome(failure.empty() ? v1::SLOT_OUTCOME_SUCCEEDED : v1::SLOT_OUTCOME_FAILED);
+  slot.set_reason(wire::PrintableText(failure, kMaxSlotReasonBytes));
+  *slot.mutable_finished_at() = ToProto(finished);
+  if (auto spooled = SpoolAndReport(run, slot); !spooled.ok()) {
+    failure = std::string(spooled.message());
+  }
+  if (metrics_) {
+    metrics_->JobFinished(job.name(), failure.empty() ? "succeeded" : "failed",
+                          absl::ToDoubleSeconds(finished - started));
+  }
+  Log(job.name() + " run " + run_id + ": " + (failure.empty() ? "succeeded" : failure));
+  return failure.empty();
+}
+
+// ---- slots in flight across a restart ----------------------------------------------------
+
+fs::path AgentDaemon::MarkerDir() const { return config_.state_dir / "in_flight"; }
+
+void AgentDaemon::MarkInFlight(const v1::JobSlot& slot, uint32_t attempt) {
+  // <run id>.<attempt>.slot: the attempt says how many of the job's retries are left.
+  fs::path marker = MarkerDir() / (slot.run_id() + "." + std::to_string(attempt) + kMarkerSuffix);
+  auto written = ReplaceFileDurably(marker, slot.SerializeAsString(), write_);
+  if (!written.ok()) {
+    Log("run " + slot.run_id() +
+        " is not recoverable if the agent stops during it: " + std::string(written.message()));
+    return;
+  }
+  std::lock_guard lock(mu_);
+  markers_[slot.run_id()] = marker;
+}
+
+void AgentDaemon::SlotReported(const v1::JobSlot& slot) {
+  if (slot.outcome() == v1::SLOT_OUTCOME_RUNNING) return;
+  auto it = markers_.find(slot.run_id());
+  if (it == markers_.end()) return;
+  std::error_code ec;
+  fs::remove(it->second, ec);
+  markers_.erase(it);
+}
+
+void AgentDaemon::RecoverUnfinishedSlots() {
+  std::error_code ec;
+  std::vector<fs::path> markers;
+  for (const auto& entry : fs::directory_iterator(MarkerDir(), ec)) {
+    if (entry.path().extension() == kMarkerSuffix) markers.push_back(entry.path());
+  }
+  std::lock_guard lock(mu_);
+  for (const fs::path& marker : markers) {
+    v1::JobSlot slot;
+    auto bytes = ReadWholeFile(marker);
+    const std::string attempt_text = marker.stem().extension().string();  // ".<attempt>"
+    uint32_t attempt = 0;
+    if (!bytes || !slot.ParseFromString(*bytes) || slot.run_id().empty() ||
+        !absl::SimpleAtoi(attempt_text.substr(std::min<std::size_t>(1, attempt_text.size())),
+                          &attempt)) {
+      Log("ignoring unreadable " + marker.string());
+      fs::remove(marker, ec);
+      continue;
     }
-    slot.set_outcome(failure.empty() ? v1::SLOT_OUTCOME_SUCCEEDED : v1::SLOT_OUTCOME_FAILED);
-    slot.set_reason(wire::PrintableText(failure, kMaxSlotReasonBytes));
-    *slot.mutable_finished_at() = ToProto(finished);
-    if (auto spooled = SpoolAndReport(run, slot); !spooled.ok()) {
-      failure = std::string(spooled.message());
-    }
-    if (metrics_) {
-      metrics_->JobFinished(job.name(), failure.empty() ? "succeeded" : "failed",
-                            absl::ToDoubleSeconds(finished - started));
-    }
-    Log(job.name() + " run " + run_id + ": " + (failure.empty() ? "succeeded" : failure));
-    if (failure.empty()) break;
+    markers_[slot.run_id()] = marker;
+    v1::JobSpec job;
+    job.set_name(slot.job());
+    auto assigned = jobs_.find(slot.job());
+    if (assigned != jobs_.end()) job = wire::WithDefaults(assigned->second.spec);
+    // The same job may have left two markers only if a marker outlived its report; its
+    // retries then start from the last one.
+    const bool retry = assigned != jobs_.end() && !running_.count(slot.job());
+    StartRunner(slot.job(), [this, job, slot, attempt, retry] {
+      const fs::path output = config_.work_dir / slot.job() / slot.run_id() / "output";
+      // The harness writes run.json last: with it, the run finished while the agent was away.
+      const fs::path run_json = output / "run.json";
+      const bool complete = fs::exists(run_json);
+      Log("run " + slot.run_id() + " of " + slot.job() + " was running when the agent stopped; " +
+          (complete ? "its output is complete" : "it is reported failed"));
+      bool succeeded = FinishAttempt(job, slot, complete ? "" : kRestarted,
+                                     complete ? ModificationTime(run_json) : absl::Now());
+      if (!succeeded && retry && attempt < job.retries()) {
+        RunSlot(job, FromProto(slot.slot_time()), slot.run_now(), attempt + 1);
+      }
+    });
   }
 }
 
@@ -389,22 +521,37 @@ absl::Status AgentDaemon::SpoolAndReport(const v1::RunSummary& run, v1::JobSlot 
     spooled = absl::InvalidArgumentError("the run is not valid and was not spooled: " +
                                          std::string(spooled.message()));
   }
-  {
-    std::lock_guard delivery(delivery_mu_);
-    if (spooled.ok()) spooled = spool_->Put(run);
-    if (spooled.ok()) {
-      // An older attempt's run of the same slot no longer speaks for it.
-      std::erase_if(awaiting_, [&](const auto& entry) {
-        return entry.second.job() == slot.job() &&
-               entry.second.slot_time().SerializeAsString() == slot.slot_time().SerializeAsString();
-      });
-      awaiting_[run.identity().run_id()] = slot;
-    } else {
-      if (metrics_ && absl::IsResourceExhausted(spooled)) metrics_->SpoolFull();
-      slot = FailedSlot(std::move(slot), std::string(spooled.message()));
+  // A full spool or disk is waited out with backoff (uploads, or the operator, make room):
+  // the run and the job's output stay until then.
+  bool waited = false;
+  for (auto backoff = retry_.first_backoff; spooled.ok();
+       backoff = std::min(backoff * 2, retry_.max_backoff)) {
+    {
+      std::lock_guard delivery(delivery_mu_);  // from spooling to reporting: see awaiting_
+      spooled = spool_->Put(run);
+      if (spooled.ok()) {
+        // An older attempt's run of the same slot no longer speaks for it.
+        std::erase_if(awaiting_, [&](const auto& entry) {
+          return entry.second.job() == slot.job() && entry.second.slot_time().SerializeAsString() ==
+                                                         slot.slot_time().SerializeAsString();
+        });
+        awaiting_[run.identity().run_id()] = slot;
+        Report(slot);
+        break;
+      }
     }
-    Report(slot);
+    if (!absl::IsResourceExhausted(spooled)) break;
+    if (stopping_) return spooled;  // not reported: the slot's marker brings it back at start
+    if (!waited) {
+      waited = true;
+      if (metrics_) metrics_->SpoolFull();
+      Log("run " + run.identity().run_id() + " waits for room in the spool, the job's output " +
+          "kept: " + std::string(spooled.message()));
+    }
+    SleepUnlessStopping(backoff);
+    spooled = absl::OkStatus();
   }
+  if (!spooled.ok()) Report(FailedSlot(std::move(slot), std::string(spooled.message())));
   std::lock_guard lock(mu_);
   spooled_ = true;  // wake the uploader
   changed_.notify_all();

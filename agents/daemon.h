@@ -13,23 +13,35 @@
 // reported failed. A job never runs twice at once on a host: a slot that comes while the
 // previous run is still going is reported as skipped. Every slot is reported to the collector.
 //
+// Nothing is lost at the edges. A run that finds the spool or the disk full waits, with
+// backoff, for room (counted in devtime_agent_spool_full_total), its output kept. Each
+// running slot has an fsync'd marker in <state_dir>/in_flight/, removed once its final report
+// is written to the collector; a start finds the markers an agent killed mid-job left and
+// reports each slot: summarized and spooled if its output is complete (run.json, which the
+// harness writes last), else failed ("agent restarted during the run") and retried when the
+// job's retries allow. Temporary files left by a crash or a failed write are removed at start.
+//
 // Thread-safety: Start/Stop/Wait may be called from different threads.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agents/agent_config.h"
 #include "agents/agent_metrics.h"
+#include "agents/files.h"
 #include "agents/spool.h"
 #include "agents/uploader.h"
 #include "devtime/v1/collector.grpc.pb.h"
@@ -40,16 +52,21 @@ class AgentDaemon {
  public:
   // `retry`: how spooled runs are retried and when one is set aside (the defaults in
   // production; tests shorten them).
+  // `write`: how the spool, the assignments and the markers are written (tests inject a
+  // full disk).
   static absl::StatusOr<std::unique_ptr<AgentDaemon>> Start(const AgentConfig& config,
-                                                            const RetryPolicy& retry = {});
+                                                            const RetryPolicy& retry = {},
+                                                            DurableWrite write = WriteFileDurably);
   ~AgentDaemon();
   AgentDaemon(const AgentDaemon&) = delete;
   AgentDaemon& operator=(const AgentDaemon&) = delete;
 
-  // Ends the session, ends running jobs (as at a timeout; their runs are reported failed)
-  // and stops. Spooled runs stay for the next start.
+  // Ends the session, ends running jobs (as at a timeout; the next start reports their slots)
+  // and stops. Spooled runs stay for the next start. Safe to call more than once.
   void Stop();
-  void Wait();  // until Stop
+  // Until Stop, and until every thread the daemon started has ended (joined: none of them
+  // touches the daemon after Wait returns).
+  void Wait();
 
   int metrics_port() const { return metrics_ ? metrics_->port() : 0; }
 
@@ -59,7 +76,7 @@ class AgentDaemon {
     absl::Time next_slot;  // before jitter
   };
 
-  AgentDaemon(AgentConfig config, RetryPolicy retry);
+  AgentDaemon(AgentConfig config, RetryPolicy retry, DurableWrite write);
   void LoadAssignments();
   void SaveAssignments(const v1::Assignments& assignments);
   void UpdateAssignments(const v1::Assignments& assignments);
@@ -76,12 +93,28 @@ class AgentDaemon {
   void Delivered(const std::string& run_id);
   // Starts a slot unless the job is already running (then reports it skipped). Needs mu_.
   void StartSlot(const v1::JobSpec& job, absl::Time slot_time, bool run_now);
-  void RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now);
+  // Runs `work` on a runner thread with `job` marked running. Needs mu_.
+  void StartRunner(const std::string& job, std::function<void()> work);
+  void JoinFinishedRunners();
+  // Runs attempts first_attempt.. of the slot until one succeeds or the job's retries are used.
+  void RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now, uint32_t first_attempt);
+  // Makes the run of an attempt that ended (with `failure`, "" when the job succeeded) from
+  // its output, spools it and reports its RUNNING `slot` finished. True when it succeeded.
+  bool FinishAttempt(const v1::JobSpec& job, v1::JobSlot slot, std::string failure,
+                     absl::Time finished);
+  std::filesystem::path MarkerDir() const;
+  void MarkInFlight(const v1::JobSlot& slot, uint32_t attempt);
+  // `slot` was written to the collector: a finished slot's marker goes. Needs mu_.
+  void SlotReported(const v1::JobSlot& slot);
+  // Reports the slots the last run of the agent left in flight (their markers). Before the
+  // scheduler starts.
+  void RecoverUnfinishedSlots();
   void Report(v1::JobSlot slot);
   bool SleepUnlessStopping(std::chrono::milliseconds duration);
 
   const AgentConfig config_;
   const RetryPolicy retry_;
+  const DurableWrite write_;
   v1::AgentIdentity identity_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<Spool> spool_;
@@ -89,13 +122,18 @@ class AgentDaemon {
 
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
-  std::condition_variable changed_;                 // stop, reports, run-now, finished runs
-  std::map<std::string, ScheduledJob> jobs_;        // guarded by mu_
-  std::set<std::string> running_;                   // guarded by mu_
-  std::deque<std::string> run_now_;                 // guarded by mu_
-  std::deque<v1::JobSlot> reports_;                 // guarded by mu_
-  grpc::ClientContext* session_context_ = nullptr;  // guarded by mu_
-  int active_runners_ = 0;                          // guarded by mu_
+  std::condition_variable changed_;                       // stop, reports, run-now, finished runs
+  std::map<std::string, ScheduledJob> jobs_;              // guarded by mu_
+  std::set<std::string> running_;                         // guarded by mu_
+  std::deque<std::string> run_now_;                       // guarded by mu_
+  std::deque<v1::JobSlot> reports_;                       // guarded by mu_
+  grpc::ClientContext* session_context_ = nullptr;        // guarded by mu_
+  int active_runners_ = 0;                                // guarded by mu_
+  std::map<int, std::thread> runners_;                    // by id; guarded by mu_
+  std::vector<int> finished_runners_;                     // to join; guarded by mu_
+  int next_runner_id_ = 0;                                // guarded by mu_
+  std::map<std::string, std::filesystem::path> markers_;  // by run id; guarded by mu_
+  std::mutex wait_mu_;                                    // one Wait at a time
   bool spooled_ = false;  // a run entered the spool since the uploader last looked; guarded by mu_
   // The slots of spooled runs, by run id, until their run is delivered or set aside. Held
   // from spooling to reporting, so a slot's report never overtakes its run's set-aside.

@@ -1,11 +1,6 @@
 #include "agents/spool.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 #include "agents/files.h"
 
@@ -14,43 +9,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kSuffix = ".pb";
-constexpr const char* kTempSuffix = ".tmp";
-
-absl::Status OsError(const std::string& what, const fs::path& path) {
-  return absl::InternalError(what + " " + path.string() + ": " + std::strerror(errno));
-}
-
-// Writes `bytes` to `path` and makes them durable before returning.
-absl::Status WriteDurably(const fs::path& path, const std::string& bytes) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return OsError("cannot create", path);
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      auto status = OsError("cannot write", path);
-      ::close(fd);
-      return status;
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    auto status = OsError("cannot fsync", path);
-    ::close(fd);
-    return status;
-  }
-  if (::close(fd) != 0) return OsError("cannot close", path);
-  return absl::OkStatus();
-}
-
-absl::Status SyncDirectory(const fs::path& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return OsError("cannot open directory", dir);
-  int rc = ::fsync(fd);
-  ::close(fd);
-  return rc == 0 ? absl::OkStatus() : OsError("cannot fsync directory", dir);
-}
 
 bool IsSpooledRun(const fs::directory_entry& entry) {
   return entry.is_regular_file() && entry.path().extension() == kSuffix;
@@ -58,15 +16,13 @@ bool IsSpooledRun(const fs::directory_entry& entry) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const fs::path& dir, uint64_t max_bytes) {
+absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const fs::path& dir, uint64_t max_bytes,
+                                                   DurableWrite write) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return absl::InternalError("cannot create spool " + dir.string() + ": " + ec.message());
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().extension() == kTempSuffix) fs::remove(entry.path(), ec);
-  }
-  if (ec) return absl::InternalError("cannot read spool " + dir.string() + ": " + ec.message());
-  return std::unique_ptr<Spool>(new Spool(dir, max_bytes));
+  RemoveTempFiles(dir);
+  return std::unique_ptr<Spool>(new Spool(dir, max_bytes, std::move(write)));
 }
 
 fs::path Spool::PathOf(const std::string& run_id) const { return dir_ / (run_id + kSuffix); }
@@ -88,12 +44,9 @@ absl::Status Spool::Put(const v1::RunSummary& run) {
         " bytes would exceed its bound of " + std::to_string(max_bytes_) +
         " (is the collector reachable?)");
   }
-  fs::path temp = dir_ / (run_id + kTempSuffix);
-  if (auto s = WriteDurably(temp, bytes); !s.ok()) return s;
-  std::error_code ec;
-  fs::rename(temp, PathOf(run_id), ec);
-  if (ec) return absl::InternalError("spool: cannot rename " + temp.string() + ": " + ec.message());
-  return SyncDirectory(dir_);
+  absl::Status stored = ReplaceFileDurably(PathOf(run_id), bytes, write_);
+  if (!stored.ok()) return absl::Status(stored.code(), "spool: " + std::string(stored.message()));
+  return stored;
 }
 
 std::vector<std::string> Spool::Pending() const {

@@ -6,8 +6,9 @@
 // which the uploader calls after the collector's ack (sent after commit); with the
 // collector's idempotent ingest this gives each run an exactly-once effect.
 //
-// The spool has a size bound; Put() beyond it fails with RESOURCE_EXHAUSTED and the run
-// stays with the caller (the job's output folder keeps the raw profile).
+// The spool has a size bound; Put() beyond it, or on a full disk, fails with
+// RESOURCE_EXHAUSTED and the run stays with the caller (the job's output folder keeps the raw
+// profile); a failed Put leaves no temporary file behind.
 //
 // Thread-safety: all methods may be called concurrently.
 #pragma once
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agents/files.h"
 #include "devtime/v1/run.pb.h"
 
 namespace devtime::agent {
@@ -32,8 +34,10 @@ struct SpoolStats {
 class Spool {
  public:
   // Creates `dir` if needed and removes half-written temporary files left by a crash.
+  // `write` writes each run's file (tests inject a full disk there).
   static absl::StatusOr<std::unique_ptr<Spool>> Open(const std::filesystem::path& dir,
-                                                     uint64_t max_bytes);
+                                                     uint64_t max_bytes,
+                                                     DurableWrite write = WriteFileDurably);
 
   // Durably stores `run`. Storing a run id that is already spooled replaces nothing and
   // succeeds. RESOURCE_EXHAUSTED when the spool would exceed its bound.
@@ -57,12 +61,13 @@ class Spool {
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
-  Spool(std::filesystem::path dir, uint64_t max_bytes)
-      : dir_(std::move(dir)), max_bytes_(max_bytes) {}
+  Spool(std::filesystem::path dir, uint64_t max_bytes, DurableWrite write)
+      : dir_(std::move(dir)), max_bytes_(max_bytes), write_(std::move(write)) {}
   std::filesystem::path PathOf(const std::string& run_id) const;
 
   const std::filesystem::path dir_;
   const uint64_t max_bytes_;
+  const DurableWrite write_;
   mutable std::mutex mu_;  // serializes Put/Remove against the size accounting
 };
 

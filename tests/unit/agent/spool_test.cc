@@ -66,6 +66,20 @@ TEST_F(SpoolTest, DiscardsHalfWrittenFilesFromACrash) {
   EXPECT_FALSE(fs::exists(dir_ + "/" + TestRunId(9) + ".tmp"));
 }
 
+TEST_F(SpoolTest, AFullDiskRefusesTheRunAndLeavesNoTemporaryFile) {
+  auto full_disk = [](const fs::path& path, const std::string&) {
+    std::ofstream{path};  // the zero-byte file a real ENOSPC leaves
+    return absl::ResourceExhaustedError("cannot write " + path.string() +
+                                        ": No space left on device");
+  };
+  auto spool = *Spool::Open(dir_, 1 << 20, full_disk);
+  auto put = spool->Put(NaiveRmsNormRun(TestRunId(1)));
+  EXPECT_EQ(put.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(put.message()), ::testing::HasSubstr("No space left on device"));
+  EXPECT_TRUE(spool->Pending().empty());
+  EXPECT_TRUE(fs::is_empty(dir_)) << "a temporary file was left behind";
+}
+
 TEST_F(SpoolTest, CorruptFileIsReportedNotSilentlyDropped) {
   auto spool = *Spool::Open(dir_, 1 << 20);
   std::ofstream(dir_ + "/" + TestRunId(5) + ".pb") << "\xff\xff\xff not protobuf";
