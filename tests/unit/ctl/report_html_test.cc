@@ -162,7 +162,7 @@ TEST(ReportHtml, LineGoesUpWhereTheSeriesGotSlower) {
   // The second polyline is "fused": 3 points at 403.3 µs, then 3 at 2355 µs (higher = smaller y).
   std::smatch match;
   std::string rest = FromSeries(html, 1);
-  ASSERT_TRUE(std::regex_search(rest, match, std::regex("points=\"([^\"]+)\"")));
+  ASSERT_TRUE(std::regex_search(rest, match, std::regex("<polyline[^>]*points=\"([^\"]+)\"")));
   std::vector<double> ys;
   std::string points = match[1];
   std::regex pair("([0-9.]+),([0-9.]+)");
@@ -188,10 +188,10 @@ TEST(ReportHtml, ComparesOperatorsWithTheRegressionsLastGoodRun) {
       FromSeries(html, 1),
       {"last good run of regression 3", "<code>fused-2</code>",
        // aten::mul is new (+1164.5 µs), aten::rms_norm gone (-403.3 µs, -100 %).
-       "<td class=\"op\">aten::mul</td>", ">+1164.5</td><td class=\"num worse\">new</td>",
-       ">-403.3</td><td class=\"num better\">-100.0%</td>",
-       // The whole run: 403.3 -> 2014.1 µs per step.
-       ">403.3</td><td class=\"num\">2014.1</td>", "+399.4%"});
+       "<td class=\"op\">aten::mul</td>", ">+1.165 ms</td><td class=\"num worse\">new</td>",
+       ">-403.3 µs</td><td class=\"num better\">-100.0%</td>",
+       // The whole run: 403.3 µs -> 2.014 ms per step.
+       ">403.3 µs</td><td class=\"num\">2.014 ms</td>", "+399.4%"});
 }
 
 TEST(ReportHtml, FoldsTheOperatorTailIntoOther) {
@@ -211,19 +211,20 @@ TEST(ReportHtml, FoldsTheOperatorTailIntoOther) {
 
 TEST(ReportHtml, LayersPerStepOfLatestAndBaseline) {
   std::string html = RenderHtml(SampleReport());
-  ExpectContains(FromSeries(html, 1),
-                 {"<svg class=\"layers\"",
-                  // device execution 403.3 -> 2014.1 µs per step; dispatch 19 -> 70.
-                  "device execution</td><td class=\"num\">403.3</td><td class=\"num\">2014.1</td>",
-                  "framework dispatch</td><td class=\"num\">19.0</td>"});
+  ExpectContains(
+      FromSeries(html, 1),
+      {"<svg class=\"layers\"",
+       // device execution 403.3 -> 2014.1 µs per step; dispatch 19 -> 70.
+       "device execution</td><td class=\"num\">403.3 µs</td><td class=\"num\">2.014 ms</td>",
+       "framework dispatch</td><td class=\"num\">19.0 µs</td>"});
 }
 
 TEST(ReportHtml, TableListsOnlyLiveRegressions) {
   std::string html = RenderHtml(SampleReport());
   std::string table = html.substr(html.find("<table class=\"regressions\""));
   table = table.substr(0, table.find("</table>"));
-  ExpectContains(table, {">3</td>", ">open</span>", "+484.0%", "aten::mul +1164.5 µs",
-                         "<code>neuronx-cc</code> 2.21 → 2.22", "fused-3"});
+  ExpectContains(table, {"<a href=\"#regression-3\">3</a></td>", ">open</span>", "+484.0%",
+                         "aten::mul +1.165 ms", "<code>neuronx-cc</code> 2.21 → 2.22", "fused-3"});
   EXPECT_THAT(table, Not(HasSubstr("fused-1<")));  // resolved: not in the table
 }
 
@@ -245,7 +246,7 @@ TEST(ReportHtml, SeriesWithOneRunAndNoBaseline) {
   report.series.push_back(s);
   std::string html = RenderHtml(report);
   EXPECT_THAT(html, HasSubstr("baseline: none"));
-  EXPECT_THAT(html, HasSubstr("<td class=\"num\">12.5</td>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"num\">12.5 µs</td>"));
   EXPECT_THAT(html, Not(HasSubstr("nan")));
   EXPECT_THAT(html, Not(HasSubstr("inf")));
 }
