@@ -185,10 +185,11 @@ std::string ThresholdLines(const Frame& f, const ReportSeries& s, double thresho
   std::string svg;
   for (double sign : {1.0, -1.0}) {
     double y = f.Y(*s.reference_us * (1 + sign * threshold));
-    absl::StrAppendFormat(&svg,
-                          "<line class=\"threshold\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-                          "y2=\"%.1f\" stroke=\"%s\" stroke-dasharray=\"6 4\"/>",
-                          f.left, y, f.left + f.width, y, kThresholdColor);
+    absl::StrAppendFormat(
+        &svg,
+        "<line class=\"threshold\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+        "y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>",
+        f.left, y, f.left + f.width, y, kThresholdColor);
   }
   absl::StrAppendFormat(&svg,
                         "<text class=\"marker halo\" x=\"%.1f\" y=\"%.1f\" fill=\"%s\">±%g %%"
