@@ -379,14 +379,10 @@ TEST(ReportHtml, OperatorHistoryChartsTheTopOperatorsOfTheFetchedRuns) {
 }
 
 TEST(ScaledTime, PicksTheUnitThatReadsBest) {
-  EXPECT_EQ(ScaledTime(12.5), "12.5 µs");
-  EXPECT_EQ(ScaledTime(999.9), "999.9 µs");
-  EXPECT_EQ(ScaledTime(999.96), "1.000 ms");
-  EXPECT_EQ(ScaledTime(2354.9), "2.355 ms");
-  EXPECT_EQ(ScaledTime(23549), "23.55 ms");
-  EXPECT_EQ(ScaledTime(235490), "235.5 ms");
-  EXPECT_EQ(ScaledTime(1016805.6), "1.017 s");
-  EXPECT_EQ(ScaledTime(-403.3), "-403.3 µs");
+  const std::vector<std::pair<double, std::string>> cases = {
+      {12.5, "12.5 µs"},   {999.9, "999.9 µs"},  {999.96, "1.000 ms"},   {2354.9, "2.355 ms"},
+      {23549, "23.55 ms"}, {235490, "235.5 ms"}, {1016805.6, "1.017 s"}, {-403.3, "-403.3 µs"}};
+  for (const auto& [us, text] : cases) EXPECT_EQ(ScaledTime(us), text) << us;
   EXPECT_EQ(ScaledTime(12.5, "us"), "12.5 us");
   EXPECT_EQ(SignedTime(1164.5), "+1.165 ms");
   EXPECT_EQ(SignedTime(0), "0.0 µs");

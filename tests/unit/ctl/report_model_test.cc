@@ -210,13 +210,9 @@ TEST(ToReportModel, MarksRunsWhoseEnvironmentChanged) {
   const ReportEnvMarker& marker = s.env_changes[0];
   EXPECT_EQ(marker.run_id, "n2");
   EXPECT_EQ(marker.started_at.seconds, kNight + 2 * 86400);
-  ASSERT_EQ(marker.changes.size(), 2u);  // by key
-  EXPECT_EQ(marker.changes[0].key, "driver");
-  EXPECT_EQ(marker.changes[0].before, "");
-  EXPECT_EQ(marker.changes[0].after, "2.19");
-  EXPECT_EQ(marker.changes[1].key, "neuronx-cc");
-  EXPECT_EQ(marker.changes[1].before, "2.21.18");
-  EXPECT_EQ(marker.changes[1].after, "2.22.4");
+  std::vector<std::string> changes;
+  for (const auto& c : marker.changes) changes.push_back(c.key + ": " + c.before + " > " + c.after);
+  EXPECT_EQ(changes, (std::vector<std::string>{"driver:  > 2.19", "neuronx-cc: 2.21.18 > 2.22.4"}));
 }
 
 TEST(ToReportModel, OperatorHistoryFollowsTheLargestOperatorsOverTheFetchedRuns) {
@@ -228,10 +224,10 @@ TEST(ToReportModel, OperatorHistoryFollowsTheLargestOperatorsOverTheFetchedRuns)
     op->set_self_device_us(2.0 * (i + 1));
   }
   ReportSeries s = Convert(in).series[0];
-  ASSERT_EQ(s.op_history.size(), 5u);
-  EXPECT_EQ(s.op_history[0].op, "aten::mul");
-  EXPECT_EQ(s.op_history[1].op, "aten::add");
-  EXPECT_EQ(s.op_history[2].op, "small5");
+  std::vector<std::string> names;
+  for (const auto& op : s.op_history) names.push_back(op.op);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"aten::mul", "aten::add", "small5", "small4", "small3"}));
   ASSERT_EQ(s.op_history[0].points.size(), 3u);
   EXPECT_EQ(s.op_history[0].points[2].run_id, "n2");
   EXPECT_DOUBLE_EQ(s.op_history[0].points[2].us, 900);  // per step
