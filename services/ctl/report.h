@@ -4,6 +4,12 @@
 // which ToReportModel turns into the plain values report_html.h renders. Without --html a short
 // summary goes to stdout; with it the self-contained page is written to FILE and its path printed.
 //
+// ListRuns gives one value per run; the noise band (each run's step stddev), the environment
+// markers and the operator history need the runs' summaries, so the report fetches those of
+// the newest --history-runs (default 20, at most 100) OK runs of each series, one GetRun each:
+// older runs are drawn without band and markers. The detector's threshold is not on the wire
+// either: the charts draw detect.h's default (1 %) unless --min-change says otherwise.
+//
 // A collector that does not serve regressions yet (ListRegressions UNIMPLEMENTED) still gets
 // a report: without markers and table, and with a note saying why.
 #pragma once
@@ -67,7 +73,7 @@ struct ReportOptions {
 };
 
 // Exit codes as in session.h; 1 also when the model has no runs, 2 when FILE cannot be
-// written.
+// written or --history-runs / --min-change is out of range.
 int Report(const Session& session, const ReportOptions& options);
 
 // What the page shows, from the collector. The baseline of a series is the last good run of
