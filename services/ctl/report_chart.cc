@@ -160,8 +160,8 @@ std::string NoiseBand(const Frame& f, const ReportSeries& s) {
       double x = f.X(stretch[0]->started_at.seconds), sd = *Spread(s, *stretch[0]);
       upper = absl::StrFormat("%.1f,%.1f %.1f,%.1f ", x - 3, f.Y(stretch[0]->us_per_step + sd),
                               x + 3, f.Y(stretch[0]->us_per_step + sd));
-      lower = absl::StrFormat("%.1f,%.1f %.1f,%.1f", x + 3, f.Y(stretch[0]->us_per_step - sd),
-                              x - 3, f.Y(stretch[0]->us_per_step - sd));
+      double y = f.Y(std::max(f.v0, stretch[0]->us_per_step - sd));
+      lower = absl::StrFormat("%.1f,%.1f %.1f,%.1f", x + 3, y, x - 3, y);
     }
     absl::StrAppendFormat(&svg, "<polygon class=\"noise\" fill=\"%s\" points=\"%s%s\"/>",
                           kBandColor, upper, lower);
