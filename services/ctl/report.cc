@@ -1,5 +1,6 @@
 #include "services/ctl/report.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,6 +14,7 @@ namespace devtime::ctl {
 namespace {
 
 constexpr unsigned kRegressionLimit = 1000;  // markers reach back this many regressions
+constexpr unsigned kMaxHistoryRuns = 100;    // GetRun calls per series
 
 absl::StatusOr<std::optional<google::protobuf::Timestamp>> ParseSince(const std::string& since) {
   if (since.empty()) return std::nullopt;
@@ -86,35 +88,52 @@ std::vector<SeriesReport> SplitSeries(const std::vector<v1::RunInfo>& newest_fir
   return series;
 }
 
-// The newest OK run and the one before it (either may be null).
-std::pair<const v1::RunInfo*, const v1::RunInfo*> LatestTwoOk(const SeriesReport& s) {
-  const v1::RunInfo* latest = nullptr;
-  for (auto it = s.runs.rbegin(); it != s.runs.rend(); ++it) {
-    if (it->status() != v1::RUN_STATUS_OK) continue;
-    if (latest) return {latest, &*it};
-    latest = &*it;
+// The newest `count` OK runs of the series, newest first.
+std::vector<const v1::RunInfo*> NewestOk(const SeriesReport& s, unsigned count) {
+  std::vector<const v1::RunInfo*> newest;
+  for (auto it = s.runs.rbegin(); it != s.runs.rend() && newest.size() < count; ++it) {
+    if (it->status() == v1::RUN_STATUS_OK) newest.push_back(&*it);
   }
-  return {latest, nullptr};
+  return newest;
 }
 
-// Fills `s.latest` and `s.baseline` with GetRun.
-grpc::Status LoadBreakdown(const Session& session, const std::vector<v1::Regression>& regressions,
-                           SeriesReport& s) {
-  auto [latest, previous] = LatestTwoOk(s);
-  if (!latest) return grpc::Status::OK;
-  if (auto status = GetRun(session, latest->identity().run_id(), &s.latest); !status.ok()) {
-    return status;
+// The summary of `run_id`: from `s.recent` when fetched already, else with GetRun.
+grpc::Status FindOrGetRun(const Session& session, const SeriesReport& s, const std::string& run_id,
+                          std::optional<v1::RunSummary>* run) {
+  for (const auto& fetched : s.recent) {
+    if (fetched.identity().run_id() == run_id) {
+      *run = fetched;
+      return grpc::Status::OK;
+    }
   }
+  return GetRun(session, run_id, run);
+}
+
+// Fills `s.recent` (the newest `history_runs` OK runs, and at least the two the breakdown
+// may need), `s.latest` and `s.baseline` with GetRun.
+grpc::Status LoadSummaries(const Session& session, const std::vector<v1::Regression>& regressions,
+                           unsigned history_runs, SeriesReport& s) {
+  auto newest = NewestOk(s, std::max(history_runs, 2u));
+  for (auto it = newest.rbegin(); it != newest.rend(); ++it) {
+    std::optional<v1::RunSummary> run;
+    if (auto status = GetRun(session, (*it)->identity().run_id(), &run); !status.ok()) {
+      return status;
+    }
+    s.recent.push_back(std::move(*run));
+  }
+  if (s.recent.empty()) return grpc::Status::OK;
+  s.latest = s.recent.back();
   for (const auto& r : regressions) {  // newest first
     if (IsLive(r.state()) && r.workload() == s.workload && r.instance_type() == s.instance_type &&
         !r.last_good_run_id().empty()) {
       s.baseline_label = "last good run of regression " + std::to_string(r.id());
-      return GetRun(session, r.last_good_run_id(), &s.baseline);
+      return FindOrGetRun(session, s, r.last_good_run_id(), &s.baseline);
     }
   }
-  if (!previous) return grpc::Status::OK;
+  if (s.recent.size() < 2) return grpc::Status::OK;
   s.baseline_label = "previous OK run";
-  return GetRun(session, previous->identity().run_id(), &s.baseline);
+  s.baseline = s.recent[s.recent.size() - 2];
+  return grpc::Status::OK;
 }
 
 grpc::Status CheckModelExists(const Session& session, const std::string& model) {
@@ -159,8 +178,10 @@ grpc::Status GatherReport(const Session& session, const ReportOptions& options,
       ListRegressions(session, options.model, &report->regressions, &report->regressions_note);
   if (!status.ok()) return status;
   report->series = SplitSeries(runs);
+  report->threshold = options.min_change;
   for (auto& s : report->series) {
-    if (status = LoadBreakdown(session, report->regressions, s); !status.ok()) return status;
+    status = LoadSummaries(session, report->regressions, options.history_runs, s);
+    if (!status.ok()) return status;
   }
   return grpc::Status::OK;
 }
@@ -168,6 +189,14 @@ grpc::Status GatherReport(const Session& session, const ReportOptions& options,
 int Report(const Session& session, const ReportOptions& options) {
   if (auto since = ParseSince(options.since); !since.ok()) {
     session.err << "devtimectl: --since: " << since.status().message() << "\n";
+    return 2;
+  }
+  if (options.history_runs > kMaxHistoryRuns) {
+    session.err << "devtimectl: --history-runs: at most " << kMaxHistoryRuns << "\n";
+    return 2;
+  }
+  if (!(options.min_change > 0 && options.min_change < 1)) {
+    session.err << "devtimectl: --min-change: a fraction in (0, 1), e.g. 0.01 for 1 %\n";
     return 2;
   }
   ModelReport report;
@@ -193,6 +222,15 @@ void AddReportCommand(CLI::App& app, CommandContext& context) {
       "--since", options->since,
       "only runs started since: 2026-11-01, 2026-11-01T02:00:00Z or an age like 30d");
   report->add_option("--limit", options->limit, "at most this many runs, newest first")
+      ->capture_default_str();
+  report
+      ->add_option("--history-runs", options->history_runs,
+                   "per workload, fetch this many newest OK runs (noise band, environment "
+                   "markers, operator history; at most 100)")
+      ->capture_default_str();
+  report
+      ->add_option("--min-change", options->min_change,
+                   "the detector threshold drawn on the charts (the collector's --min-change)")
       ->capture_default_str();
   OnParsed(report, context, [options](const Session& s) { return Report(s, *options); });
 }

@@ -1,7 +1,17 @@
-// The history chart of one series on the report page: an inline SVG line of time per step
-// through the OK runs (the y axis starts at zero), failed and invalid runs as crosses on the
-// axis, and a dashed line and ring at the first bad run of each of the series' regressions,
-// in the colour of its state. Also the few drawing helpers the rest of the page shares.
+// The charts of one series on the report page, as inline SVG, and the few drawing and
+// formatting helpers the rest of the page shares.
+//
+// The history chart: a line of time per step through the OK runs, failed and invalid runs as
+// crosses on the axis; behind it the noise band (each run's mean ± the stddev of its steps,
+// or, when no run has per-step times, ± the stddev of the OK runs' values, as the legend then
+// says) and the detector's threshold (dashed: the baseline run's value × (1 ± threshold));
+// a dashed line and ring at the first bad run of each regression, in the colour of its state;
+// a dotted line at each run whose environment differs from the run before it, labelled
+// "neuronx-cc 2.21.18 → 2.22.4". The y axis spans the data (with a margin), so that a 1 %
+// threshold is visible; points and markers link to their runs' and regressions' sections.
+//
+// The operator history chart: the per-step time of the series' top operators over the runs
+// whose summaries the report fetched, one coloured line each.
 #pragma once
 
 #include <string>
@@ -12,6 +22,9 @@
 namespace devtime::ctl {
 
 inline constexpr const char* kLineColor = "#2563eb";  // OK runs: the line and latest bars
+inline constexpr const char* kBandColor = "#bfdbfe";  // the noise band
+inline constexpr const char* kThresholdColor = "#ea580c";
+inline constexpr const char* kEnvColor = "#0d9488";  // environment change markers
 
 // A regression's colour by its state name; grey for an unknown one.
 const char* StateColor(const std::string& state);
@@ -19,13 +32,30 @@ const char* StateColor(const std::string& state);
 // UTC calendar text of `seconds` since the epoch, strftime `format`.
 std::string Utc(double seconds, const char* format);
 
+// A time in µs, in the unit that reads best: "375.5 µs", "2.355 ms", "1.017 s" (about four
+// significant digits). `micro` names microseconds: "µs" on the page, "us" in the text table,
+// whose columns count bytes.
+std::string ScaledTime(double us, const char* micro = "µs");
+// The same with a sign: "+1.165 ms", "-403.3 µs", "0.0 µs".
+std::string SignedTime(double us, const char* micro = "µs");
+
 // "workload" or "workload · instance type".
 std::string SeriesName(const ReportSeries& s);
 
 // Whether `r` is a regression of the series `s`.
 bool InSeries(const ReportRegression& r, const ReportSeries& s);
 
-// The chart (and its legend) as HTML, or a note when the series has no runs.
-std::string HistoryChart(const ReportSeries& s, const std::vector<ReportRegression>& regressions);
+// The ids of the sections about a run and a regression, and links to them.
+std::string RunAnchor(const std::string& run_id);
+std::string RegressionAnchor(int64_t id);
+std::string RunLink(const std::string& run_id);  // <a href="#run-…"><code>…</code></a>
+
+// The history chart (and its legend) as HTML, or a note when the series has no runs.
+// `threshold`: the detector's smallest relative change.
+std::string HistoryChart(const ReportSeries& s, const std::vector<ReportRegression>& regressions,
+                         double threshold);
+
+// The operator history chart and its legend, or a note when no run summary was fetched.
+std::string OpHistoryChart(const ReportSeries& s);
 
 }  // namespace devtime::ctl

@@ -15,7 +15,6 @@ constexpr const char* kBaselineColor = "#cbd5e1";
 // ---- small formatting helpers ---------------------------------------------------------------
 
 std::string SignedPercent(double fraction) { return absl::StrFormat("%+.1f%%", 100 * fraction); }
-std::string SignedMicros(double us) { return absl::StrFormat("%+.1f", us); }
 
 std::string Day(const ReportTime& t) { return Utc(t.seconds, "%Y-%m-%d"); }
 
@@ -27,7 +26,7 @@ std::string StateBadge(const std::string& state) {
 // The operator that grew most (the attribution lists the largest |delta| first).
 std::string TopOp(const ReportRegression& r) {
   for (const auto& op : r.ops) {
-    if (op.delta_us > 0) return absl::StrFormat("%s %+.1f µs", op.op, op.delta_us);
+    if (op.delta_us > 0) return op.op + " " + SignedTime(op.delta_us);
   }
   return "–";
 }
@@ -72,12 +71,12 @@ std::string DeltaCells(double before, double after, bool has_baseline) {
   const char* tone = delta > 0 ? "worse" : delta < 0 ? "better" : "";
   std::string percent = before > 0 ? SignedPercent(delta / before) : (after > 0 ? "new" : "–");
   return absl::StrFormat("<td class=\"num %s\">%s</td><td class=\"num %s\">%s</td>", tone,
-                         SignedMicros(delta), tone, percent);
+                         SignedTime(delta), tone, percent);
 }
 
 std::string RunLine(const char* role, const ReportRunRef& run, const std::string& note) {
-  return absl::StrFormat("<li>%s: run <code>%s</code>, started %s%s</li>", role,
-                         HtmlEscape(run.run_id), HtmlEscape(run.started_at.text),
+  return absl::StrFormat("<li>%s: run %s, started %s%s</li>", role, RunLink(run.run_id),
+                         HtmlEscape(run.started_at.text),
                          note.empty() ? "" : " (" + HtmlEscape(note) + ")");
 }
 
@@ -95,22 +94,22 @@ std::string OpSection(const ReportSeries& s) {
   absl::StrAppendFormat(&html,
                         "</ul><table class=\"ops\"><thead><tr><th>operator</th><th>"
                         "<span class=\"key base\"></span>baseline <span class=\"key latest\">"
-                        "</span>latest</th><th>baseline µs/step</th><th>latest µs/step</th>"
-                        "<th>Δ µs</th><th>Δ %%</th></tr></thead><tbody>");
+                        "</span>latest</th><th>baseline / step</th><th>latest / step</th>"
+                        "<th>Δ / step</th><th>Δ %%</th></tr></thead><tbody>");
   for (const auto& row : rows) {
     absl::StrAppendFormat(&html,
                           "<tr><td class=\"op\">%s</td><td>%s</td><td class=\"num\">%s</td>"
                           "<td class=\"num\">%s</td>%s</tr>",
                           HtmlEscape(row.name), OpBars(row, scale, has_baseline),
-                          has_baseline && row.in_baseline ? FormatMicros(row.baseline_us) : "–",
-                          row.in_latest ? FormatMicros(row.latest_us) : "–",
+                          has_baseline && row.in_baseline ? ScaledTime(row.baseline_us) : "–",
+                          row.in_latest ? ScaledTime(row.latest_us) : "–",
                           DeltaCells(row.baseline_us, row.latest_us, has_baseline));
   }
   absl::StrAppendFormat(&html,
                         "</tbody><tfoot><tr><td>whole run (%s)</td><td></td><td class=\"num\">%s"
                         "</td><td class=\"num\">%s</td>%s</tr></tfoot></table>",
-                        HtmlEscape(b.basis), has_baseline ? FormatMicros(b.baseline_us) : "–",
-                        FormatMicros(b.latest_us),
+                        HtmlEscape(b.basis), has_baseline ? ScaledTime(b.baseline_us) : "–",
+                        ScaledTime(b.latest_us),
                         DeltaCells(b.baseline_us, b.latest_us, has_baseline));
   return html;
 }
@@ -146,8 +145,8 @@ std::string StackedBar(const char* label, const ReportLayers& layers, double y, 
     if (w <= 0) continue;
     absl::StrAppendFormat(&svg,
                           "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"20\" fill=\"%s\">"
-                          "<title>%s: %s µs/step</title></rect>",
-                          x, y, w, style.color, style.name, FormatMicros(layers.*style.time));
+                          "<title>%s: %s per step</title></rect>",
+                          x, y, w, style.color, style.name, ScaledTime(layers.*style.time));
     x += w;
   }
   return svg;
@@ -174,8 +173,8 @@ std::string LayerSection(const ReportSeries& s) {
   }
   svg += StackedBar("latest", *b.latest_layers, y, scale) + "</svg>";
   std::string table =
-      "<table class=\"layer-table\"><thead><tr><th>layer</th><th>baseline µs/step</th>"
-      "<th>latest µs/step</th><th>Δ µs</th><th>Δ %</th></tr></thead><tbody>";
+      "<table class=\"layer-table\"><thead><tr><th>layer</th><th>baseline / step</th>"
+      "<th>latest / step</th><th>Δ / step</th><th>Δ %</th></tr></thead><tbody>";
   for (const auto& style : kLayers) {
     double before = has_baseline ? (*b.baseline_layers).*style.time : 0;
     double after = (*b.latest_layers).*style.time;
@@ -183,8 +182,8 @@ std::string LayerSection(const ReportSeries& s) {
     absl::StrAppendFormat(&table,
                           "<tr><td><span class=\"key\" style=\"background:%s\"></span>%s</td>"
                           "<td class=\"num\">%s</td><td class=\"num\">%s</td>%s</tr>",
-                          style.color, style.name, has_baseline ? FormatMicros(before) : "–",
-                          FormatMicros(after), DeltaCells(before, after, has_baseline));
+                          style.color, style.name, has_baseline ? ScaledTime(before) : "–",
+                          ScaledTime(after), DeltaCells(before, after, has_baseline));
   }
   return svg + table + "</tbody></table>";
 }
@@ -198,12 +197,10 @@ int LiveCount(const std::vector<ReportRegression>& regressions, const ReportSeri
 }
 
 // The latest OK run's time per step as the collector computed it (the series value).
-std::string LatestPerStep(const ReportSeries& s, const char* none) {
+std::string LatestPerStep(const ReportSeries& s, const char* none, const char* micro) {
   if (!s.breakdown) return none;
   for (const auto& run : s.runs) {
-    if (run.run_id == s.breakdown->latest.run_id) {
-      return FormatMicros(run.us_per_step);
-    }
+    if (run.run_id == s.breakdown->latest.run_id) return ScaledTime(run.us_per_step, micro);
   }
   return none;
 }
@@ -228,31 +225,41 @@ std::string OkRuns(const ReportSeries& s) {
 std::string SummaryTable(const ReportModel& report) {
   std::string html =
       "<table><thead><tr><th>workload</th><th>instance type</th><th>latest OK run</th>"
-      "<th>µs/step</th><th>vs baseline</th><th>OK / all runs</th><th>live regressions</th>"
+      "<th>per step</th><th>vs baseline</th><th>OK / all runs</th><th>live regressions</th>"
       "</tr></thead><tbody>";
   for (std::size_t i = 0; i < report.series.size(); ++i) {
     const ReportSeries& s = report.series[i];
-    absl::StrAppendFormat(&html,
-                          "<tr><td><a href=\"#series-%d\">%s</a></td><td>%s</td><td>%s</td>"
-                          "<td class=\"num\">%s</td><td class=\"num\">%s</td>"
-                          "<td class=\"num\">%s</td><td class=\"num\">%d</td></tr>",
-                          i, HtmlEscape(s.workload),
-                          HtmlEscape(s.instance_type.empty() ? "–" : s.instance_type),
-                          HtmlEscape(LatestStart(s, "–")), LatestPerStep(s, "–"),
-                          VsBaseline(s, "–"), OkRuns(s), LiveCount(report.regressions, &s));
+    absl::StrAppendFormat(
+        &html,
+        "<tr><td><a href=\"#series-%d\">%s</a></td><td>%s</td><td>%s</td>"
+        "<td class=\"num\">%s</td><td class=\"num\">%s</td>"
+        "<td class=\"num\">%s</td><td class=\"num\">%d</td></tr>",
+        i, HtmlEscape(s.workload), HtmlEscape(s.instance_type.empty() ? "–" : s.instance_type),
+        s.breakdown ? RunLink(s.breakdown->latest.run_id) + " " + HtmlEscape(LatestStart(s, ""))
+                    : "–",
+        LatestPerStep(s, "–", "µs"), VsBaseline(s, "–"), OkRuns(s),
+        LiveCount(report.regressions, &s));
   }
   return html + "</tbody></table>";
 }
 
-std::string EnvironmentChanges(const ReportRegression& r) {
+std::string EnvironmentChanges(const std::vector<ReportEnvChange>& changes) {
   std::string html;
-  for (const auto& change : r.environment) {
+  for (const auto& change : changes) {
     absl::StrAppendFormat(&html, "%s<code>%s</code> %s → %s", html.empty() ? "" : "<br>",
                           HtmlEscape(change.key),
                           HtmlEscape(change.before.empty() ? "(none)" : change.before),
                           HtmlEscape(change.after.empty() ? "(none)" : change.after));
   }
   return html.empty() ? "–" : html;
+}
+
+std::string WorkloadName(const ReportRegression& r) {
+  return r.instance_type.empty() ? r.workload : r.workload + " · " + r.instance_type;
+}
+
+std::string Change(const ReportRegression& r) {
+  return r.drift_rate.empty() ? SignedPercent(r.relative_change) : HtmlEscape(r.drift_rate);
 }
 
 std::string RegressionsTable(const ReportModel& report) {
@@ -270,18 +277,67 @@ std::string RegressionsTable(const ReportModel& report) {
       "<th>first bad run</th></tr></thead><tbody>";
   for (const auto& r : report.regressions) {
     if (!r.live) continue;
-    std::string workload =
-        r.instance_type.empty() ? r.workload : r.workload + " · " + r.instance_type;
     absl::StrAppendFormat(
         &html,
-        "<tr title=\"%s\"><td class=\"num\">%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
-        "<td class=\"num worse\">%s</td><td class=\"op\">%s</td><td>%s</td>"
-        "<td><code>%s</code><br><span class=\"muted\">%s</span></td></tr>",
-        HtmlEscape(r.summary), r.id, StateBadge(r.state), HtmlEscape(r.severity),
-        HtmlEscape(r.kind), HtmlEscape(workload),
-        r.drift_rate.empty() ? SignedPercent(r.relative_change) : HtmlEscape(r.drift_rate),
-        HtmlEscape(TopOp(r)), EnvironmentChanges(r), HtmlEscape(r.first_bad_run_id),
+        "<tr title=\"%s\"><td class=\"num\"><a href=\"#%s\">%d</a></td><td>%s</td><td>%s</td>"
+        "<td>%s</td><td>%s</td><td class=\"num worse\">%s</td><td class=\"op\">%s</td>"
+        "<td>%s</td><td>%s<br><span class=\"muted\">%s</span></td></tr>",
+        HtmlEscape(r.summary), RegressionAnchor(r.id), r.id, StateBadge(r.state),
+        HtmlEscape(r.severity), HtmlEscape(r.kind), HtmlEscape(WorkloadName(r)), Change(r),
+        HtmlEscape(TopOp(r)), EnvironmentChanges(r.environment), RunLink(r.first_bad_run_id),
         HtmlEscape(r.first_bad_at.text));
+  }
+  return html + "</tbody></table>";
+}
+
+// The section a regression's marker and table row link to: what the collector said of it.
+std::string RegressionSection(const ReportRegression& r) {
+  std::string ops;
+  for (const auto& op : r.ops) {
+    absl::StrAppendFormat(&ops, "<tr><td class=\"op\">%s</td><td class=\"num\">%s</td></tr>",
+                          HtmlEscape(op.op), SignedTime(op.delta_us));
+  }
+  return absl::StrFormat(
+      "<section class=\"regression-detail\" id=\"%s\"><h3>Regression %d %s · %s</h3>"
+      "<p>%s</p><ul class=\"runs\"><li>%s %s, change %s</li><li>first bad run %s, started %s"
+      "</li><li>environment: %s</li></ul>%s</section>",
+      RegressionAnchor(r.id), r.id, StateBadge(r.state), HtmlEscape(WorkloadName(r)),
+      HtmlEscape(r.summary), HtmlEscape(r.severity), HtmlEscape(r.kind), Change(r),
+      RunLink(r.first_bad_run_id), HtmlEscape(r.first_bad_at.text),
+      EnvironmentChanges(r.environment),
+      ops.empty() ? ""
+                  : "<table><thead><tr><th>operator</th><th>Δ / step</th></tr></thead><tbody>" +
+                        ops + "</tbody></table>");
+}
+
+// The runs of a series, newest first, each row the section its links lead to.
+std::string RunsTable(const ReportModel& report, const ReportSeries& s) {
+  std::string html = absl::StrFormat(
+      "<h3>%s</h3><table class=\"run-table\"><thead><tr><th>run</th><th>started</th>"
+      "<th>status</th><th>per step</th><th>± steps' stddev</th><th>environment change</th>"
+      "<th>regressions from here</th></tr></thead><tbody>",
+      HtmlEscape(SeriesName(s)));
+  for (auto run = s.runs.rbegin(); run != s.runs.rend(); ++run) {
+    std::string env = "";
+    for (const auto& marker : s.env_changes) {
+      if (marker.run_id == run->run_id) env = EnvironmentChanges(marker.changes);
+    }
+    std::string regressions;
+    for (const auto& r : report.regressions) {
+      if (InSeries(r, s) && r.first_bad_run_id == run->run_id) {
+        absl::StrAppendFormat(&regressions, "<a href=\"#%s\">#%d</a> ", RegressionAnchor(r.id),
+                              r.id);
+      }
+    }
+    absl::StrAppendFormat(
+        &html,
+        "<tr id=\"%s\"><td><code>%s</code></td><td>%s</td><td>%s</td><td class=\"num\">%s</td>"
+        "<td class=\"num\">%s</td><td>%s</td><td>%s</td></tr>",
+        HtmlEscape(RunAnchor(run->run_id)), HtmlEscape(run->run_id),
+        HtmlEscape(run->started_at.text),
+        HtmlEscape(run->ok ? run->status : run->status + ": " + run->status_reason),
+        run->ok ? ScaledTime(run->us_per_step) : "–",
+        run->noise_us ? ScaledTime(*run->noise_us) : "–", env, regressions);
   }
   return html + "</tbody></table>";
 }
@@ -289,8 +345,10 @@ std::string RegressionsTable(const ReportModel& report) {
 std::string SeriesSection(const ReportModel& report, const ReportSeries& s, std::size_t index) {
   return absl::StrFormat(
       "<section id=\"series-%d\"><h2>%s</h2><h3>%s time per step</h3>%s"
+      "<h3>Top operators over the newest %d OK runs</h3>%s"
       "<h3>Operators: latest run against its baseline</h3>%s<h3>Layers</h3>%s</section>",
-      index, HtmlEscape(SeriesName(s)), HtmlEscape(s.basis), HistoryChart(s, report.regressions),
+      index, HtmlEscape(SeriesName(s)), HtmlEscape(s.basis),
+      HistoryChart(s, report.regressions, report.threshold), s.fetched_runs, OpHistoryChart(s),
       OpSection(s), LayerSection(s));
 }
 
@@ -315,6 +373,9 @@ svg text { font-family: inherit; } .tick { font-size: 11px; fill: #4b5563; }
 .axis { font-size: 12px; fill: #374151; } .marker { font-size: 11px; font-weight: 600; }
 .grid { stroke: #e5e7eb; stroke-width: 1; } .bad { stroke: #9ca3af; stroke-width: 2; }
 ul.runs { font-size: 13px; padding-left: 18px; }
+.halo { paint-order: stroke; stroke: #ffffff; stroke-width: 3px; }
+a { color: #1d4ed8; text-decoration: none; } a:hover { text-decoration: underline; }
+tr:target, section:target h3 { background: #fef9c3; }
 )css";
 
 }  // namespace
@@ -362,6 +423,12 @@ std::string RenderReportHtml(const ReportModel& report) {
   for (std::size_t i = 0; i < report.series.size(); ++i) {
     html += SeriesSection(report, report.series[i], i);
   }
+  if (!report.regressions.empty()) {
+    html += "<h2 id=\"regressions\">Regressions</h2>";
+    for (const auto& r : report.regressions) html += RegressionSection(r);
+  }
+  html += "<h2 id=\"runs\">Runs</h2>";
+  for (const auto& s : report.series) html += RunsTable(report, s);
   return html + "</body></html>\n";
 }
 
@@ -374,11 +441,11 @@ std::string RenderReportText(const ReportModel& report) {
       absl::StrFormat("model %s: %d runs in %d series, %d live regression%s\n", report.model, runs,
                       report.series.size(), live_count, live_count == 1 ? "" : "s");
   TextTable series(
-      {"workload", "instance", "latest OK run (UTC)", "us/step", "vs baseline", "baseline"},
+      {"workload", "instance", "latest OK run (UTC)", "per step", "vs baseline", "baseline"},
       {Align::kLeft, Align::kLeft, Align::kLeft, Align::kRight, Align::kRight, Align::kLeft});
   for (const auto& s : report.series) {
     series.AddRow({s.workload, s.instance_type.empty() ? "-" : s.instance_type, LatestStart(s, "-"),
-                   LatestPerStep(s, "-"), VsBaseline(s, "-"),
+                   LatestPerStep(s, "-", "us"), VsBaseline(s, "-"),
                    s.breakdown && s.breakdown->baseline ? s.breakdown->baseline_label : "-"});
   }
   out += "\n" + series.Render();

@@ -1,10 +1,14 @@
 // ToReportModel: the collector's messages (ModelReport, report.h) turned into the plain
 // ReportModel the renderer draws (report_model.h).
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <utility>
 
 #include "absl/strings/str_format.h"
 #include "proto/wire/names.h"
 #include "proto/wire/time.h"
+#include "services/collector/detect/stats.h"
 #include "services/ctl/report.h"
 #include "services/ctl/run_diff.h"
 
@@ -74,6 +78,99 @@ std::optional<ReportBreakdown> Breakdown(const SeriesReport& s) {
   return b;
 }
 
+constexpr std::size_t kTopOps = 5;             // operators in each series' operator history
+constexpr std::size_t kHistoryNoiseRuns = 30;  // the fallback noise band's window
+
+// The mean and stddev of the run's per-step times (self CPU on CPU runs); no stddev with
+// fewer than two steps.
+std::pair<double, std::optional<double>> StepSpread(const v1::RunSummary& run) {
+  std::vector<double> totals;
+  for (const auto& step : run.steps()) {
+    totals.push_back(IsCpu(run.identity()) ? step.cpu_us() : step.device_us());
+  }
+  if (totals.size() < 2) return {totals.empty() ? 0 : totals[0], std::nullopt};
+  auto moments = detect::MeanStd(totals, 1);
+  return {moments.mean, moments.stddev};
+}
+
+// Each run's noise from its fetched summary; "history" when no run has per-step times.
+void NoiseBand(const SeriesReport& s, ReportSeries& series) {
+  std::map<std::string, double> noise;
+  for (const auto& run : s.recent) {
+    if (auto sd = StepSpread(run).second) noise[run.identity().run_id()] = *sd;
+  }
+  std::vector<double> values;
+  for (auto& run : series.runs) {
+    if (!run.ok) continue;
+    values.push_back(run.us_per_step);
+    if (auto it = noise.find(run.run_id); it != noise.end()) run.noise_us = it->second;
+  }
+  if (!noise.empty()) {
+    series.noise_source = "run";
+  } else if (values.size() >= 3) {
+    // The run-to-run jitter of the newest kHistoryNoiseRuns values, robust to a step between
+    // them: the median |difference| of neighbours over its expectation for normal noise
+    // (0.6745 × √2 σ).
+    std::vector<double> diffs;
+    std::size_t from = values.size() > kHistoryNoiseRuns ? values.size() - kHistoryNoiseRuns : 0;
+    for (std::size_t i = from + 1; i < values.size(); ++i) {
+      diffs.push_back(std::fabs(values[i] - values[i - 1]));
+    }
+    series.noise_source = "history";
+    series.history_noise_us = detect::Median(diffs) / 0.9539;
+  }
+}
+
+// The listed value of the baseline run (else the latest), or its steps' mean when unlisted.
+std::optional<double> Reference(const SeriesReport& s) {
+  const auto& run = s.baseline ? s.baseline : s.latest;
+  if (!run) return std::nullopt;
+  for (const auto& info : s.runs) {
+    if (info.identity().run_id() == run->identity().run_id()) return info.device_us_per_step();
+  }
+  return StepSpread(*run).first;
+}
+
+// Runs whose environment differs from the fetched run before them.
+std::vector<ReportEnvMarker> EnvMarkers(const std::vector<v1::RunSummary>& recent) {
+  std::vector<ReportEnvMarker> markers;
+  for (std::size_t i = 1; i < recent.size(); ++i) {
+    std::map<std::string, std::pair<std::string, std::string>> keys;  // before, after
+    for (const auto& [key, value] : recent[i - 1].environment()) keys[key].first = value;
+    for (const auto& [key, value] : recent[i].environment()) keys[key].second = value;
+    ReportEnvMarker marker{recent[i].identity().run_id(), Time(recent[i].started_at()), {}};
+    for (const auto& [key, values] : keys) {
+      if (values.first != values.second) {
+        marker.changes.push_back({key, values.first, values.second});
+      }
+    }
+    if (!marker.changes.empty()) markers.push_back(std::move(marker));
+  }
+  return markers;
+}
+
+// The kTopOps operators with the largest per-step time in any fetched run, each over the runs
+// that have it. Per-step times as the breakdown computes them (DiffRuns).
+std::vector<ReportOpHistory> OpHistory(const std::vector<v1::RunSummary>& recent) {
+  std::map<std::string, ReportOpHistory> by_name;
+  std::map<std::string, double> largest;
+  for (const auto& run : recent) {
+    for (const auto& op : DiffRuns(run, run).ops) {
+      by_name[op.name].op = op.name;
+      by_name[op.name].points.push_back(
+          {run.identity().run_id(), Time(run.started_at()), op.after_us});
+      largest[op.name] = std::max(largest[op.name], op.after_us);
+    }
+  }
+  std::vector<ReportOpHistory> top;
+  for (auto& [name, history] : by_name) top.push_back(std::move(history));
+  std::stable_sort(top.begin(), top.end(), [&](const ReportOpHistory& a, const ReportOpHistory& b) {
+    return largest[a.op] > largest[b.op];
+  });
+  if (top.size() > kTopOps) top.resize(kTopOps);
+  return top;
+}
+
 ReportRegression Regression(const v1::Regression& r) {
   ReportRegression out;
   out.id = r.id();
@@ -116,9 +213,15 @@ ReportModel ToReportModel(const ModelReport& report) {
     series.basis = Basis(s);
     for (const auto& run : s.runs) series.runs.push_back(Run(run));
     series.breakdown = Breakdown(s);
+    NoiseBand(s, series);
+    series.reference_us = Reference(s);
+    series.env_changes = EnvMarkers(s.recent);
+    series.op_history = OpHistory(s.recent);
+    series.fetched_runs = s.recent.size();
   }
   for (const auto& r : report.regressions) model.regressions.push_back(Regression(r));
   model.regressions_note = report.regressions_note;
+  model.threshold = report.threshold;
   return model;
 }
 

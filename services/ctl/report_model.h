@@ -24,6 +24,9 @@ struct ReportRun {
   std::string status;         // "ok", "failed", "invalid", ...
   std::string status_reason;  // why it is not OK
   double us_per_step = 0;     // the collector's series value
+  // The stddev of the run's per-step times (the within-run noise the detector weighs), when
+  // the report fetched the run's summary and it has two or more steps.
+  std::optional<double> noise_us;
 };
 
 // A run named in the breakdown: the latest OK run or its baseline.
@@ -64,6 +67,30 @@ struct ReportBreakdown {
   std::optional<ReportLayers> baseline_layers;  // nullopt: no baseline, or it has no layers
 };
 
+struct ReportEnvChange {
+  std::string key;
+  std::string before;  // "" = absent
+  std::string after;
+};
+
+// A run whose environment differs from the previous fetched run's: a marker on the time axis.
+struct ReportEnvMarker {
+  std::string run_id;
+  ReportTime started_at;
+  std::vector<ReportEnvChange> changes;  // by key
+};
+
+// One operator's per-step time in each fetched run that has it, oldest first.
+struct ReportOpPoint {
+  std::string run_id;
+  ReportTime started_at;
+  double us = 0;
+};
+struct ReportOpHistory {
+  std::string op;
+  std::vector<ReportOpPoint> points;
+};
+
 // One (workload, instance type) of the model.
 struct ReportSeries {
   std::string workload;
@@ -71,17 +98,22 @@ struct ReportSeries {
   std::string basis;                         // what its times measure: "device" or "self CPU"
   std::vector<ReportRun> runs;               // every listed run, any status, oldest first
   std::optional<ReportBreakdown> breakdown;  // nullopt: no OK run
+  std::size_t fetched_runs = 0;  // the newest OK runs whose summaries the report fetched
+  // Where the noise band comes from: "run" (each run's own step stddev, ReportRun::noise_us),
+  // "history" (no fetched run has per-step times: the run-to-run jitter of the newest 30 OK
+  // values, history_noise_us, around every point) or "" (neither: no band).
+  std::string noise_source;
+  double history_noise_us = 0;
+  // The detector's threshold is drawn around this value: the baseline run's (else the latest
+  // OK run's) time per step; nullopt without an OK run.
+  std::optional<double> reference_us;
+  std::vector<ReportEnvMarker> env_changes;  // among the fetched runs, oldest first
+  std::vector<ReportOpHistory> op_history;   // the top operators, largest first
 };
 
 struct ReportOpChange {
   std::string op;
   double delta_us = 0;  // per step, last good -> first bad run
-};
-
-struct ReportEnvChange {
-  std::string key;
-  std::string before;  // "" = absent
-  std::string after;
 };
 
 // A regression of the model, with what the page says about it.
@@ -108,6 +140,7 @@ struct ReportModel {
   std::vector<ReportSeries> series;           // by workload, then instance type
   std::vector<ReportRegression> regressions;  // any state, newest first
   std::string regressions_note;               // why regressions may be missing; "" = complete
+  double threshold = 0.01;                    // the smallest relative change the detector reports
 };
 
 }  // namespace devtime::ctl

@@ -90,6 +90,12 @@ TEST_F(ReportTest, HtmlPageIsWrittenSelfContainedAndItsPathPrinted) {
   EXPECT_THAT(html, HasSubstr("<svg class=\"chart\""));
   EXPECT_THAT(html, HasSubstr("<td class=\"op\">aten::mul</td>"));
   EXPECT_THAT(html, HasSubstr("device execution"));
+  // The fetched summaries: threshold, per-run noise band, the compiler change of "fused" on
+  // its first bad night, and the operator history.
+  EXPECT_THAT(html, HasSubstr("class=\"threshold\""));
+  EXPECT_THAT(html, HasSubstr("<polygon class=\"noise\""));
+  EXPECT_THAT(html, HasSubstr(">neuronx-cc 2.21.0 → 2.22.4</text>"));
+  EXPECT_THAT(html, HasSubstr("<svg class=\"op-chart\""));
   EXPECT_THAT(html, Not(HasSubstr("http")));
   EXPECT_THAT(html, Not(HasSubstr("<script")));
 }
@@ -101,6 +107,14 @@ TEST_F(ReportTest, UnknownModelAndBadArgumentsAreErrors) {
   auto since = Ctl({"report", "--model", "rmsnorm", "--since", "last tuesday"});
   EXPECT_EQ(since.exit_code, 2);
   EXPECT_THAT(since.err, HasSubstr("--since"));
+  for (std::vector<std::string> bad : {std::vector<std::string>{"--history-runs", "101"},
+                                       std::vector<std::string>{"--min-change", "2"}}) {
+    std::vector<std::string> args = {"report", "--model", "rmsnorm"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    auto out_of_range = Ctl(args);
+    EXPECT_EQ(out_of_range.exit_code, 2) << bad[0];
+    EXPECT_THAT(out_of_range.err, HasSubstr(bad[0]));
+  }
   auto unwritable = Ctl({"report", "--model", "rmsnorm", "--html", dir_ + "/no/such/dir/x.html"});
   EXPECT_EQ(unwritable.exit_code, 2);
   EXPECT_THAT(unwritable.err, HasSubstr("cannot write"));

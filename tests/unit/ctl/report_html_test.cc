@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <set>
 
+#include "services/ctl/report_chart.h"
 #include "tests/unit/ctl/report_samples.h"
 
 namespace devtime::ctl {
@@ -162,7 +164,7 @@ TEST(ReportHtml, LineGoesUpWhereTheSeriesGotSlower) {
   // The second polyline is "fused": 3 points at 403.3 µs, then 3 at 2355 µs (higher = smaller y).
   std::smatch match;
   std::string rest = FromSeries(html, 1);
-  ASSERT_TRUE(std::regex_search(rest, match, std::regex("points=\"([^\"]+)\"")));
+  ASSERT_TRUE(std::regex_search(rest, match, std::regex("<polyline[^>]*points=\"([^\"]+)\"")));
   std::vector<double> ys;
   std::string points = match[1];
   std::regex pair("([0-9.]+),([0-9.]+)");
@@ -188,10 +190,10 @@ TEST(ReportHtml, ComparesOperatorsWithTheRegressionsLastGoodRun) {
       FromSeries(html, 1),
       {"last good run of regression 3", "<code>fused-2</code>",
        // aten::mul is new (+1164.5 µs), aten::rms_norm gone (-403.3 µs, -100 %).
-       "<td class=\"op\">aten::mul</td>", ">+1164.5</td><td class=\"num worse\">new</td>",
-       ">-403.3</td><td class=\"num better\">-100.0%</td>",
-       // The whole run: 403.3 -> 2014.1 µs per step.
-       ">403.3</td><td class=\"num\">2014.1</td>", "+399.4%"});
+       "<td class=\"op\">aten::mul</td>", ">+1.165 ms</td><td class=\"num worse\">new</td>",
+       ">-403.3 µs</td><td class=\"num better\">-100.0%</td>",
+       // The whole run: 403.3 µs -> 2.014 ms per step.
+       ">403.3 µs</td><td class=\"num\">2.014 ms</td>", "+399.4%"});
 }
 
 TEST(ReportHtml, FoldsTheOperatorTailIntoOther) {
@@ -211,19 +213,20 @@ TEST(ReportHtml, FoldsTheOperatorTailIntoOther) {
 
 TEST(ReportHtml, LayersPerStepOfLatestAndBaseline) {
   std::string html = RenderHtml(SampleReport());
-  ExpectContains(FromSeries(html, 1),
-                 {"<svg class=\"layers\"",
-                  // device execution 403.3 -> 2014.1 µs per step; dispatch 19 -> 70.
-                  "device execution</td><td class=\"num\">403.3</td><td class=\"num\">2014.1</td>",
-                  "framework dispatch</td><td class=\"num\">19.0</td>"});
+  ExpectContains(
+      FromSeries(html, 1),
+      {"<svg class=\"layers\"",
+       // device execution 403.3 -> 2014.1 µs per step; dispatch 19 -> 70.
+       "device execution</td><td class=\"num\">403.3 µs</td><td class=\"num\">2.014 ms</td>",
+       "framework dispatch</td><td class=\"num\">19.0 µs</td>"});
 }
 
 TEST(ReportHtml, TableListsOnlyLiveRegressions) {
   std::string html = RenderHtml(SampleReport());
   std::string table = html.substr(html.find("<table class=\"regressions\""));
   table = table.substr(0, table.find("</table>"));
-  ExpectContains(table, {">3</td>", ">open</span>", "+484.0%", "aten::mul +1164.5 µs",
-                         "<code>neuronx-cc</code> 2.21 → 2.22", "fused-3"});
+  ExpectContains(table, {"<a href=\"#regression-3\">3</a></td>", ">open</span>", "+484.0%",
+                         "aten::mul +1.165 ms", "<code>neuronx-cc</code> 2.21 → 2.22", "fused-3"});
   EXPECT_THAT(table, Not(HasSubstr("fused-1<")));  // resolved: not in the table
 }
 
@@ -245,9 +248,153 @@ TEST(ReportHtml, SeriesWithOneRunAndNoBaseline) {
   report.series.push_back(s);
   std::string html = RenderHtml(report);
   EXPECT_THAT(html, HasSubstr("baseline: none"));
-  EXPECT_THAT(html, HasSubstr("<td class=\"num\">12.5</td>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"num\">12.5 µs</td>"));
   EXPECT_THAT(html, Not(HasSubstr("nan")));
   EXPECT_THAT(html, Not(HasSubstr("inf")));
+}
+
+// SampleReport with the summaries of "fused"'s six nights fetched: steps 400 ± 10 µs, then
+// 2355 ± 20 µs from fused-3 on, when neuronx-cc went from 2.21 to 2.22.
+ModelReport FetchedReport() {
+  ModelReport report = SampleReport();
+  SeriesReport& fused = report.series[1];
+  for (int i = 0; i < 6; ++i) {
+    bool lost = i >= 3;
+    v1::RunSummary run = lost ? Summary("fused-" + std::to_string(i), kNight + i * 86400,
+                                        {{"aten::mul", 1164.5}, {"aten::add", 434.6}}, 70, 2014.1)
+                              : Summary("fused-" + std::to_string(i), kNight + i * 86400,
+                                        {{"aten::rms_norm", 403.3}}, 19, 403.3);
+    if (lost) (*run.mutable_environment())["neuronx-cc"] = "2.22";
+    SetStepTimes(run, lost ? std::vector<double>{2335, 2375} : std::vector<double>{393.3, 413.3});
+    fused.recent.push_back(run);
+  }
+  return report;
+}
+
+// The points of the first <polygon class="noise"> in `html`, as (x, y) pairs.
+std::vector<std::pair<double, double>> BandPoints(const std::string& html) {
+  std::smatch match;
+  std::vector<std::pair<double, double>> points;
+  if (!std::regex_search(html, match, std::regex("class=\"noise\"[^>]*points=\"([^\"]+)\""))) {
+    return points;
+  }
+  std::string text = match[1];
+  std::regex pair("([0-9.]+),([0-9.]+)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), pair); it != std::sregex_iterator();
+       ++it) {
+    points.emplace_back(std::stod((*it)[1]), std::stod((*it)[2]));
+  }
+  return points;
+}
+
+TEST(ReportHtml, NoiseBandSpansEachRunsStepSpread) {
+  std::string fused = FromSeries(RenderHtml(FetchedReport()), 1);
+  EXPECT_EQ(Count(fused.substr(0, fused.find("</svg>")), "<polygon class=\"noise\""), 1u);
+  auto band = BandPoints(fused);
+  ASSERT_EQ(band.size(), 12u);  // six runs: upper edge forward, lower edge back
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_DOUBLE_EQ(band[i].first, band[11 - i].first);  // the same run's x
+    EXPECT_LT(band[i].second, band[11 - i].second);       // upper above lower
+  }
+  // The wider spread after the step (±28 µs against ±14 µs) is a wider band.
+  EXPECT_GT(band[6].second - band[5].second, band[11].second - band[0].second);
+  EXPECT_THAT(fused, HasSubstr("noise: each run ± the stddev of its steps"));
+}
+
+TEST(ReportHtml, WithoutFetchedRunsTheBandIsTheHistorysJitterAndSaysSo) {
+  std::string naive = FromSeries(RenderHtml(SampleReport()), 0);
+  naive = naive.substr(0, naive.find("id=\"series-1\""));
+  EXPECT_EQ(Count(naive, "<polygon class=\"noise\""), 1u);
+  EXPECT_THAT(naive, HasSubstr("run-to-run jitter of the newest 30 OK runs"));
+}
+
+TEST(ReportHtml, DrawsTheDetectorThresholdAroundTheBaselineRun) {
+  ModelReport report = FetchedReport();
+  report.threshold = 0.05;
+  std::string fused = FromSeries(RenderHtml(report), 1);
+  std::regex line("class=\"threshold\" x1=\"[0-9.]+\" y1=\"([0-9.]+)\"");
+  std::vector<double> ys;
+  for (auto it = std::sregex_iterator(fused.begin(), fused.end(), line);
+       it != std::sregex_iterator(); ++it) {
+    ys.push_back(std::stod((*it)[1]));
+  }
+  ASSERT_EQ(ys.size(), 2u);  // baseline × 1.05 and × 0.95, around fused-2's point
+  std::smatch dot;
+  ASSERT_TRUE(std::regex_search(
+      fused, dot, std::regex("<circle cx=\"[0-9.]+\" cy=\"([0-9.]+)\"[^>]*><title>[^<]*fused-2<")));
+  double baseline_y = std::stod(dot[1]);
+  EXPECT_LT(ys[0], baseline_y);
+  EXPECT_GT(ys[1], baseline_y);
+  EXPECT_NEAR(baseline_y - ys[0], ys[1] - baseline_y, 0.2);
+  ExpectContains(fused, {">±5 %</text>", "detector threshold: ±5 % of the baseline run"});
+}
+
+TEST(ReportHtml, MarksAndLabelsTheEnvironmentChangeOnTheTimeAxis) {
+  std::string html = RenderHtml(FetchedReport());
+  std::string fused = FromSeries(html, 1);
+  EXPECT_EQ(Count(fused.substr(0, fused.find("</svg>")), "<g class=\"env-change\""), 1u);
+  ExpectContains(fused, {"<a href=\"#run-fused-3\"><g class=\"env-change\"",
+                         ">neuronx-cc 2.21 → 2.22</text>"});
+  std::string naive = FromSeries(html, 0);
+  naive = naive.substr(0, naive.find("id=\"series-1\""));
+  EXPECT_EQ(Count(naive, "<g class=\"env-change\""), 0u);  // nothing fetched for "naive"
+}
+
+TEST(ReportHtml, EveryLinkLeadsToASectionOfThePage) {
+  std::string html = RenderHtml(FetchedReport());
+  std::set<std::string> ids;
+  std::regex id("id=\"([^\"]+)\"");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), id); it != std::sregex_iterator();
+       ++it) {
+    ids.insert((*it)[1]);
+  }
+  std::regex href("href=\"#([^\"]+)\"");
+  std::set<std::string> targets;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), href); it != std::sregex_iterator();
+       ++it) {
+    targets.insert((*it)[1]);
+    EXPECT_TRUE(ids.count((*it)[1])) << "no section for #" << (*it)[1];
+  }
+  // Runs (chart points, breakdown, tables) and regressions (rows, markers) are links.
+  for (const char* target : {"run-fused-2", "run-fused-5", "run-naive-failed", "run-naive-4",
+                             "regression-3", "regression-1", "series-1"}) {
+    EXPECT_TRUE(targets.count(target)) << target;
+  }
+  ExpectContains(html, {"<tr id=\"run-fused-3\">",
+                        "<section class=\"regression-detail\" "
+                        "id=\"regression-3\">"});
+}
+
+TEST(ReportHtml, OperatorHistoryChartsTheTopOperatorsOfTheFetchedRuns) {
+  std::string fused = FromSeries(RenderHtml(FetchedReport()), 1);
+  ASSERT_THAT(fused, HasSubstr("<svg class=\"op-chart\""));
+  std::string chart = fused.substr(fused.find("<svg class=\"op-chart\""));
+  chart = chart.substr(0, chart.find("</p>"));
+  EXPECT_EQ(Count(chart, "<polyline class=\"op-line\""), 3u);  // mul, add, rms_norm
+  EXPECT_THAT(fused, HasSubstr("<h3>Top operators over the newest 6 OK runs</h3>"));
+  ExpectContains(chart, {"</span>aten::mul", "</span>aten::add", "</span>aten::rms_norm",
+                         "aten::mul  2026-12-02T02:00:00Z  1.165 ms"});
+  EXPECT_LT(chart.find("</span>aten::mul"), chart.find("</span>aten::add"));  // largest first
+  EXPECT_THAT(FromSeries(RenderHtml(SampleReport()), 0), HasSubstr("No run summaries fetched."));
+}
+
+TEST(ScaledTime, PicksTheUnitThatReadsBest) {
+  const std::vector<std::pair<double, std::string>> cases = {
+      {12.5, "12.5 µs"},   {999.9, "999.9 µs"},  {999.96, "1.000 ms"},   {2354.9, "2.355 ms"},
+      {23549, "23.55 ms"}, {235490, "235.5 ms"}, {1016805.6, "1.017 s"}, {-403.3, "-403.3 µs"}};
+  for (const auto& [us, text] : cases) EXPECT_EQ(ScaledTime(us), text) << us;
+  EXPECT_EQ(ScaledTime(12.5, "us"), "12.5 us");
+  EXPECT_EQ(SignedTime(1164.5), "+1.165 ms");
+  EXPECT_EQ(SignedTime(0), "0.0 µs");
+}
+
+TEST(ReportText, CpuStepTimesAreScaled) {
+  ModelReport report = SampleReport();
+  report.series[0].runs.back().set_device_us_per_step(1016805.6);
+  std::string text = RenderText(report);
+  EXPECT_THAT(text, HasSubstr("1.017 s"));
+  EXPECT_THAT(text, Not(HasSubstr("1016805.6")));
+  EXPECT_THAT(text, HasSubstr("per step"));
 }
 
 TEST(ReportText, SummarizesSeriesAndLiveRegressions) {

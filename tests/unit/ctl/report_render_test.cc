@@ -114,6 +114,10 @@ struct PageStats {
   double ink = 0;             // fraction of pixels that are not the page background
   std::size_t line_blue = 0;  // pixels of the charts' #2563eb (line, bars, device layer)
   std::size_t open_red = 0;   // pixels of #dc2626 (an open regression)
+  std::size_t band = 0;       // #bfdbfe: the noise band
+  std::size_t threshold = 0;  // #ea580c: the detector's threshold lines
+  std::size_t env = 0;        // #0d9488: environment change markers
+  std::size_t op_line = 0;    // #0891b2: the first line of each operator history
 };
 
 // Within a few levels per channel: colour management may shift a colour slightly.
@@ -135,6 +139,10 @@ PageStats Measure(const Image& image) {
     ink += pixel != 0xffffff;
     stats.line_blue += Near(pixel, 0x2563eb);
     stats.open_red += Near(pixel, 0xdc2626);
+    stats.band += Near(pixel, 0xbfdbfe);
+    stats.threshold += Near(pixel, 0xea580c);
+    stats.env += Near(pixel, 0x0d9488);
+    stats.op_line += Near(pixel, 0x0891b2);
   }
   stats.ink = static_cast<double>(ink) / static_cast<double>(image.pixels.size());
   return stats;
@@ -145,16 +153,22 @@ bool LooksLikeAReport(const PageStats& s) {
   return s.distinct_colors >= 50 && s.ink > 0.02 && s.line_blue > 500 && s.open_red > 50;
 }
 
+// The parts report v2 added are drawn: noise band, threshold, environment marker, operator
+// history. A blank page and a page of v1 charts fail it.
+bool ShowsTheV2Parts(const PageStats& s) {
+  return s.band > 2000 && s.threshold > 300 && s.env > 100 && s.op_line > 300;
+}
+
 // Renders `html` with headless Chromium; the PNG's path, or "" when Chromium failed.
-std::string Screenshot(const std::string& html, const std::string& name) {
+std::string Screenshot(const std::string& html, const std::string& name, int height = 2000) {
   std::string dir = devtime::testing::MakeTempDir("report-render");
   std::string page = dir + "/" + name + ".html", png = dir + "/" + name + ".png";
   std::ofstream(page) << html;
   auto result = devtime::testing::RunCommand(
       {kChromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-       "--user-data-dir=" + dir + "/profile", "--screenshot=" + png, "--window-size=1280,2000",
-       "file://" + page},
+       "--user-data-dir=" + dir + "/profile", "--screenshot=" + png,
+       "--window-size=1280," + std::to_string(height), "file://" + page},
       std::chrono::seconds(90));
   if (result.exit_code != 0 || access(png.c_str(), R_OK) != 0) {
     ADD_FAILURE() << "chromium exit " << result.exit_code << ":\n" << result.err;
@@ -166,11 +180,15 @@ std::string Screenshot(const std::string& html, const std::string& name) {
 
 // ---- a demo-like report: the README's RMSNorm history, fusion lost on the 11th night ----
 
+// Five steps of about `total` µs, ±1.5 % apart: each run's own noise.
 v1::RunSummary DemoRun(const std::string& run_id, long long started,
                        const std::vector<std::pair<std::string, double>>& ops) {
   double total = 0;
   for (const auto& op : ops) total += op.second;
-  return StepRun(run_id, started, ops, 5, 19.0 * static_cast<double>(ops.size()), total);
+  v1::RunSummary run =
+      StepRun(run_id, started, ops, 5, 19.0 * static_cast<double>(ops.size()), total);
+  SetStepTimes(run, {total * 0.985, total * 1.01, total, total * 0.99, total * 1.015});
+  return run;
 }
 
 SeriesReport DemoSeries(const std::string& workload, double before_us, double after_us,
@@ -195,6 +213,24 @@ SeriesReport DemoSeries(const std::string& workload, double before_us, double af
   return s;
 }
 
+// The summaries of the series' OK nights, as GetRun returns them: `before` ops (one op at
+// before_us when empty) until `regress_night`, then `after` with neuronx-cc 2.22.4.
+void FetchNights(SeriesReport& s, const std::vector<std::pair<std::string, double>>& before,
+                 const std::vector<std::pair<std::string, double>>& after, int regress_night) {
+  for (const auto& info : s.runs) {
+    if (info.status() != v1::RUN_STATUS_OK) continue;
+    int night = static_cast<int>((info.started_at().seconds() - kFirstNight) / 86400);
+    bool bad = night >= regress_night;
+    auto ops = bad ? after : before;
+    double total = 0;
+    for (const auto& op : ops) total += op.second;
+    for (auto& op : ops) op.second *= info.device_us_per_step() / total;  // as listed
+    v1::RunSummary run = DemoRun(info.identity().run_id(), info.started_at().seconds(), ops);
+    (*run.mutable_environment())["neuronx-cc"] = bad ? "2.22.4" : "2.21.18";
+    s.recent.push_back(run);
+  }
+}
+
 ModelReport DemoReport() {
   const std::vector<std::pair<std::string, double>> naive_ops = {
       {"aten::mul", 1164.5}, {"aten::add", 434.6}, {"aten::rsqrt", 415.0}, {"aten::mean", 340.8}};
@@ -215,6 +251,9 @@ ModelReport DemoReport() {
   naive.latest = DemoRun("naive-night13", kFirstNight + 13 * 86400, naive_ops);
   naive.baseline = DemoRun("naive-night12", kFirstNight + 12 * 86400, naive_ops);
   naive.baseline_label = "previous OK run";
+  FetchNights(compiled, {{"CompiledFunction", 1}}, {{"CompiledFunction", 1}}, 99);
+  FetchNights(fused, {{"aten::rms_norm", 1}}, naive_ops, 10);
+  FetchNights(naive, naive_ops, naive_ops, 99);
   report.series = {compiled, fused, naive};
 
   report.regressions.push_back(
@@ -249,6 +288,7 @@ TEST_F(ReportRenderTest, BlankPageFailsTheCheck) {
   PageStats stats = Measure(*image);
   EXPECT_EQ(stats.distinct_colors, 1u);
   EXPECT_FALSE(LooksLikeAReport(stats));
+  EXPECT_FALSE(ShowsTheV2Parts(stats));
 }
 
 TEST_F(ReportRenderTest, PageWithoutChartsFailsTheCheck) {
@@ -275,6 +315,38 @@ TEST_F(ReportRenderTest, ChromiumDrawsChartsBarsAndTheOpenRegression) {
   EXPECT_TRUE(LooksLikeAReport(stats))
       << png << ": " << stats.distinct_colors << " colours, ink " << stats.ink << ", blue "
       << stats.line_blue << ", red " << stats.open_red;
+}
+
+// The "fused" series (third on the page) in full: a window tall enough for its charts. With
+// DEVTIME_REPORT_SCREENSHOT=FILE the PNG is also copied to FILE (docs/report.png).
+TEST_F(ReportRenderTest, ChromiumDrawsNoiseBandThresholdEnvironmentMarkerAndOperatorHistory) {
+  ModelReport without_v2 = DemoReport();
+  for (auto& s : without_v2.series) s.recent.clear();  // no band, markers or operator history
+  without_v2.threshold = 0.0001;                       // the two lines merge into the data line
+  std::string plain = Screenshot(RenderHtml(without_v2), "report-v1", 3000);
+  ASSERT_FALSE(plain.empty());
+  auto plain_image = DecodePng(plain);
+  ASSERT_TRUE(plain_image.has_value());
+  PageStats plain_stats = Measure(*plain_image);
+  EXPECT_FALSE(ShowsTheV2Parts(plain_stats))
+      << plain << ": band " << plain_stats.band << ", threshold " << plain_stats.threshold
+      << ", env " << plain_stats.env << ", op line " << plain_stats.op_line;
+
+  std::string png = Screenshot(RenderHtml(DemoReport()), "report-v2", 3000);
+  ASSERT_FALSE(png.empty());
+  auto image = DecodePng(png);
+  ASSERT_TRUE(image.has_value()) << "cannot decode " << png;
+  PageStats stats = Measure(*image);
+  EXPECT_TRUE(LooksLikeAReport(stats));
+  EXPECT_TRUE(ShowsTheV2Parts(stats))
+      << png << ": band " << stats.band << ", threshold " << stats.threshold << ", env "
+      << stats.env << ", op line " << stats.op_line;
+  if (const char* copy = std::getenv("DEVTIME_REPORT_SCREENSHOT")) {
+    std::ifstream in(png, std::ios::binary);
+    std::ofstream out(copy, std::ios::binary | std::ios::trunc);
+    out << in.rdbuf();
+    EXPECT_TRUE(out.good()) << "cannot write " << copy;
+  }
 }
 
 }  // namespace

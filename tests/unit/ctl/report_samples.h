@@ -51,6 +51,16 @@ inline v1::RunSummary StepRun(const std::string& run_id, long long started,
   return run;
 }
 
+// Gives the run's steps these device times (one step each), keeping its operators.
+inline void SetStepTimes(v1::RunSummary& run, const std::vector<double>& device_us) {
+  run.clear_steps();
+  for (std::size_t i = 0; i < device_us.size(); ++i) {
+    auto* step = run.add_steps();
+    step->set_step(static_cast<uint32_t>(i));
+    step->set_device_us(device_us[i]);
+  }
+}
+
 // A critical regression of model/workload on trn1.2xlarge, as ListRegressions returns it: its
 // attribution blames aten::mul (+1164.5 µs per step) and a neuronx-cc change.
 struct RegressionSample {
