@@ -11,6 +11,7 @@
 #include "agents/trace/trace_summary.h"
 #include "agents/uploader.h"
 #include "grpc/grpc.h"
+#include "proto/wire/call_errors.h"
 #include "proto/wire/channel.h"
 #include "proto/wire/json.h"
 
@@ -52,7 +53,8 @@ int Compare(const std::string& before_path, const std::string& after_path) {
 bool UploadFile(v1::Collector::StubInterface& stub, const std::string& file,
                 UploadOptions options) {
   options.on_retry = [&](const grpc::Status& status, std::chrono::milliseconds wait) {
-    std::cerr << "devtime-agent: " << file << ": " << wire::Describe(status) << "; retrying in "
+    std::cerr << "devtime-agent: " << file << ": "
+              << wire::DescribeCallError(status, options.collector) << "; retrying in "
               << wait.count() << " ms\n";
   };
   v1::RunSummary run;
@@ -109,6 +111,7 @@ int RunUpload(const UploadCommand& command) {
   auto stub = v1::Collector::NewStub(*channel);
   UploadOptions options;
   options.retry_for = std::chrono::seconds(command.retry_seconds);
+  options.collector = command.collector;
   int failures = 0;
   for (const auto& file : command.files) {
     if (!UploadFile(*stub, file, options)) ++failures;

@@ -33,10 +33,18 @@ absl::StatusOr<pid_t> Spawn(const SpawnSpec& spec) {
   }
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
+  // The daemon blocks SIGINT/SIGTERM for sigwait, and posix_spawn keeps the mask: without an
+  // empty one a job would ignore the SIGTERM of its timeout or of the agent's stop until the
+  // SIGKILL 10 s later.
+  sigset_t no_signals;
+  sigemptyset(&no_signals);
+  posix_spawnattr_setsigmask(&attributes, &no_signals);
+  short flags = POSIX_SPAWN_SETSIGMASK;
   if (spec.own_process_group) {
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    flags |= POSIX_SPAWN_SETPGROUP;
     posix_spawnattr_setpgroup(&attributes, 0);
   }
+  posix_spawnattr_setflags(&attributes, flags);
 
   std::vector<std::string> args = spec.argv;
   std::vector<char*> argv = NullTerminated(args);

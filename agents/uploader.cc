@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "agents/delivery_errors.h"
+#include "proto/wire/call_errors.h"
 #include "proto/wire/channel.h"
 
 namespace devtime::agent {
@@ -31,7 +32,7 @@ absl::StatusOr<v1::UploadRunResponse> Upload(v1::Collector::StubInterface& stub,
     // call waits, so a blocked run is reported at once (the daemon keeps it in its spool).
     if (DeliveryOf(code) != Delivery::kRetry ||
         std::chrono::steady_clock::now() + wait > give_up_at) {
-      return absl::Status(code, wire::Describe(status));
+      return absl::Status(code, wire::DescribeCallError(status, options.collector));
     }
     if (options.on_retry) options.on_retry(status, wait);
     std::this_thread::sleep_for(wait);

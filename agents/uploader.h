@@ -32,6 +32,7 @@ struct UploadOptions {
   std::chrono::milliseconds max_backoff{8'000};
   // Called before each retry with the failed attempt's error and the wait before the next.
   std::function<void(const grpc::Status&, std::chrono::milliseconds)> on_retry;
+  std::string collector;  // the address dialled, for error messages ("" = not named)
 };
 
 // OK with the collector's answer, or the last error (its message names the gRPC code).

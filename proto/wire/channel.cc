@@ -27,7 +27,7 @@ class TokenInterceptor : public grpc::experimental::Interceptor {
   }
 
  private:
-  const std::string& header_;
+  const std::string header_;  // a copy: the interceptor may outlive its factory
 };
 
 class TokenInterceptorFactory : public grpc::experimental::ClientInterceptorFactoryInterface {
