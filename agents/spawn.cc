@@ -1,6 +1,7 @@
 #include "agents/spawn.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 
 #include <cstring>

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "agents/delivery_errors.h"
 #include "agents/run_summary_builder.h"
 #include "agents/trace/trace_summary.h"
 #include "agents/uploader.h"
@@ -111,18 +112,15 @@ absl::StatusOr<v1::RunSummary> Prepare(const ImportOptions& options, const Captu
   return run;
 }
 
+// The agent's classifier of upload errors (delivery_errors.h), read for a one-shot import.
 Outcome OutcomeOf(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::INVALID_ARGUMENT:
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-    case grpc::StatusCode::FAILED_PRECONDITION:
+  // The run id is taken by a run that differs in something other than its content, e.g.
+  // the same capture imported from another copy of the archive (artifact paths differ).
+  if (code == grpc::StatusCode::ALREADY_EXISTS) return Outcome::kDuplicate;
+  switch (agent::DeliveryOf(static_cast<absl::StatusCode>(code))) {
+    case agent::Delivery::kRefusedForGood:
       return Outcome::kInvalid;
-    // The run id is taken by a run that differs in something other than its content, e.g.
-    // the same capture imported from another copy of the archive (artifact paths differ).
-    case grpc::StatusCode::ALREADY_EXISTS:
-      return Outcome::kDuplicate;
-    case grpc::StatusCode::UNAVAILABLE:
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
+    case agent::Delivery::kRetry:
       return Outcome::kUnavailable;
     default:
       return Outcome::kFailed;
@@ -188,19 +186,13 @@ void MarkRepeatsAsDuplicates(std::vector<Result>& results) {
 }
 
 const char* Verb(Outcome outcome, bool dry_run) {
-  switch (outcome) {
-    case Outcome::kStored:
-      return dry_run ? "would store" : "stored";
-    case Outcome::kDuplicate:
-      return dry_run ? "repeats" : "already stored";
-    case Outcome::kInvalid:
-      return "invalid";
-    case Outcome::kUnavailable:
-      return "unreachable";
-    case Outcome::kFailed:
-      return "failed";
-  }
-  return "failed";
+  // By Outcome, as {what happened, what a dry run would do}.
+  static constexpr const char* kVerbs[][2] = {{"stored", "would store"},
+                                              {"already stored", "repeats"},
+                                              {"invalid", "invalid"},
+                                              {"unreachable", "unreachable"},
+                                              {"failed", "failed"}};
+  return kVerbs[static_cast<int>(outcome)][dry_run ? 1 : 0];
 }
 
 int Report(const ImportOptions& options, const std::vector<Capture>& captures,

@@ -141,23 +141,24 @@ TEST(FormatProgress, ShowsBarCountRateAndTimeLeft) {
   EXPECT_EQ(FormatProgress(4, 4, std::chrono::seconds(2), 8), "[========] 4/4  2.0/s  ETA 0:00");
 }
 
-TEST(Progress, WritesAPlainLineAtEachTenthWhenNotOnATerminal) {
+// What a Progress writes for `total` items done one by one, then Finish().
+std::string ProgressOf(std::size_t total, bool terminal) {
   std::ostringstream out;
-  Progress progress(out, 20, /*terminal=*/false, "importing");
-  for (int i = 0; i < 20; ++i) progress.Advance();
+  Progress progress(out, total, terminal, "importing");
+  for (std::size_t i = 0; i < total; ++i) progress.Advance();
   progress.Finish();
-  const std::string text = out.str();
+  return out.str();
+}
+
+TEST(Progress, WritesAPlainLineAtEachTenthWhenNotOnATerminal) {
+  const std::string text = ProgressOf(20, /*terminal=*/false);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 10);
   EXPECT_NE(text.find("importing [====="), std::string::npos);
   EXPECT_NE(text.find("20/20"), std::string::npos);
 }
 
 TEST(Progress, RedrawsOneLineInPlaceOnATerminal) {
-  std::ostringstream out;
-  Progress progress(out, 3, /*terminal=*/true, "importing");
-  for (int i = 0; i < 3; ++i) progress.Advance();
-  progress.Finish();
-  const std::string text = out.str();
+  const std::string text = ProgressOf(3, /*terminal=*/true);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\r'), 3);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1);
 }
