@@ -20,6 +20,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Two fused nights, as the quickstart's demo names them, and two naive ones whose ids share
 // their first 8 hex digits, so that prefix names both.
@@ -77,6 +78,20 @@ TEST_F(RunRefsTest, AmbiguousPrefixListsTheRunsItNames) {
   // So does the series: only one of them is a fused run.
   EXPECT_THAT(ShownRunId({"5eed0001", "--workload", "fused"}),
               HasSubstr("no run of workload fused has an id starting with '5eed0001'"));
+}
+
+TEST_F(RunRefsTest, PrefixOfManyRunsListsTheFirstFive) {
+  auto admin = AdminStub();
+  for (int n = 1; n <= 6; ++n) {  // 00000000-0000-4000-8000-00000000000n
+    auto status = devtime::testing::UploadRun(
+        *admin, devtime::testing::NaiveRmsNormRun(devtime::testing::TestRunId(n)));
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  auto shown = Ctl({"runs", "show", "00000000"});
+  EXPECT_NE(shown.exit_code, 0);
+  EXPECT_THAT(shown.err, AllOf(HasSubstr("names more than 5 runs"),
+                               HasSubstr(devtime::testing::TestRunId(5)), HasSubstr("...")));
+  EXPECT_THAT(shown.err, Not(HasSubstr(devtime::testing::TestRunId(6))));
 }
 
 TEST_F(RunRefsTest, UnknownPrefixIsNotFoundNamingThePrefix) {
