@@ -216,11 +216,11 @@ Look at it (the exports are in $env_file; the ports stay the same across restart
   eval "\$(deploy/quickstart.sh env)"
   devtimectl models list
   devtimectl runs list --model rmsnorm --workload fused
-  devtimectl runs show \$(devtimectl runs list --workload fused --limit 1 --format json | sed -n 's/.*"run_id": "\(.*\)".*/\1/p')
+  devtimectl runs show latest --workload fused    # or a run id's first 8 hex digits
   devtimectl compare $fused_before $fused_after   # the night the fusion was lost
   devtimectl check --run $fused_after --against $fused_before; echo "exit \$?"   # a CI gate
   devtimectl regressions list                      # what the detector opened (the lost fusion)
-  devtimectl regressions show \$(devtimectl regressions list --format json | sed -n 's/.*"id": "\([0-9]*\)".*/\1/p' | head -n 1)
+  devtimectl regressions show \$(devtimectl regressions list --format ids | head -n 1)
   devtimectl report --model rmsnorm --html $state/report-rmsnorm.html   # the page below, again
   devtimectl jobs list                             # the local nightly job, run once just now
   devtime-agent summarize $state/latest-profile   # the CPU profile it made

@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <map>
+#include <utility>
 
 #include "proto/wire/channel.h"
 
@@ -28,12 +29,25 @@ void OnParsed(CLI::App* subcommand, CommandContext& context, Command command) {
   subcommand->callback([&context, command = std::move(command)] { context.command = command; });
 }
 
-void AddFormatOption(CLI::App* subcommand, Format* format) {
-  subcommand->add_option("--format", *format, "output format: table or json")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, Format>{{"table", Format::kTable}, {"json", Format::kJson}},
-          CLI::ignore_case))
+namespace {
+
+void AddFormatChoice(CLI::App* subcommand, Format* format, const std::string& help,
+                     std::map<std::string, Format> names) {
+  subcommand->add_option("--format", *format, help)
+      ->transform(CLI::CheckedTransformer(std::move(names), CLI::ignore_case))
       ->capture_default_str();
+}
+
+}  // namespace
+
+void AddFormatOption(CLI::App* subcommand, Format* format) {
+  AddFormatChoice(subcommand, format, "output format: table or json",
+                  {{"table", Format::kTable}, {"json", Format::kJson}});
+}
+
+void AddListFormatOption(CLI::App* subcommand, Format* format) {
+  AddFormatChoice(subcommand, format, "output format: table, json or ids (one id per line)",
+                  {{"table", Format::kTable}, {"json", Format::kJson}, {"ids", Format::kIds}});
 }
 
 int RunCommand(const GlobalOptions& options, const Command& command) {

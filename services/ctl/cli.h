@@ -39,6 +39,8 @@ void OnParsed(CLI::App* subcommand, CommandContext& context, Command command);
 
 // --format table|json (case-insensitive), default shown in --help.
 void AddFormatOption(CLI::App* subcommand, Format* format);
+// --format table|json|ids, for the list commands: ids prints one id per line, for scripts.
+void AddListFormatOption(CLI::App* subcommand, Format* format);
 
 // Connects to the collector described by `options` and runs `command`: its exit code, or 2
 // when the credentials cannot be loaded, the address is unusable or `command` is empty.

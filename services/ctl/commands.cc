@@ -8,6 +8,7 @@
 
 #include "proto/wire/names.h"
 #include "proto/wire/time.h"
+#include "proto/wire/validation.h"
 #include "services/ctl/run_diff.h"
 #include "services/ctl/table.h"
 
@@ -163,7 +164,11 @@ void PrintDeviceDetails(const Session& session, const v1::RunSummary& run) {
   }
 }
 
-void PrintRuns(const Session& session, const v1::ListRunsResponse& response) {
+void PrintRuns(const Session& session, const v1::ListRunsResponse& response, Format format) {
+  if (format == Format::kIds) {
+    for (const auto& run : response.runs()) session.out << run.identity().run_id() << "\n";
+    return;
+  }
   TextTable table({"run id", "started (UTC)", "model", "workload", "instance", "device", "status",
                    "ops", "steps", "us/step"},
                   {Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft,
@@ -193,6 +198,29 @@ void PrintModels(const Session& session, const v1::ListModelsResponse& response)
 
 }  // namespace
 
+std::optional<int> ResolveRunId(const Session& session, const std::string& ref,
+                                const RunScope& scope, std::string* run_id) {
+  if (wire::IsCanonicalUuid(ref)) {
+    *run_id = ref;
+    return std::nullopt;
+  }
+  v1::ResolveRunRequest request;
+  request.set_ref(ref);
+  request.set_model(scope.model);
+  request.set_workload(scope.workload);
+  v1::RunInfo run;
+  if (auto failed = Call(session, &Stub::ResolveRun, request, &run)) return failed;
+  *run_id = run.identity().run_id();
+  return std::nullopt;
+}
+
+void AddRunScopeOptions(CLI::App* subcommand, RunScope* scope) {
+  subcommand->add_option("--model", scope->model,
+                         "with latest or a run id prefix: only runs of this model");
+  subcommand->add_option("--workload", scope->workload,
+                         "with latest or a run id prefix: only runs of this workload");
+}
+
 int RunsList(const Session& session, const RunsListOptions& options) {
   v1::ListRunsRequest request;
   request.set_model(options.model);
@@ -207,12 +235,13 @@ int RunsList(const Session& session, const RunsListOptions& options) {
   }
   return CallAllAndPrint(
       session, &Stub::ListRuns, request, options.limit, &v1::ListRunsResponse::mutable_runs,
-      options.format, [&](const v1::ListRunsResponse& response) { PrintRuns(session, response); });
+      options.format,
+      [&](const v1::ListRunsResponse& response) { PrintRuns(session, response, options.format); });
 }
 
-int RunsShow(const Session& session, const std::string& run_id, Format format) {
+int RunsShow(const Session& session, const std::string& run, const RunScope& scope, Format format) {
   v1::GetRunRequest request;
-  request.set_run_id(run_id);
+  if (auto failed = ResolveRunId(session, run, scope, request.mutable_run_id())) return *failed;
   return CallAndPrint(session, &Stub::GetRun, request, format,
                       [&](const v1::GetRunResponse& response) {
                         PrintRunHeader(session, response);
@@ -229,12 +258,16 @@ int ModelsList(const Session& session, Format format) {
 
 namespace {
 
-// Both runs, or the exit code of the failure (already reported).
+// Both runs (references as ResolveRunId takes them), or the exit code of the failure
+// (already reported).
 std::optional<int> FetchRuns(const Session& session, const std::string& a, const std::string& b,
-                             v1::GetRunResponse* run_a, v1::GetRunResponse* run_b) {
-  for (auto [id, into] : {std::pair{&a, run_a}, std::pair{&b, run_b}}) {
+                             const RunScope& scope, v1::GetRunResponse* run_a,
+                             v1::GetRunResponse* run_b) {
+  for (auto [ref, into] : {std::pair{&a, run_a}, std::pair{&b, run_b}}) {
     v1::GetRunRequest request;
-    request.set_run_id(*id);
+    if (auto failed = ResolveRunId(session, *ref, scope, request.mutable_run_id())) {
+      return failed;
+    }
     if (auto failed = Call(session, &Stub::GetRun, request, into)) {
       return failed;
     }
@@ -250,18 +283,19 @@ std::string Label(const v1::GetRunResponse& run) {
 
 }  // namespace
 
-int Compare(const Session& session, const std::string& before, const std::string& after) {
+int Compare(const Session& session, const std::string& before, const std::string& after,
+            const RunScope& scope) {
   v1::GetRunResponse a, b;
-  if (auto failed = FetchRuns(session, before, after, &a, &b)) return *failed;
+  if (auto failed = FetchRuns(session, before, after, scope, &a, &b)) return *failed;
   session.out << "before " << Label(a) << "\nafter  " << Label(b) << "\n"
               << RenderDiff(DiffRuns(a.run(), b.run()));
   return 0;
 }
 
 int Check(const Session& session, const std::string& run, const std::string& baseline,
-          const CheckOptions& options) {
+          const CheckOptions& options, const RunScope& scope) {
   v1::GetRunResponse candidate, base;
-  if (auto failed = FetchRuns(session, baseline, run, &base, &candidate)) return *failed;
+  if (auto failed = FetchRuns(session, baseline, run, scope, &base, &candidate)) return *failed;
   RunDiff diff = DiffRuns(base.run(), candidate.run());
   bool regression = IsRegression(diff, options);
   session.out << (regression ? "REGRESSION" : "OK") << ": " << Label(candidate) << " against "
@@ -269,6 +303,13 @@ int Check(const Session& session, const std::string& run, const std::string& bas
               << RenderDiff(diff, 10);
   return regression ? 1 : 0;
 }
+
+namespace {
+
+// How every RUN argument is described in --help.
+constexpr char kRunHelp[] = "a run id, a unique prefix of one (8+ hex digits) or latest";
+
+}  // namespace
 
 void AddRunCommands(CLI::App& app, CommandContext& context) {
   auto* runs = app.add_subcommand("runs", "stored profiling runs");
@@ -281,19 +322,21 @@ void AddRunCommands(CLI::App& app, CommandContext& context) {
                         "only runs started since: 2026-11-01, 2026-11-01T02:00:00Z or an age "
                         "like 7d, 12h");
   runs_list->add_option("--limit", list->limit, "at most this many runs (default 100, 0 = all)");
-  AddFormatOption(runs_list, &list->format);
+  AddListFormatOption(runs_list, &list->format);
   OnParsed(runs_list, context, [list](const Session& s) { return RunsList(s, *list); });
 
   struct ShowOptions {
-    std::string run_id;
+    std::string run;
+    RunScope scope;
     Format format = Format::kTable;
   };
   auto show = std::make_shared<ShowOptions>();
   auto* runs_show = runs->add_subcommand("show", "one run with its operator table");
-  runs_show->add_option("RUN_ID", show->run_id, "the run's id (a UUID)")->required();
+  runs_show->add_option("RUN", show->run, kRunHelp)->required();
+  AddRunScopeOptions(runs_show, &show->scope);
   AddFormatOption(runs_show, &show->format);
   OnParsed(runs_show, context,
-           [show](const Session& s) { return RunsShow(s, show->run_id, show->format); });
+           [show](const Session& s) { return RunsShow(s, show->run, show->scope, show->format); });
 }
 
 void AddModelCommands(CLI::App& app, CommandContext& context) {
@@ -306,24 +349,37 @@ void AddModelCommands(CLI::App& app, CommandContext& context) {
 }
 
 void AddCompareCommand(CLI::App& app, CommandContext& context) {
-  auto runs = std::make_shared<std::pair<std::string, std::string>>();
+  struct Options {
+    std::string before, after;
+    RunScope scope;
+  };
+  auto options = std::make_shared<Options>();
   auto* compare = app.add_subcommand("compare", "op-by-op difference of two runs (before, after)");
-  compare->add_option("RUN_A", runs->first, "the earlier (baseline) run id")->required();
-  compare->add_option("RUN_B", runs->second, "the later run id")->required();
-  OnParsed(compare, context,
-           [runs](const Session& s) { return Compare(s, runs->first, runs->second); });
+  compare
+      ->add_option("RUN_A", options->before, std::string("the earlier (baseline) run: ") + kRunHelp)
+      ->required();
+  compare->add_option("RUN_B", options->after, std::string("the later run: ") + kRunHelp)
+      ->required();
+  AddRunScopeOptions(compare, &options->scope);
+  OnParsed(compare, context, [options](const Session& s) {
+    return Compare(s, options->before, options->after, options->scope);
+  });
 }
 
 void AddCheckCommand(CLI::App& app, CommandContext& context) {
   struct Options {
     std::string run, baseline;
+    RunScope scope;
     CheckOptions check;
   };
   auto options = std::make_shared<Options>();
   auto* check = app.add_subcommand(
       "check", "exit 1 if RUN is significantly slower than BASELINE (a pre-merge gate)");
-  check->add_option("--run", options->run, "the run to judge")->required();
-  check->add_option("--against", options->baseline, "the baseline run")->required();
+  check->add_option("--run", options->run, std::string("the run to judge: ") + kRunHelp)
+      ->required();
+  check->add_option("--against", options->baseline, std::string("the baseline run: ") + kRunHelp)
+      ->required();
+  AddRunScopeOptions(check, &options->scope);
   check
       ->add_option("--min-change", options->check.min_change,
                    "smallest relative slowdown that fails (0.02 = 2 %)")
@@ -333,7 +389,7 @@ void AddCheckCommand(CLI::App& app, CommandContext& context) {
                    "significance needed when both runs have per-step samples")
       ->capture_default_str();
   OnParsed(check, context, [options](const Session& s) {
-    return Check(s, options->run, options->baseline, options->check);
+    return Check(s, options->run, options->baseline, options->check, options->scope);
   });
 }
 

@@ -3,12 +3,31 @@
 // the process exit code as session.h says.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "services/ctl/cli.h"
 #include "services/ctl/session.h"
 
 namespace devtime::ctl {
+
+// The runs a typed run reference is looked up among: "latest" is the newest of them, and a
+// prefix must name one of them (collector.proto ResolveRun). "" = any.
+struct RunScope {
+  std::string model;
+  std::string workload;
+};
+
+// What a RUN argument may be: a whole run id, a unique prefix of one (at least 8 hex digits,
+// as compare prints them) or "latest". `*run_id` = the run id `ref` names: `ref` itself when
+// it is a whole run id (the RPC that uses it checks it), else the collector's ResolveRun
+// answer. Returns the exit code of a failure (already reported), nullopt on success.
+std::optional<int> ResolveRunId(const Session& session, const std::string& ref,
+                                const RunScope& scope, std::string* run_id);
+
+// --model and --workload on `subcommand`, parsed into *scope, saying they choose among the
+// runs that `latest` and prefixes name.
+void AddRunScopeOptions(CLI::App* subcommand, RunScope* scope);
 
 struct RunsListOptions {
   std::string model;
@@ -19,16 +38,18 @@ struct RunsListOptions {
 };
 
 int RunsList(const Session& session, const RunsListOptions& options);
-int RunsShow(const Session& session, const std::string& run_id, Format format);
+int RunsShow(const Session& session, const std::string& run, const RunScope& scope, Format format);
 int ModelsList(const Session& session, Format format);
 
-// devtimectl compare RUN_A RUN_B: the op-by-op difference (run_diff.h).
-int Compare(const Session& session, const std::string& before, const std::string& after);
+// devtimectl compare RUN_A RUN_B: the op-by-op difference (run_diff.h). Every RUN here is
+// as ResolveRunId takes it.
+int Compare(const Session& session, const std::string& before, const std::string& after,
+            const RunScope& scope);
 // devtimectl check --run RUN --against BASELINE: exit 1 on a significant slowdown (a
 // pre-merge gate), 0 otherwise.
 struct CheckOptions;
 int Check(const Session& session, const std::string& run, const std::string& baseline,
-          const CheckOptions& options);
+          const CheckOptions& options, const RunScope& scope);
 
 // Register `runs list|show`, `models list`, `compare` and `check` on `app`.
 void AddRunCommands(CLI::App& app, CommandContext& context);

@@ -135,7 +135,12 @@ void PrintRegression(const Session& session, const v1::Regression& r) {
   PrintSeriesAndHistory(session, r);
 }
 
-void PrintRegressions(const Session& session, const v1::ListRegressionsResponse& response) {
+void PrintRegressions(const Session& session, const v1::ListRegressionsResponse& response,
+                      Format format) {
+  if (format == Format::kIds) {
+    for (const auto& r : response.regressions()) session.out << r.id() << "\n";
+    return;
+  }
   TextTable table({"id", "state", "severity", "model / workload", "kind", "change", "top operator",
                    "environment changes", "since (UTC)"},
                   {Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft,
@@ -171,10 +176,11 @@ int RegressionsList(const Session& session, const RegressionsListOptions& option
     }
     request.add_states(state);
   }
-  return CallAllAndPrint(
-      session, &Stub::ListRegressions, request, options.limit,
-      &v1::ListRegressionsResponse::mutable_regressions, options.format,
-      [&](const v1::ListRegressionsResponse& response) { PrintRegressions(session, response); });
+  return CallAllAndPrint(session, &Stub::ListRegressions, request, options.limit,
+                         &v1::ListRegressionsResponse::mutable_regressions, options.format,
+                         [&](const v1::ListRegressionsResponse& response) {
+                           PrintRegressions(session, response, options.format);
+                         });
 }
 
 int RegressionsShow(const Session& session, int64_t id, Format format) {
@@ -218,7 +224,7 @@ void AddRegressionCommands(CLI::App& app, CommandContext& context) {
   list_command->add_option("--model", list->model, "only this model");
   list_command->add_option("--workload", list->workload, "only this workload");
   list_command->add_option("--limit", list->limit, "at most this many (default 100, 0 = all)");
-  AddFormatOption(list_command, &list->format);
+  AddListFormatOption(list_command, &list->format);
   OnParsed(list_command, context, [list](const Session& s) { return RegressionsList(s, *list); });
 
   struct ShowOptions {

@@ -18,7 +18,8 @@
 
 namespace devtime::ctl {
 
-enum class Format { kTable, kJson };
+// kIds: one id per line, for scripts (list commands only: cli.h AddListFormatOption).
+enum class Format { kTable, kJson, kIds };
 
 using Stub = v1::Collector::StubInterface;
 

@@ -60,6 +60,8 @@ class CollectorService final
                         v1::ListRunsResponse* response) override;
   grpc::Status GetRun(grpc::ServerContext* context, const v1::GetRunRequest* request,
                       v1::GetRunResponse* response) override;
+  grpc::Status ResolveRun(grpc::ServerContext* context, const v1::ResolveRunRequest* request,
+                          v1::RunInfo* response) override;
   grpc::Status ListModels(grpc::ServerContext* context, const v1::ListModelsRequest* request,
                           v1::ListModelsResponse* response) override;
 

@@ -96,6 +96,18 @@ grpc::Status CollectorService::GetRun(grpc::ServerContext* context,
       *context, [&] { return runs_.GetRun(request->run_id()); }, response);
 }
 
+grpc::Status CollectorService::ResolveRun(grpc::ServerContext* context,
+                                          const v1::ResolveRunRequest* request,
+                                          v1::RunInfo* response) {
+  return ServeRead(
+      *context,
+      [&] {
+        return runs_.ResolveRun(
+            {.ref = request->ref(), .model = request->model(), .workload = request->workload()});
+      },
+      response);
+}
+
 grpc::Status CollectorService::ListModels(grpc::ServerContext* context,
                                           const v1::ListModelsRequest*,
                                           v1::ListModelsResponse* response) {

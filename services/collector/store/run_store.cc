@@ -9,6 +9,7 @@
 #include "nlohmann/json.hpp"
 #include "proto/wire/json.h"
 #include "proto/wire/names.h"
+#include "proto/wire/time.h"
 #include "proto/wire/validation.h"
 #include "services/collector/store/series.h"
 #include "services/collector/store/sql_util.h"
@@ -204,6 +205,50 @@ std::string IdArray(const std::vector<long long>& ids) {
   return out + "}";
 }
 
+// The lowest and highest run id starting with `prefix`, so a prefix is looked up as a range
+// of the primary key; INVALID_ARGUMENT, saying what to type, when `prefix` is not the start
+// of a lowercase UUID or has fewer than kMinRunIdPrefix hex digits.
+absl::StatusOr<std::pair<std::string, std::string>> PrefixRange(const std::string& prefix) {
+  std::string low = "00000000-0000-0000-0000-000000000000";
+  std::string high = "ffffffff-ffff-ffff-ffff-ffffffffffff";
+  auto refused = [&](const std::string& why) {
+    return absl::InvalidArgumentError("run '" + wire::PrintableText(prefix, 64) + "': " + why +
+                                      ": give a run id, a prefix of one (at least " +
+                                      std::to_string(kMinRunIdPrefix) +
+                                      " hex digits, like 08f66244) or latest");
+  };
+  if (prefix.size() > low.size()) return refused("not a lowercase UUID");
+  int digits = 0;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    bool dash = low[i] == '-';
+    char c = prefix[i];
+    bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    if (dash ? c != '-' : !hex) return refused("not the start of a lowercase UUID");
+    digits += dash ? 0 : 1;
+    low[i] = high[i] = c;
+  }
+  if (digits < kMinRunIdPrefix) {
+    return refused("a prefix of " + std::to_string(digits) + " hex digits is too short");
+  }
+  return std::pair{low, high};
+}
+
+// " of model M, workload W": the runs a reference was looked up among ("" = all of them).
+std::string ScopeText(const RunRef& ref) {
+  std::string scope;
+  if (!ref.model.empty()) scope += " of model " + ref.model;
+  if (!ref.workload.empty())
+    scope += (scope.empty() ? " of" : ",") + std::string(" workload ") + ref.workload;
+  return scope;
+}
+
+// "ID (model/workload, started)": one of the runs an ambiguous prefix names.
+std::string MatchText(const v1::RunInfo& run) {
+  const auto& id = run.identity();
+  return id.run_id() + " (" + id.model() + "/" + id.workload() + ", " +
+         wire::FormatTime(run.started_at()) + ")";
+}
+
 }  // namespace
 
 // Series ids by model/workload/instance type/metric/op. Series rows are never deleted, so an
@@ -359,6 +404,47 @@ absl::StatusOr<v1::GetRunResponse> RunStore::GetRun(const std::string& run_id) {
   if (!status.ok()) return status;
   if (!found) return absl::NotFoundError("run " + run_id + " is not stored");
   return response;
+}
+
+absl::StatusOr<v1::RunInfo> RunStore::ResolveRun(const RunRef& ref) {
+  if (ref.ref == "latest") {
+    auto newest = ListRuns({.model = ref.model, .workload = ref.workload, .limit = 1});
+    if (!newest.ok()) return newest.status();
+    if (newest->empty())
+      return absl::NotFoundError("latest: no run" + ScopeText(ref) + " is stored");
+    return std::move(newest->front());
+  }
+  auto range = PrefixRange(ref.ref);
+  if (!range.ok()) return range.status();
+  constexpr int kListed = 5;  // matches an ambiguous prefix's error names
+  std::vector<v1::RunInfo> matches;
+  auto status = db_.Run("resolve run " + ref.ref, [&](pqxx::connection_base& c) {
+    matches.clear();
+    pqxx::read_transaction tx{c};
+    auto rows = tx.exec_params("SELECT " + kRunInfoColumns +
+                                   " FROM runs WHERE run_id BETWEEN $1::uuid AND $2::uuid"
+                                   " AND ($3 = '' OR model = $3) AND ($4 = '' OR workload = $4)"
+                                   " ORDER BY run_id LIMIT $5",
+                               range->first, range->second, ref.model, ref.workload, kListed + 1);
+    for (const auto& row : rows) matches.push_back(RunInfoFromRow(row));
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (matches.empty()) {
+    return absl::NotFoundError("no run" + ScopeText(ref) + " has an id starting with '" + ref.ref +
+                               "'");
+  }
+  if (matches.size() == 1) return std::move(matches.front());
+  std::string listed;
+  for (std::size_t i = 0; i < matches.size() && i < kListed; ++i) {
+    listed += "\n  " + MatchText(matches[i]);
+  }
+  if (matches.size() > kListed) listed += "\n  ...";
+  return absl::FailedPreconditionError(
+      "run id prefix '" + ref.ref + "' names " +
+      (matches.size() > kListed ? "more than " + std::to_string(kListed)
+                                : std::to_string(matches.size())) +
+      " runs" + ScopeText(ref) + "; type more of the id:" + listed);
 }
 
 absl::StatusOr<std::vector<v1::ModelInfo>> RunStore::ListModels() {

@@ -3,7 +3,7 @@
 // Speaks protobuf at its edge (it is the storage adapter of the wire's RunSummary) and
 // reports failures as absl::Status: UNAVAILABLE when the database cannot be reached after
 // retries, ALREADY_EXISTS for a run id stored with different content, NOT_FOUND for unknown
-// runs, INVALID_ARGUMENT for a malformed run id.
+// runs, INVALID_ARGUMENT for a malformed run id, FAILED_PRECONDITION for an ambiguous prefix.
 //
 // Thread-safety: safe for concurrent use.
 #pragma once
@@ -20,6 +20,9 @@
 #include "services/collector/store/series.h"
 
 namespace devtime::store {
+
+// The fewest hex digits of a run id prefix: 8, the first group, as compare prints it.
+inline constexpr int kMinRunIdPrefix = 8;
 
 enum class IngestResult { kStored, kDuplicate };
 
@@ -38,6 +41,14 @@ struct RunFilter {
   std::optional<std::pair<long long, std::string>> after;
 };
 
+// A run as a person names it (collector.proto ResolveRun): a whole run id, a unique prefix
+// of one or "latest", among the runs of `model` and `workload` when set.
+struct RunRef {
+  std::string ref;
+  std::string model;     // "" = any
+  std::string workload;  // "" = any
+};
+
 class RunStore {
  public:
   explicit RunStore(Database& db);
@@ -50,6 +61,10 @@ class RunStore {
 
   absl::StatusOr<std::vector<v1::RunInfo>> ListRuns(const RunFilter& filter);
   absl::StatusOr<v1::GetRunResponse> GetRun(const std::string& run_id);
+  // The one run `ref` names ("latest": the newest by start time): NOT_FOUND when none,
+  // FAILED_PRECONDITION listing up to 5 when a prefix names several, INVALID_ARGUMENT for a
+  // prefix shorter than kMinRunIdPrefix hex digits or not the start of a lowercase UUID.
+  absl::StatusOr<v1::RunInfo> ResolveRun(const RunRef& ref);
   absl::StatusOr<std::vector<v1::ModelInfo>> ListModels();
 
  private:
