@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <optional>
 #include <utility>
 
+#include "proto/wire/exit_codes.h"
 #include "proto/wire/names.h"
 #include "proto/wire/time.h"
 #include "proto/wire/validation.h"
+#include "services/ctl/check_output.h"
 #include "services/ctl/run_diff.h"
 #include "services/ctl/table.h"
 
@@ -293,15 +296,28 @@ int Compare(const Session& session, const std::string& before, const std::string
 }
 
 int Check(const Session& session, const std::string& run, const std::string& baseline,
-          const CheckOptions& options, const RunScope& scope) {
+          const CheckOptions& options, const RunScope& scope, CheckFormat format) {
   v1::GetRunResponse candidate, base;
   if (auto failed = FetchRuns(session, baseline, run, scope, &base, &candidate)) return *failed;
-  RunDiff diff = DiffRuns(base.run(), candidate.run());
-  bool regression = IsRegression(diff, options);
-  session.out << (regression ? "REGRESSION" : "OK") << ": " << Label(candidate) << " against "
-              << Label(base) << "\n"
-              << RenderDiff(diff, 10);
-  return regression ? 1 : 0;
+  CheckVerdict verdict{.run = Label(candidate),
+                       .baseline = Label(base),
+                       .diff = DiffRuns(base.run(), candidate.run()),
+                       .options = options};
+  verdict.regression = IsRegression(verdict.diff, options);
+  switch (format) {
+    case CheckFormat::kMarkdown:
+      session.out << RenderCheckMarkdown(verdict);
+      break;
+    case CheckFormat::kJunit:
+      session.out << RenderCheckJunit(verdict);
+      break;
+    case CheckFormat::kText:
+      session.out << (verdict.regression ? "REGRESSION" : "OK") << ": " << verdict.run
+                  << " against " << verdict.baseline << "\n"
+                  << RenderDiff(verdict.diff, 10);
+      break;
+  }
+  return verdict.regression ? wire::kExitFailed : wire::kExitOk;
 }
 
 namespace {
@@ -371,6 +387,7 @@ void AddCheckCommand(CLI::App& app, CommandContext& context) {
     std::string run, baseline;
     RunScope scope;
     CheckOptions check;
+    CheckFormat format = CheckFormat::kText;
   };
   auto options = std::make_shared<Options>();
   auto* check = app.add_subcommand(
@@ -388,8 +405,17 @@ void AddCheckCommand(CLI::App& app, CommandContext& context) {
       ->add_option("--max-p", options->check.max_p,
                    "significance needed when both runs have per-step samples")
       ->capture_default_str();
+  check
+      ->add_option("--format", options->format,
+                   "text, markdown (a pull-request comment) or junit (a CI test report)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, CheckFormat>{{"text", CheckFormat::kText},
+                                             {"markdown", CheckFormat::kMarkdown},
+                                             {"junit", CheckFormat::kJunit}},
+          CLI::ignore_case));
   OnParsed(check, context, [options](const Session& s) {
-    return Check(s, options->run, options->baseline, options->check, options->scope);
+    return Check(s, options->run, options->baseline, options->check, options->scope,
+                 options->format);
   });
 }
 

@@ -47,9 +47,11 @@ int Compare(const Session& session, const std::string& before, const std::string
             const RunScope& scope);
 // devtimectl check --run RUN --against BASELINE: exit 1 on a significant slowdown (a
 // pre-merge gate), 0 otherwise.
+// `format` chooses the text, a Markdown comment or a JUnit report (check_output.h).
 struct CheckOptions;
+enum class CheckFormat;
 int Check(const Session& session, const std::string& run, const std::string& baseline,
-          const CheckOptions& options, const RunScope& scope);
+          const CheckOptions& options, const RunScope& scope, CheckFormat format);
 
 // Register `runs list|show`, `models list`, `compare` and `check` on `app`.
 void AddRunCommands(CLI::App& app, CommandContext& context);
