@@ -117,14 +117,9 @@ Outcome OutcomeOf(grpc::StatusCode code) {
   // The run id is taken by a run that differs in something other than its content, e.g.
   // the same capture imported from another copy of the archive (artifact paths differ).
   if (code == grpc::StatusCode::ALREADY_EXISTS) return Outcome::kDuplicate;
-  switch (agent::DeliveryOf(static_cast<absl::StatusCode>(code))) {
-    case agent::Delivery::kRefusedForGood:
-      return Outcome::kInvalid;
-    case agent::Delivery::kRetry:
-      return Outcome::kUnavailable;
-    default:
-      return Outcome::kFailed;
-  }
+  const agent::Delivery delivery = agent::DeliveryOf(static_cast<absl::StatusCode>(code));
+  if (delivery == agent::Delivery::kRefusedForGood) return Outcome::kInvalid;
+  return delivery == agent::Delivery::kRetry ? Outcome::kUnavailable : Outcome::kFailed;
 }
 
 Result ImportOne(const ImportOptions& options, const Capture& capture, Stub* stub) {

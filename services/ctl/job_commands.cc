@@ -37,6 +37,15 @@ void PrintSlots(const Session& session,
   session.out << (table.empty() ? "no slots yet\n" : table.Render());
 }
 
+// A request naming a job or an agent and a host (run-now, agents add).
+template <typename Request>
+Request NameAndHost(const std::string& name, const std::string& host) {
+  Request request;
+  request.set_name(name);
+  request.set_host(host);
+  return request;
+}
+
 void PrintJobs(const Session& session, const v1::ListJobsResponse& response) {
   TextTable table(
       {"job", "model / workload", "schedule", "next slot (UTC)", "last outcome", "agents"});
@@ -127,9 +136,7 @@ int JobsDelete(const Session& session, const std::string& name) {
 }
 
 int JobsRunNow(const Session& session, const std::string& name, const std::string& host) {
-  v1::RunJobNowRequest request;
-  request.set_name(name);
-  request.set_host(host);
+  const auto request = NameAndHost<v1::RunJobNowRequest>(name, host);
   v1::RunJobNowResponse response;
   if (auto failed = Call(session, &Stub::RunJobNow, request, &response)) return *failed;
   session.out << "requested run of " << name << (host.empty() ? "" : " on " + host) << " (request "
@@ -157,9 +164,7 @@ int AgentsList(const Session& session, Format format) {
 }
 
 int AgentsAdd(const Session& session, const std::string& name, const std::string& host) {
-  v1::AddAgentRequest request;
-  request.set_name(name);
-  request.set_host(host);
+  const auto request = NameAndHost<v1::AddAgentRequest>(name, host);
   v1::AddAgentResponse response;
   if (auto failed = Call(session, &Stub::AddAgent, request, &response)) return *failed;
   // The token alone on stdout, so `devtimectl agents add a --host h > a.token` stores it.

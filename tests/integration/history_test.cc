@@ -17,11 +17,9 @@
 namespace devtime::store {
 namespace {
 
-using devtime::testing::NaiveRmsNormRun;
 using devtime::testing::TestDatabase;
 using devtime::testing::TestRunId;
 using ::testing::HasSubstr;
-using ::testing::Not;
 
 constexpr int kPartitionedVersion = 6;
 
@@ -113,7 +111,7 @@ class HistoryTest : public devtime::testing::StoreFixture {
   }
 
   void Store(int n, long long at) {
-    auto stored = runs_->IngestRun(NaiveRmsNormRun(TestRunId(n), "naive", at));
+    auto stored = runs_->IngestRun(devtime::testing::NaiveRmsNormRun(TestRunId(n), "naive", at));
     ASSERT_TRUE(stored.ok()) << stored.status();
   }
 
@@ -150,8 +148,8 @@ TEST_F(HistoryTest, TimeBoundedReadsPruneToTheirMonths) {
     explained += row[0].as<std::string>() + "\n";
   }
   EXPECT_THAT(explained, HasSubstr("series_points_2024m03"));
-  EXPECT_THAT(explained, Not(HasSubstr("series_points_2024m01"))) << explained;
-  EXPECT_THAT(explained, Not(HasSubstr("series_points_2024m02"))) << explained;
+  EXPECT_THAT(explained, ::testing::Not(HasSubstr("series_points_2024m01"))) << explained;
+  EXPECT_THAT(explained, ::testing::Not(HasSubstr("series_points_2024m02"))) << explained;
 }
 
 TEST_F(HistoryTest, RetentionDropsOldMonthsWholeButKeepsRunsARegressionReferences) {

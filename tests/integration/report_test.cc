@@ -17,7 +17,6 @@
 namespace devtime {
 namespace {
 
-using devtime::testing::NaiveRmsNormRun;
 using devtime::testing::ReadFile;
 using devtime::testing::TestRunId;
 using ::testing::HasSubstr;
@@ -29,7 +28,8 @@ constexpr int kFusionLost = 6;  // the "fused" workload's first bad night
 
 // One night of a workload; "fused" runs one fused op until kFusionLost, the naive ops after.
 v1::RunSummary NightlyRun(int id, const std::string& workload, int night) {
-  auto run = NaiveRmsNormRun(TestRunId(id), workload, kFirstNight + night * 86400);
+  auto run =
+      devtime::testing::NaiveRmsNormRun(TestRunId(id), workload, kFirstNight + night * 86400);
   double noise = 1 + 0.002 * std::sin(night * 1.3 + id);
   bool fused = workload == "fused" && night < kFusionLost;
   if (fused) {

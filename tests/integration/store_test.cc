@@ -21,7 +21,6 @@ namespace {
 using devtime::testing::NaiveRmsNormRun;
 using devtime::testing::OpenStore;
 using devtime::testing::TestRunId;
-using ::testing::ElementsAre;
 
 using StoreTest = devtime::testing::StoreFixture;
 
@@ -191,7 +190,7 @@ TEST_F(StoreTest, ListModelsGroupsWorkloads) {
   ASSERT_TRUE(models.ok()) << models.status();
   ASSERT_EQ(models->size(), 2u);
   EXPECT_EQ((*models)[0].model(), "rmsnorm");
-  EXPECT_THAT((*models)[0].workloads(), ElementsAre("fused", "naive"));
+  EXPECT_THAT((*models)[0].workloads(), ::testing::ElementsAre("fused", "naive"));
   EXPECT_EQ((*models)[0].run_count(), 2u);
   EXPECT_EQ((*models)[1].model(), "transformer");
 }

@@ -34,37 +34,47 @@ struct Tree {
   std::ostringstream out, err;
 };
 
-TEST(CommandLine, AMistypedSubcommandIsNamedWithTheClosestOneAndIsUsage) {
+// What a command line gives: the exit code and both streams.
+struct Outcome {
+  int code;
+  std::string out, err;
+};
+
+Outcome Parse(std::vector<std::string> args) {
   Tree tree;
-  EXPECT_EQ(tree.Parse({"runs", "lst"}), kExitUsage);
-  EXPECT_EQ(tree.err.str(),
+  const int code = tree.Parse(std::move(args));
+  return {code, tree.out.str(), tree.err.str()};
+}
+
+TEST(CommandLine, AMistypedSubcommandIsNamedWithTheClosestOneAndIsUsage) {
+  const Outcome typo = Parse({"runs", "lst"});
+  EXPECT_EQ(typo.code, kExitUsage);
+  EXPECT_EQ(typo.err,
             "tool runs: unknown command 'lst'; did you mean 'list'?\n"
             "Run 'tool runs --help' for the commands.\n");
 }
 
 TEST(CommandLine, AnUnknownTopLevelCommandGetsASuggestionOnlyWhenOneIsClose) {
-  Tree tree;
-  EXPECT_EQ(tree.Parse({"chek"}), kExitUsage);
-  EXPECT_NE(tree.err.str().find("did you mean 'check'?"), std::string::npos);
-  Tree other;
-  EXPECT_EQ(other.Parse({"frobnicate"}), kExitUsage);
-  EXPECT_NE(other.err.str().find("unknown command 'frobnicate'"), std::string::npos);
-  EXPECT_EQ(other.err.str().find("did you mean"), std::string::npos);
+  const Outcome close = Parse({"chek"}), far = Parse({"frobnicate"});
+  EXPECT_EQ(close.code, kExitUsage);
+  EXPECT_NE(close.err.find("did you mean 'check'?"), std::string::npos);
+  EXPECT_EQ(far.code, kExitUsage);
+  EXPECT_NE(far.err.find("unknown command 'frobnicate'"), std::string::npos);
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos);
 }
 
 TEST(CommandLine, ABadFlagIsUsageNotCli11sOwnCode) {
-  Tree tree;
-  EXPECT_EQ(tree.Parse({"check", "--nope"}), kExitUsage);
-  EXPECT_FALSE(tree.err.str().empty());
+  const Outcome bad = Parse({"check", "--nope"});
+  EXPECT_EQ(bad.code, kExitUsage);
+  EXPECT_FALSE(bad.err.empty());
 }
 
 TEST(CommandLine, HelpAndVersionExitZeroOnStandardOutput) {
-  Tree help;
-  EXPECT_EQ(help.Parse({"--help"}), kExitOk);
-  EXPECT_NE(help.out.str().find("runs"), std::string::npos);
-  Tree version;
-  EXPECT_EQ(version.Parse({"--version"}), kExitOk);
-  EXPECT_EQ(version.out.str(), VersionText("tool") + "\n");
+  const Outcome help = Parse({"--help"}), version = Parse({"--version"});
+  EXPECT_EQ(help.code, kExitOk);
+  EXPECT_NE(help.out.find("runs"), std::string::npos);
+  EXPECT_EQ(version.code, kExitOk);
+  EXPECT_EQ(version.out, VersionText("tool") + "\n");
   EXPECT_NE(VersionText("tool").find(std::string("schema ") + std::to_string(kSchemaVersion)),
             std::string::npos);
   EXPECT_NE(VersionText("tool").find(kGitCommit), std::string::npos);
