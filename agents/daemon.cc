@@ -4,6 +4,7 @@
 #include <random>
 
 #include "absl/strings/numbers.h"
+#include "agents/daemon_internal.h"
 #include "agents/delivery_errors.h"
 #include "agents/files.h"
 #include "agents/job_runner.h"
@@ -24,8 +25,6 @@ constexpr const char* kMarkerSuffix = ".slot";
 constexpr const char* kRestarted = "agent restarted during the run";
 constexpr std::size_t kMaxQueuedReports = 10'000;
 constexpr std::size_t kMaxSlotReasonBytes = 1'000;
-
-void Log(const std::string& message) { std::cerr << "devtime-agent: " << message << std::endl; }
 
 google::protobuf::Timestamp ToProto(absl::Time t) {
   return wire::ToTimestamp(absl::ToChronoTime(t));
@@ -70,15 +69,18 @@ absl::Time ModificationTime(const fs::path& path) {
       std::chrono::file_clock::to_sys(t)));
 }
 
-// `slot` failed after all: `why` follows what its reason said.
+}  // namespace
+
+void DaemonLog(const std::string& message) {
+  std::cerr << "devtime-agent: " << message << std::endl;
+}
+
 v1::JobSlot FailedSlot(v1::JobSlot slot, const std::string& why) {
   const std::string before = slot.reason().empty() ? "" : slot.reason() + "; ";
   slot.set_outcome(v1::SLOT_OUTCOME_FAILED);
   slot.set_reason(wire::PrintableText(before + why, kMaxSlotReasonBytes));
   return slot;
 }
-
-}  // namespace
 
 AgentDaemon::AgentDaemon(AgentConfig config, RetryPolicy retry, DurableWrite write)
     : config_(std::move(config)), retry_(retry), write_(std::move(write)) {
@@ -120,8 +122,9 @@ absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentConfi
   daemon->session_ = std::thread([d = daemon.get()] { d->SessionLoop(); });
   daemon->scheduler_ = std::thread([d = daemon.get()] { d->SchedulerLoop(); });
   daemon->uploader_ = std::thread([d = daemon.get()] { d->UploaderLoop(); });
-  Log("agent " + config.name + " on " + config.host + " started; collector " + config.collector +
-      ", " + std::to_string(daemon->spool_->Stats().runs) + " runs spooled");
+  DaemonLog("agent " + config.name + " on " + config.host + " started; collector " +
+            config.collector + ", " + std::to_string(daemon->spool_->Stats().runs) +
+            " runs spooled");
   return daemon;
 }
 
@@ -196,18 +199,18 @@ void AgentDaemon::LoadAssignments() {
   if (!bytes) return;  // none yet: the first start
   v1::Assignments assignments;
   if (!assignments.ParseFromString(*bytes)) {
-    Log("ignoring unreadable " + (config_.state_dir / "assignments.pb").string());
+    DaemonLog("ignoring unreadable " + (config_.state_dir / "assignments.pb").string());
     return;
   }
   UpdateAssignments(assignments);
-  Log("running " + std::to_string(assignments.jobs_size()) +
-      " jobs from the last known assignments until the collector answers");
+  DaemonLog("running " + std::to_string(assignments.jobs_size()) +
+            " jobs from the last known assignments until the collector answers");
 }
 
 void AgentDaemon::SaveAssignments(const v1::Assignments& assignments) {
   fs::path path = config_.state_dir / "assignments.pb";
   auto saved = ReplaceFileDurably(path, assignments.SerializeAsString(), write_);
-  if (!saved.ok()) Log("cannot save assignments: " + std::string(saved.message()));
+  if (!saved.ok()) DaemonLog("cannot save assignments: " + std::string(saved.message()));
 }
 
 void AgentDaemon::UpdateAssignments(const v1::Assignments& assignments) {
@@ -291,8 +294,8 @@ void AgentDaemon::SessionLoop() {
     if (stopping_) break;
     auto wait = std::chrono::milliseconds(
         std::uniform_int_distribution<long long>(backoff.count() / 2, backoff.count())(jitter));
-    Log("session with collector " + config_.collector + " ended (" + wire::Describe(status) +
-        "); reconnecting in " + std::to_string(wait.count()) + " ms");
+    DaemonLog("session with collector " + config_.collector + " ended (" + wire::Describe(status) +
+              "); reconnecting in " + std::to_string(wait.count()) + " ms");
     SleepUnlessStopping(wait);
     backoff = std::min(backoff * 2, std::chrono::milliseconds(30'000));
   }
@@ -323,7 +326,7 @@ void AgentDaemon::SchedulerLoop() {
       run_now_.pop_front();
       auto it = jobs_.find(name);
       if (it == jobs_.end()) {
-        Log("run-now for job " + name + ", which is not assigned to this agent: ignored");
+        DaemonLog("run-now for job " + name + ", which is not assigned to this agent: ignored");
         continue;
       }
       StartSlot(it->second.spec, now, true);
@@ -393,8 +396,8 @@ void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now,
     } else if (!outcome->succeeded() && stopping_) {
       // Ended by the stop: its marker stays, and the next start reports the slot from what
       // the job left (one run per run id, whichever way the agent went down).
-      Log(job.name() + " run " + run_id + ": the agent stopped while the job ran; the next " +
-          "start reports it");
+      DaemonLog(job.name() + " run " + run_id + ": the agent stopped while the job ran; the next " +
+                "start reports it");
       return;
     } else if (!outcome->succeeded()) {
       failure = outcome->Describe();
@@ -439,7 +442,7 @@ bool AgentDaemon::FinishAttempt(const v1::JobSpec& job, v1::JobSlot slot, std::s
     metrics_->JobFinished(job.name(), failure.empty() ? "succeeded" : "failed",
                           absl::ToDoubleSeconds(finished - started));
   }
-  Log(job.name() + " run " + run_id + ": " + (failure.empty() ? "succeeded" : failure));
+  DaemonLog(job.name() + " run " + run_id + ": " + (failure.empty() ? "succeeded" : failure));
   return failure.empty();
 }
 
@@ -452,8 +455,8 @@ void AgentDaemon::MarkInFlight(const v1::JobSlot& slot, uint32_t attempt) {
   fs::path marker = MarkerDir() / (slot.run_id() + "." + std::to_string(attempt) + kMarkerSuffix);
   auto written = ReplaceFileDurably(marker, slot.SerializeAsString(), write_);
   if (!written.ok()) {
-    Log("run " + slot.run_id() +
-        " is not recoverable if the agent stops during it: " + std::string(written.message()));
+    DaemonLog("run " + slot.run_id() + " is not recoverable if the agent stops during it: " +
+              std::string(written.message()));
     return;
   }
   std::lock_guard lock(mu_);
@@ -484,7 +487,7 @@ void AgentDaemon::RecoverUnfinishedSlots() {
     if (!bytes || !slot.ParseFromString(*bytes) || slot.run_id().empty() ||
         !absl::SimpleAtoi(attempt_text.substr(std::min<std::size_t>(1, attempt_text.size())),
                           &attempt)) {
-      Log("ignoring unreadable " + marker.string());
+      DaemonLog("ignoring unreadable " + marker.string());
       fs::remove(marker, ec);
       continue;
     }
@@ -501,8 +504,9 @@ void AgentDaemon::RecoverUnfinishedSlots() {
       // The harness writes run.json last: with it, the run finished while the agent was away.
       const fs::path run_json = output / "run.json";
       const bool complete = fs::exists(run_json);
-      Log("run " + slot.run_id() + " of " + slot.job() + " was running when the agent stopped; " +
-          (complete ? "its output is complete" : "it is reported failed"));
+      DaemonLog("run " + slot.run_id() + " of " + slot.job() +
+                " was running when the agent stopped; " +
+                (complete ? "its output is complete" : "it is reported failed"));
       bool succeeded = FinishAttempt(job, slot, complete ? "" : kRestarted,
                                      complete ? ModificationTime(run_json) : absl::Now());
       if (!succeeded && retry && attempt < job.retries()) {
@@ -545,8 +549,9 @@ absl::Status AgentDaemon::SpoolAndReport(const v1::RunSummary& run, v1::JobSlot 
     if (!waited) {
       waited = true;
       if (metrics_) metrics_->SpoolFull();
-      Log("run " + run.identity().run_id() + " waits for room in the spool, the job's output " +
-          "kept: " + std::string(spooled.message()));
+      DaemonLog("run " + run.identity().run_id() +
+                " waits for room in the spool, the job's output " +
+                "kept: " + std::string(spooled.message()));
     }
     SleepUnlessStopping(backoff);
     spooled = absl::OkStatus();
@@ -556,92 +561,6 @@ absl::Status AgentDaemon::SpoolAndReport(const v1::RunSummary& run, v1::JobSlot 
   spooled_ = true;  // wake the uploader
   changed_.notify_all();
   return spooled;
-}
-
-void AgentDaemon::Delivered(const std::string& run_id) {
-  std::lock_guard delivery(delivery_mu_);
-  awaiting_.erase(run_id);
-}
-
-void AgentDaemon::SetAside(const std::string& run_id, const std::string& why) {
-  auto where = spool_->SetAside(run_id);
-  const std::string kept =
-      where.ok() ? "kept in " + where->string() : std::string(where.status().message());
-  Log("run " + run_id + " set aside, not delivered: " + why + "; " + kept);
-  if (metrics_) metrics_->RunSetAside();
-  std::lock_guard delivery(delivery_mu_);
-  auto it = awaiting_.find(run_id);
-  if (it == awaiting_.end()) return;  // spooled before this start: its slot is not known here
-  Report(FailedSlot(it->second, "run " + run_id + " was set aside, not delivered: " + why));
-  awaiting_.erase(it);
-}
-
-void AgentDaemon::UploaderLoop() {
-  auto stub = v1::Collector::NewStub(channel_);
-  UploadOptions once;
-  once.retry_for = std::chrono::milliseconds(0);  // this loop retries, with the spool as memory
-  once.attempt_timeout = std::chrono::seconds(30);
-  RetrySchedule retries(retry_);
-  auto backoff = retry_.first_backoff;  // while the collector, not a run, is failing
-  std::mt19937 jitter(std::random_device{}());
-  while (!stopping_) {
-    bool held = false;  // the collector failed every run for now: wait before the next pass
-    for (const std::string& run_id : spool_->Pending()) {
-      if (stopping_) break;
-      // A run waiting out its own backoff is passed over: the runs after it go on.
-      if (!retries.Due(run_id, RetrySchedule::Clock::now())) continue;
-      auto run = spool_->Load(run_id);
-      if (!run.ok()) {
-        SetAside(run_id, std::string(run.status().message()));
-        continue;
-      }
-      auto ack = Upload(*stub, *run, once);
-      if (ack.ok()) {
-        (void)spool_->Remove(run_id);  // only now: the collector has committed it
-        retries.Forget(run_id);
-        Delivered(run_id);
-        backoff = retry_.first_backoff;
-        continue;
-      }
-      if (metrics_) metrics_->UploadRetry();
-      const std::string error(ack.status().message());
-      const Delivery delivery = DeliveryOf(ack.status().code());
-      if (delivery == Delivery::kRefusedForGood) {
-        retries.Forget(run_id);
-        SetAside(run_id, "the collector refused it: " + error);
-        continue;
-      }
-      if (retries.Failed(run_id, delivery, RetrySchedule::Clock::now())) {
-        retries.Forget(run_id);
-        SetAside(run_id, "the collector failed on it " + std::to_string(retry_.set_aside_after) +
-                             " times; the last: " + error);
-        continue;
-      }
-      if (delivery == Delivery::kServerError) {
-        Log("run " + run_id + ": " + error + " (server error " +
-            std::to_string(retries.ServerErrors(run_id)) + " of " +
-            std::to_string(retry_.set_aside_after) + " before it is set aside)");
-        continue;  // the collector failed on this run: the others may still pass
-      }
-      held = true;  // down, or refusing everyone (delivery_errors.h): not this run's doing
-      break;
-    }
-    auto stats = spool_->Stats();
-    if (metrics_) metrics_->SpoolState(stats.runs, stats.bytes);
-    std::chrono::milliseconds wait(1000);
-    if (held) {
-      wait = std::chrono::milliseconds(
-          std::uniform_int_distribution<long long>(backoff.count() / 2, backoff.count())(jitter));
-      backoff = std::min(backoff * 2, retry_.max_backoff);
-    } else if (auto due = retries.NextDue()) {
-      auto until_due =
-          std::chrono::ceil<std::chrono::milliseconds>(*due - RetrySchedule::Clock::now());
-      wait = std::clamp(until_due, std::chrono::milliseconds(1), wait);
-    }
-    std::unique_lock lock(mu_);
-    changed_.wait_for(lock, wait, [&] { return stopping_.load() || (spooled_ && !held); });
-    spooled_ = false;
-  }
 }
 
 }  // namespace devtime::agent
