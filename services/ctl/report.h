@@ -72,7 +72,7 @@ struct ReportOptions {
   double min_change = kDetectorThreshold;  // the threshold drawn on the charts
 };
 
-// Exit codes as in session.h; 1 also when the model has no runs, 2 when FILE cannot be
+// Exit codes as in session.h; 4 (not found) also when the model has no runs, 2 when FILE cannot be
 // written or --history-runs / --min-change is out of range.
 int Report(const Session& session, const ReportOptions& options);
 

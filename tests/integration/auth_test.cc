@@ -6,6 +6,7 @@
 
 #include "devtime/v1/collector.grpc.pb.h"
 #include "proto/wire/channel.h"
+#include "proto/wire/exit_codes.h"
 #include "tests/support/collector_client.h"
 #include "tests/support/collector_fixture.h"
 #include "tests/support/process.h"
@@ -37,7 +38,7 @@ TEST(Auth, MissingOrUnknownTokenIsUnauthenticatedCountedAndStoresNothing) {
   auto wrong = Upload(collector.address(), "dt_not-a-real-token", NaiveRmsNormRun(TestRunId(1)));
   EXPECT_EQ(wrong.error_code(), grpc::StatusCode::UNAUTHENTICATED) << wrong.error_message();
   auto list = Ctl(collector, {"runs", "list"}, {});
-  EXPECT_EQ(list.exit_code, 1);
+  EXPECT_EQ(list.exit_code, wire::kExitPermission);
   EXPECT_THAT(list.err, HasSubstr("UNAUTHENTICATED"));
   EXPECT_EQ(db.Count("runs"), 0);
   auto metrics = devtime::testing::HttpGet(collector.metrics_port(), "/metrics");
@@ -70,7 +71,7 @@ TEST(Auth, AgentTokenWritesOnlyForItsHostAndCannotAdminister) {
   std::vector<std::string> agent{"--token-file", token_file};
   EXPECT_EQ(Ctl(collector, {"runs", "list"}, agent).exit_code, 0);
   auto admin_only = Ctl(collector, {"agents", "add", "trn-b", "--host", "x"}, agent);
-  EXPECT_EQ(admin_only.exit_code, 1);
+  EXPECT_EQ(admin_only.exit_code, wire::kExitPermission);
   EXPECT_THAT(admin_only.err, HasSubstr("PERMISSION_DENIED"));
   EXPECT_EQ(db.Count("runs"), 1);
 

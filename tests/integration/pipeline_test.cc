@@ -11,6 +11,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "proto/wire/channel.h"
+#include "proto/wire/exit_codes.h"
 #include "proto/wire/json.h"
 #include "proto/wire/limits.h"
 #include "tests/support/collector_fixture.h"
@@ -133,7 +134,7 @@ TEST_F(PipelineTest, SinceFilterAndUnknownRunErrors) {
   EXPECT_EQ(bad_since.exit_code, 2);
   EXPECT_THAT(bad_since.err, HasSubstr("--since"));
   auto missing = Ctl({"runs", "show", TestRunId(404)});
-  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.exit_code, wire::kExitNotFound);
   EXPECT_THAT(missing.err, HasSubstr("NOT_FOUND"));
 }
 

@@ -8,6 +8,7 @@
 
 #include "devtime/v1/collector.grpc.pb.h"
 #include "proto/wire/channel.h"
+#include "proto/wire/exit_codes.h"
 #include "tests/support/collector_client.h"
 #include "tests/support/collector_fixture.h"
 #include "tests/support/files.h"
@@ -102,7 +103,7 @@ TEST_F(ReportTest, HtmlPageIsWrittenSelfContainedAndItsPathPrinted) {
 
 TEST_F(ReportTest, UnknownModelAndBadArgumentsAreErrors) {
   auto unknown = Ctl({"report", "--model", "nope"});
-  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_EQ(unknown.exit_code, wire::kExitNotFound);
   EXPECT_THAT(unknown.err, HasSubstr("no runs of model 'nope' (models: rmsnorm)"));
   auto since = Ctl({"report", "--model", "rmsnorm", "--since", "last tuesday"});
   EXPECT_EQ(since.exit_code, 2);
