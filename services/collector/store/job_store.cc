@@ -120,11 +120,11 @@ absl::StatusOr<std::vector<v1::JobSpec>> JobStore::ListJobs(const std::string& a
                                                             unsigned limit) {
   return db_.Transact("list jobs", [&](pqxx::work& tx) -> absl::StatusOr<std::vector<v1::JobSpec>> {
     std::vector<v1::JobSpec> jobs;
-    // LIMIT NULL is no limit.
-    std::optional<unsigned> rows = limit == 0 ? std::nullopt : std::optional(limit);
+    // LIMIT NULL is no limit: a limit of 0 becomes NULL in SQL (a std::optional parameter
+    // here makes GCC 12 at -O3 warn of an uninitialised read inside libpqxx).
     for (const auto& row : tx.exec_params("SELECT spec FROM jobs WHERE name > $1 ORDER BY name"
-                                          " LIMIT $2",
-                                          after, rows)) {
+                                          " LIMIT NULLIF($2::bigint, 0)",
+                                          after, limit)) {
       jobs.push_back(ParseSpec(row[0]));
     }
     return jobs;
