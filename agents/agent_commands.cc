@@ -31,14 +31,6 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return *std::move(content);
 }
 
-std::chrono::system_clock::time_point ModificationTime(const fs::path& path) {
-  std::error_code ec;
-  auto t = fs::last_write_time(path, ec);
-  if (ec) return std::chrono::system_clock::now();
-  return std::chrono::time_point_cast<std::chrono::system_clock::duration>(
-      std::chrono::file_clock::to_sys(t));
-}
-
 // `devtime-agent summarize BEFORE --compare AFTER`: the op-by-op diff that explains a lost
 // fusion (more calls of small ops, new ops, time moved between ops).
 int Compare(const std::string& before_path, const std::string& after_path) {

@@ -36,8 +36,9 @@ AgentMetrics::AgentMetrics()
                                     "Runs in the spool waiting for upload")),
       spool_bytes_(Unlabelled<Gauge>(*registry_, "devtime_agent_spool_bytes",
                                      "Bytes in the spool waiting for upload")),
-      spool_full_(Unlabelled<Counter>(*registry_, "devtime_agent_spool_full_total",
-                                      "Runs that found the spool or disk full (they wait for room)")),
+      spool_full_(
+          Unlabelled<Counter>(*registry_, "devtime_agent_spool_full_total",
+                              "Runs that found the spool or disk full (they wait for room)")),
       upload_retries_(Unlabelled<Counter>(*registry_, "devtime_agent_upload_retries_total",
                                           "Upload attempts that failed and will be retried")),
       runs_set_aside_(Unlabelled<Counter>(*registry_, "devtime_agent_runs_set_aside_total",

@@ -3,11 +3,12 @@
 //   devtime_agent_jobs_total{job,outcome}              slots by outcome
 //   devtime_agent_job_duration_seconds{job}            histogram of job run time
 //   devtime_agent_spool_runs / _spool_bytes            runs waiting for upload
-//   devtime_agent_spool_full_total                     runs that found the spool or disk full (they wait for room)
-//   devtime_agent_upload_retries_total                 failed upload attempts (retried later)
-//   devtime_agent_runs_set_aside_total                 runs moved to spool/rejected/ undelivered
-//   devtime_agent_last_success_timestamp_seconds{job}  when the job last produced a good run
-//   devtime_agent_collector_connected                  1 while the session is up
+//   devtime_agent_spool_full_total                     runs that found the spool or disk full (they
+//   wait for room) devtime_agent_upload_retries_total                 failed upload attempts
+//   (retried later) devtime_agent_runs_set_aside_total                 runs moved to
+//   spool/rejected/ undelivered devtime_agent_last_success_timestamp_seconds{job}  when the job
+//   last produced a good run devtime_agent_collector_connected                  1 while the session
+//   is up
 //
 // Thread-safety: safe for concurrent use.
 #pragma once

@@ -61,14 +61,6 @@ absl::Time FromProto(const google::protobuf::Timestamp& t) {
   return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
 }
 
-absl::Time ModificationTime(const fs::path& path) {
-  std::error_code ec;
-  auto t = fs::last_write_time(path, ec);
-  if (ec) return absl::Now();
-  return absl::FromChrono(std::chrono::time_point_cast<std::chrono::system_clock::duration>(
-      std::chrono::file_clock::to_sys(t)));
-}
-
 }  // namespace
 
 void DaemonLog(const std::string& message) {
@@ -507,8 +499,9 @@ void AgentDaemon::RecoverUnfinishedSlots() {
       DaemonLog("run " + slot.run_id() + " of " + slot.job() +
                 " was running when the agent stopped; " +
                 (complete ? "its output is complete" : "it is reported failed"));
-      bool succeeded = FinishAttempt(job, slot, complete ? "" : kRestarted,
-                                     complete ? ModificationTime(run_json) : absl::Now());
+      bool succeeded =
+          FinishAttempt(job, slot, complete ? "" : kRestarted,
+                        complete ? absl::FromChrono(ModificationTime(run_json)) : absl::Now());
       if (!succeeded && retry && attempt < job.retries()) {
         RunSlot(job, FromProto(slot.slot_time()), slot.run_now(), attempt + 1);
       }

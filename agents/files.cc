@@ -78,4 +78,12 @@ int RemoveTempFiles(const fs::path& dir) {
   return removed;
 }
 
+std::chrono::system_clock::time_point ModificationTime(const std::filesystem::path& path) {
+  std::error_code ec;
+  auto t = std::filesystem::last_write_time(path, ec);
+  if (ec) return std::chrono::system_clock::now();
+  return std::chrono::time_point_cast<std::chrono::system_clock::duration>(
+      std::chrono::file_clock::to_sys(t));
+}
+
 }  // namespace devtime::agent

@@ -3,6 +3,7 @@
 // file was for when it cannot be read.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -14,6 +15,10 @@ namespace devtime::agent {
 
 // The bytes of `path`, or nullopt when it cannot be opened (errno then says why).
 std::optional<std::string> ReadWholeFile(const std::filesystem::path& path);
+
+// When `path` was last written (now, when that cannot be read): the time a profile was taken
+// when nothing in it says so.
+std::chrono::system_clock::time_point ModificationTime(const std::filesystem::path& path);
 
 // Writes `bytes` to `path` (created or truncated), fsyncs and closes it. The error names the
 // step and the path; a full disk (ENOSPC, EDQUOT) is RESOURCE_EXHAUSTED, anything else INTERNAL.

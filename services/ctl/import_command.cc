@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_format.h"
 #include "agents/delivery_errors.h"
+#include "agents/files.h"
 #include "agents/run_summary_builder.h"
 #include "agents/trace/trace_summary.h"
 #include "agents/uploader.h"
@@ -59,13 +60,6 @@ std::optional<Times> TimesFromRunJson(const fs::path& capture) {
   return times;
 }
 
-Clock::time_point ModificationTime(const fs::path& path) {
-  std::error_code ec;
-  auto written = fs::last_write_time(path, ec);
-  if (ec) return Clock::now();
-  return std::chrono::time_point_cast<Clock::duration>(std::chrono::file_clock::to_sys(written));
-}
-
 // The run's times: --at, else run.json (the harness's own clock), else the layout's `when`,
 // else when the capture was written.
 absl::StatusOr<Times> RunTimes(const ImportOptions& options, const Capture& capture) {
@@ -78,7 +72,7 @@ absl::StatusOr<Times> RunTimes(const ImportOptions& options, const Capture& capt
     if (auto times = TimesFromRunJson(capture.path)) return *times;
   }
   if (capture.when) return Times{*capture.when, *capture.when};
-  const Clock::time_point written = ModificationTime(capture.path);
+  const Clock::time_point written = agent::ModificationTime(capture.path);
   return Times{written, written};
 }
 
