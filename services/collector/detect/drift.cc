@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <vector>
@@ -90,7 +91,7 @@ double TheilSenSlope(std::span<const double> at, std::span<const double> x) {
   return slopes.empty() ? 0.0 : MedianInPlace(slopes);
 }
 
-size_t HingeStart(std::span<const double> at, std::span<const double> x, size_t last) {
+Hinge HingeFit(std::span<const double> at, std::span<const double> x, size_t last) {
   const size_t n = x.size();
   // Suffix sums over i >= k of 1, at, at^2, x, at x; h_i = at_i - at_k for i >= k.
   using Real = long double;
@@ -124,7 +125,29 @@ size_t HingeStart(std::span<const double> at, std::span<const double> x, size_t 
       best = k;
     }
   }
-  return best;
+  return {best, static_cast<double>(std::max<Real>(0, best_rss))};
+}
+
+double StepRss(std::span<const double> x, size_t min_side) {
+  using Real = long double;
+  const size_t n = x.size();
+  const size_t side = std::max<size_t>(1, min_side);
+  Real total = 0, total_squares = 0;
+  for (double v : x) {
+    total += v;
+    total_squares += static_cast<Real>(v) * v;
+  }
+  const Real centred = total_squares - total * total / static_cast<Real>(n);
+  double best = std::numeric_limits<double>::infinity();
+  Real left = 0;
+  for (size_t k = 1; k + side <= n; ++k) {  // split before k: [0, k) | [k, n)
+    left += x[k - 1];
+    if (k < side) continue;
+    const Real n1 = static_cast<Real>(k), n2 = static_cast<Real>(n - k);
+    const Real shift = (total - left) / n2 - left / n1;
+    best = std::min(best, static_cast<double>(centred - shift * shift * n1 * n2 / (n1 + n2)));
+  }
+  return std::max(0.0, best);
 }
 
 absl::StatusOr<std::optional<Drift>> DetectDrift(std::span<const Point> points,
@@ -152,7 +175,14 @@ absl::StatusOr<std::optional<Drift>> DetectDrift(std::span<const Point> points,
   if (p > options.drift_max_pvalue) return none;
 
   // Where the creep starts, and its line from there.
-  const size_t k = HingeStart(at, clean, n - kMinCreepRuns);
+  const Hinge hinge = HingeFit(at, clean, n - kMinCreepRuns);
+  // A monotone series is not always a creep: one level jump (a step too small to report, or
+  // one the step search left to this segment) makes Mann-Kendall just as significant. Step
+  // and hinge both have three parameters (two levels and where; level, slope and where), so
+  // by likelihood, and by BIC alike, the one with the smaller squared error is the better
+  // model: a step that fits better than any creep is not a drift.
+  if (StepRss(clean, options.min_segment) < hinge.rss) return none;
+  const size_t k = hinge.start;
   const std::span<const double> creep_at = std::span<const double>(at).subspan(k);
   const std::span<const double> creep = std::span<const double>(clean).subspan(k);
   const double slope = TheilSenSlope(creep_at, creep);

@@ -22,7 +22,18 @@ MannKendall MannKendallS(std::span<const double> x);
 double TheilSenSlope(std::span<const double> at, std::span<const double> x);
 
 // The position k in [0, last] minimising the squared error of x ~ a + b max(0, at - at[k])
-// (k = 0: a plain line). at strictly increasing; last < x.size().
-size_t HingeStart(std::span<const double> at, std::span<const double> x, size_t last);
+// (k = 0: a plain line), and that error. at strictly increasing; last < x.size().
+struct Hinge {
+  size_t start = 0;
+  double rss = 0.0;
+};
+Hinge HingeFit(std::span<const double> at, std::span<const double> x, size_t last);
+inline size_t HingeStart(std::span<const double> at, std::span<const double> x, size_t last) {
+  return HingeFit(at, x, last).start;
+}
+
+// The smallest squared error of two levels, x ~ mean of [0, k) and of [k, n), over k with at
+// least min_side values on each side; +infinity where there is no such k.
+double StepRss(std::span<const double> x, size_t min_side);
 
 }  // namespace devtime::detect
