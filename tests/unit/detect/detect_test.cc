@@ -103,6 +103,31 @@ TEST(Detect, MinimumEffectSizeAndWithinRunNoise) {
   EXPECT_THAT(DetectIndices(jittery, loose), ElementsAre(100));
 }
 
+TEST(Detect, ASmallStepStillSeparatesTheStepsNextToIt) {
+  // A staircase of real steps: +1.5 % at 100, +0.8 % at 200 (significant, but under the 1 %
+  // minimum), +1.5 % at 250. The small one is not reported, but its neighbours are judged
+  // with it in place: merged into one segment, three levels look like a trend, and the step
+  // at 250 was lost in 3 of these 20 series.
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE(seed);
+    const auto points = Series(300, 0.002, {{100, 0.015}, {200, 0.008}, {250, 0.015}}, seed);
+    EXPECT_THAT(DetectIndices(points), ElementsAre(100, 250));
+  }
+}
+
+TEST(Detect, LocatesSmallStepsWithinTwoRuns) {
+  // A 2 % step at 1 % noise in each of 200 series. On average the best single position
+  // (least squares) is within +-2 runs in about 94 % of such series, the position with the
+  // most posterior mass around it (step 5) in about 96.5 %; on these 200, 193 and 198.
+  size_t within = 0;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    const size_t at = 40 + 11 * seed % 220;
+    const auto found = DetectIndices(Series(300, 0.01, {{at, 0.02}}, 100 + seed));
+    for (size_t index : found) within += index + 2 >= at && index <= at + 2 ? 1 : 0;
+  }
+  EXPECT_GE(within, 195u);  // 97.5 %
+}
+
 TEST(Detect, ShortAndDegenerateInputs) {
   EXPECT_THAT(DetectIndices({}), IsEmpty());
   EXPECT_THAT(DetectIndices(Series(5, 0.01, {}, 6)), IsEmpty());

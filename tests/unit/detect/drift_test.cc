@@ -1,6 +1,7 @@
 #include "services/collector/detect/drift.h"
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -134,6 +135,30 @@ TEST(DetectDrift, ShortSpansOtavaModeAndBadOptions) {
   DetectorOptions bad;
   bad.drift_max_pvalue = 0.0;
   EXPECT_EQ(DetectDrift({}, bad).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(DetectDrift, OneLevelJumpIsNotADrift) {
+  // A 0.8 % step at 0.2 % noise: Mann-Kendall calls it a monotone trend, below the 1 %
+  // minimum it is no step either; a step fits it better than any creep, so it is no drift.
+  auto points = Creep(300, 0, 0.0, 0.002, 9);
+  for (size_t i = 180; i < points.size(); ++i) points[i].value *= 1.008;
+  EXPECT_FALSE(DetectDrift(points, {})->has_value());
+  auto findings = Analyze(points, {});
+  ASSERT_TRUE(findings.ok());
+  EXPECT_THAT(*findings, IsEmpty());
+  // A creep of the same size over the same runs still is one.
+  EXPECT_TRUE(DetectDrift(Creep(300, 180, 0.02, 0.002, 9), {})->has_value());
+}
+
+TEST(StepRss, IsZeroForTwoExactLevelsAndBelowTheHingeThere) {
+  std::vector<double> at, x;
+  for (int i = 0; i < 40; ++i) {
+    at.push_back(i);
+    x.push_back(i < 25 ? 1.0 : 3.0);
+  }
+  EXPECT_DOUBLE_EQ(StepRss(x, 3), 0.0);
+  EXPECT_GT(HingeFit(at, x, 30).rss, 1.0);
+  EXPECT_EQ(StepRss(std::vector<double>{1.0, 2.0}, 3), std::numeric_limits<double>::infinity());
 }
 
 TEST(Analyze, ADriftingSeriesIsOneDriftFindingAndNoSteps) {
