@@ -18,25 +18,29 @@
 //     the min(outlier_neighbours, 2 x min_segment - 3) runs next to them (such a run cannot
 //     share a segment of min_segment runs);
 //  3. E-Divisive means over the whole history, hierarchically: each interval's best split
-//     (energy statistic, alpha = 1, kappa = interval end, O(L log L)) is kept when
-//     - a pooled t-test of the two sides, corrected for having chosen the best of all splits
-//       (Siegmund's approximation for the maximum of a standardised two-sample statistic,
-//       capped by Bonferroni), gives p <= max_pvalue; when one side has at most
-//       2 x outlier_neighbours + 1 runs and an F-test says the sides' variances differ
-//       (p <= 0.001), Welch's t-test is used instead if it is more conservative (a short
-//       segment carried by a cluster of spikes is not a level),
-//     - |after/before - 1| >= min_relative_change, and
-//     - |after - before| >= min_within_noise_ratio x median within-run stddev (Point::noise)
-//       of the runs on both sides: a shift far below the run's own step-to-step jitter is
-//       not reported even when many runs make it statistically visible;
+//     (energy statistic, alpha = 1, kappa = interval end, O(L log L)) is kept when a pooled
+//     t-test of the two sides, corrected for having chosen the best of all splits
+//     (Siegmund's approximation for the maximum of a standardised two-sample statistic,
+//     capped by Bonferroni), gives p <= max_pvalue; when one side has at most
+//     2 x outlier_neighbours + 1 runs and an F-test says the sides' variances differ
+//     (p <= 0.001), Welch's t-test is used instead if it is more conservative (a short
+//     segment carried by a cluster of spikes is not a level);
 //  4. a pruning pass re-tests every change point between its final neighbours and removes
 //     the weakest failing one until all pass; besides step 3's test (shape_test) the split
 //     must be a jump of the level, not a piece of a trend, a slope change, a cycle or a random
 //     walk (shape.h: against the best continuous kinked line, with an effective sample size
 //     from the residuals' serial dependence), and a split that leaves fewer than edge_segment
-//     runs at either end needs p <= max_pvalue x edge_pvalue_factor;
-//  5. each change point moves to the strongest mean shift between its neighbours within
-//     +-refine_window runs.
+//     runs at either end needs p <= max_pvalue x edge_pvalue_factor. A change point that
+//     passes is reported only when its effect is large enough:
+//     - |after/before - 1| >= min_relative_change, and
+//     - |after - before| >= min_within_noise_ratio x median within-run stddev (Point::noise)
+//       of the runs on both sides: a shift far below the run's own step-to-step jitter is
+//       not reported even when many runs make it statistically visible;
+//     one that is too small stays as a neighbour of the others (two real levels are not
+//     merged into one segment, where they would read as a staircase) but is not reported;
+//  5. each change point moves, within +-refine_window runs and between its neighbours, to
+//     the position with the most posterior mass of the one-step model within +-2 runs of it
+//     (analysis.cc, Locate): the Bayes choice for "within 2 runs" of the true position.
 // Drifts (Analyze, DetectDrift): Mann-Kendall over each segment between steps, see
 // DetectDrift. A creep is one drift finding, where steps 1-5 alone made a staircase.
 // Otava mode (kOtava) reproduces Apache Otava 0.8 (see otava.h); missing values forward-filled.
@@ -96,7 +100,7 @@ struct DetectorOptions {
   // p <= max_pvalue x edge_pvalue_factor.
   size_t edge_segment = 6;
   double edge_pvalue_factor = 0.01;
-  // Step 5 refines each change point to the strongest mean shift within +-refine_window runs.
+  // Step 5 refines each change point's position within +-refine_window runs.
   size_t refine_window = 10;
 
   // --- drift (Analyze, DetectDrift) ---
@@ -186,7 +190,9 @@ struct Drift {
 // a drift needs p <= drift_max_pvalue and a minimum effect over the creep: |relative_change|
 // >= min_relative_change, |end - start| >= the across-run robust sigma and >=
 // min_within_noise_ratio x the median within-run stddev. The start is where a flat-then-linear
-// (hinge) fit is best; the slope is Theil-Sen's over [start, end]. nullopt when there is no
+// (hinge) fit is best, and that fit must beat the best single level jump (two levels at
+// any split with min_segment runs a side; both models have three parameters): a step is
+// not a drift. The slope is Theil-Sen's over [start, end]. nullopt when there is no
 // such drift or fewer than drift_min_runs valid runs. Indices are indices into `points`.
 // Otava mode has no drift test: always nullopt.
 absl::StatusOr<std::optional<Drift>> DetectDrift(std::span<const Point> points,
