@@ -15,13 +15,27 @@
 # Re-running is safe: running parts are reused and the demo history is stored only once.
 # The ports chosen at the first start (50051 and 9464 when free, else free ones) are kept in
 # .devtime/quickstart/ports and reused on every restart, so the exports stay true.
+#
+# Environment: DEVTIME_QUICKSTART_DIR  the stack's folder instead of .devtime/quickstart
+#              DEVTIME_BUILD_DIR       use the executables already built in DIR/bin (no
+#                                      install, no build: what tests/readme does)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-state="$root/.devtime/quickstart"
+state=$(mkdir -p "${DEVTIME_QUICKSTART_DIR:-$root/.devtime/quickstart}" &&
+  cd "${DEVTIME_QUICKSTART_DIR:-$root/.devtime/quickstart}" && pwd)
+# `destroy` deletes the whole folder, so a DEVTIME_QUICKSTART_DIR must be new or empty at its
+# first use (or one a quickstart made: it carries this marker), never, say, a home folder.
+if [ ! -e "$state/.devtime-quickstart" ]; then
+  if [ -n "${DEVTIME_QUICKSTART_DIR:-}" ] && [ -n "$(ls -A "$state")" ]; then
+    echo "devtime: $state is neither empty nor a quickstart's folder; choose a new or empty" \
+      "DEVTIME_QUICKSTART_DIR" >&2
+    exit 2
+  fi
+  : >"$state/.devtime-quickstart"
+fi
 pg_dir="$state/pg"
-bin="$root/build/bin"
-mkdir -p "$state"
+bin="${DEVTIME_BUILD_DIR:-$root/build}/bin"
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 
@@ -158,6 +172,7 @@ work_dir: $state/agent/runs
 spool_dir: $state/agent/spool
 state_dir: $state/agent/state
 harness_python: /usr/bin/python3
+harness: $root/agents/harness/devtime_harness.py
 AGENT
   say "starting devtime-agent (the daemon that runs scheduled jobs)"
   build_stamp devtime-agent >"$state/agent.build"
@@ -174,7 +189,7 @@ jobs:
   - name: rmsnorm-naive-local-cpu
     model: rmsnorm
     workload: naive-local-cpu
-    command: "{python} $root/agents/harness/devtime_harness.py --workload rmsnorm-naive --steps {steps} --out {output_dir}"
+    command: "{python} {harness} --workload rmsnorm-naive --steps {steps} --out {output_dir}"
     schedule: {cron: "0 2 * * *", time_zone: UTC, jitter_seconds: 0}
     selector: {labels: {pool: quickstart}}
     timeout_seconds: 600
@@ -231,11 +246,15 @@ NEXT
 }
 
 up() {
-  say "installing Debian packages (deploy/install-deps.sh)"
-  deploy/install-deps.sh
-  say "building (build/)"
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build build -j "$(nproc 2>/dev/null || echo 2)" --target devtime-collector devtime-agent devtimectl
+  if [ -n "${DEVTIME_BUILD_DIR:-}" ]; then
+    say "using the executables in $bin (DEVTIME_BUILD_DIR)"
+  else
+    say "installing Debian packages (deploy/install-deps.sh)"
+    deploy/install-deps.sh
+    say "building (build/)"
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake --build build -j "$(nproc 2>/dev/null || echo 2)" --target devtime-collector devtime-agent devtimectl
+  fi
   say "starting PostgreSQL ($pg_dir)"
   deploy/pg.sh start "$pg_dir"
   start_collector
@@ -295,6 +314,6 @@ case "${1:-up}" in
     cat "$env_file" ;;
   stop) stop ;;
   destroy) stop; [ -d "$pg_dir" ] && deploy/pg.sh destroy "$pg_dir"; rm -rf "$state"; say "removed $state" ;;
-  -h|--help|help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' ;;
+  -h|--help|help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' ;;
   *) echo "unknown command '$1' (up, status, env, stop, destroy)" >&2; exit 2 ;;
 esac
