@@ -123,7 +123,8 @@ absl::StatusOr<AgentConfig> ReadAgentConfig(const std::string& path) {
   if (!yaml) return absl::NotFoundError(path + ": cannot open");
   auto config = ParseAgentConfig(*yaml, path);
   if (!config.ok()) return config;
-  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  // Absolute: the job commands that use {harness} run in their own folders.
+  const std::filesystem::path folder = std::filesystem::absolute(path).parent_path();
   auto resolve = [&](auto& setting) {
     std::filesystem::path value(setting);
     if (!value.empty() && value.is_relative()) setting = (folder / value).lexically_normal();

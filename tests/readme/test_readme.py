@@ -53,11 +53,13 @@ BACKGROUND = {
         'devtimectl agents list | grep -Eq "^$(hostname)[[:space:]].*[[:space:]]yes[[:space:]]"',
 }
 
-# Checked after the last command, in the same session (polled, with a deadline): the README's
-# agent example really ran its job, as a normal user, with its data where the README says.
+# Checked after the last command, in the same session: (what to wait for, with a deadline;
+# what must then hold). The README's agent example really ran its job, as a normal user, with
+# its data where the README says.
 AFTERWARDS = [
-    'devtimectl jobs history rmsnorm-naive | grep -q succeeded',
-    'test -d "$HOME/.local/state/devtime-agent/spool"',
+    ('devtimectl jobs history rmsnorm-naive | grep -Eq " (succeeded|failed) "',
+     'devtimectl jobs history rmsnorm-naive | grep -q " succeeded "'),
+    ("true", 'test -d "$HOME/.local/state/devtime-agent/spool"'),
 ]
 
 HELD_PORTS = (50051, 9464)  # the quickstart's preferred ports: taken by "someone else"
@@ -143,6 +145,14 @@ def session_script(commands, copy, log_dir):
         "    exit 1",
         "  fi",
         "}",
+        "afterwards() {  # afterwards READY CHECK",
+        "  printf '\\n### afterwards: %s\\n' \"$2\"",
+        '  if ! wait_for 300 "$1" || ! eval "$2"; then',
+        "    printf '### FAILED afterwards: %s\\n' \"$2\"",
+        f"    tail -n 30 {quote(log_dir)}/background-*.log",
+        "    exit 1",
+        "  fi",
+        "}",
     ]
     for line, command, expected in commands:
         key = without_comment(command)
@@ -153,9 +163,8 @@ def session_script(commands, copy, log_dir):
             lines.append(f"background {line} {quote(command)} {quote(BACKGROUND[key])}")
         else:
             lines.append(f"step {line} {expected} {quote(command)}")
-    for check in AFTERWARDS:
-        lines.append(f"wait_for 300 {quote(check)} || "
-                     f"{{ printf '### FAILED afterwards: %s\\n' {quote(check)}; exit 1; }}")
+    for ready, check in AFTERWARDS:
+        lines.append(f"afterwards {quote(ready)} {quote(check)}")
     lines.append("printf '\\n### every README command did what the README says\\n'")
     return "\n".join(lines) + "\n"
 
@@ -301,8 +310,10 @@ def main():
         for holder, kind in zip(holders, ("grpc", "metrics")):
             if ports.get(kind) == str(holder.port):
                 failures.append(f"the quickstart's {kind} port is {holder.port}, which was taken")
-            if holder.connections:
-                print(f"note: {holder.connections} connection(s) to 127.0.0.1:{holder.port}")
+            print(f"127.0.0.1:{holder.port}: " + (
+                f"held by this test ({holder.connections} connection(s) refused, the"
+                " quickstart's free-port probe among them)" if holder.held
+                else "taken by another program already"))
     except OSError as e:
         failures.append(f"no quickstart stack to check: {e}")
     finally:

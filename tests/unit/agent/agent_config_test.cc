@@ -37,7 +37,9 @@ TEST(AgentConfig, RelativePathsAreRelativeToTheFilesFolder) {
   auto file = devtime::testing::WriteFile(dir, "agent.yaml",
                                           "work_dir: runs\ntoken_file: ../agent.token\n"
                                           "harness: /abs/harness.py\ntls_ca: ca.pem\n");
-  auto config = ReadAgentConfig(file);
+  // Named relative to the working directory, as in `--config deploy/agent.example.yaml`: the
+  // paths still come out absolute, for job commands that run in their own folders.
+  auto config = ReadAgentConfig(std::filesystem::relative(file).string());
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->work_dir, dir / "runs");
   EXPECT_EQ(config->token_file, (dir.parent_path() / "agent.token").string());
