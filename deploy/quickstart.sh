@@ -102,6 +102,25 @@ restart_if_rebuilt() {  # restart_if_rebuilt NAME PID_FUNCTION
   fi
 }
 
+launch_collector() {  # launch_collector GRPC_PORT METRICS_PORT: 0 once ready, 1 if it ended
+  rm -f "$state/collector.ready"
+  setsid nohup "$bin/devtime-collector" --database "$(deploy/pg.sh conninfo "$pg_dir")" \
+    --listen "127.0.0.1:$1" --metrics-listen "127.0.0.1:$2" \
+    --admin-token-file "$token" --ready-file "$state/collector.ready" \
+    >>"$state/collector.log" 2>&1 </dev/null &
+  echo $! >"$state/collector.pid"
+  for _ in $(seq 1 300); do
+    if [ -f "$state/collector.ready" ]; then
+      printf 'grpc=%s\nmetrics=%s\n' "$(ready_value grpc_port)" "$(ready_value metrics_port)" \
+        >"$ports_file"
+      return 0
+    fi
+    kill -0 "$(cat "$state/collector.pid")" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
 start_collector() {
   restart_if_rebuilt collector collector_pid
   if [ -n "$(collector_pid)" ]; then
@@ -112,22 +131,14 @@ start_collector() {
   local grpc metrics
   grpc=$(choose_port grpc 50051)
   metrics=$(choose_port metrics 9464)
-  rm -f "$state/collector.ready"
   say "starting devtime-collector"
-  setsid nohup "$bin/devtime-collector" --database "$(deploy/pg.sh conninfo "$pg_dir")" \
-    --listen "127.0.0.1:$grpc" --metrics-listen "127.0.0.1:$metrics" \
-    --admin-token-file "$token" --ready-file "$state/collector.ready" \
-    >>"$state/collector.log" 2>&1 </dev/null &
-  echo $! >"$state/collector.pid"
-  for _ in $(seq 1 300); do
-    if [ -f "$state/collector.ready" ]; then
-      printf 'grpc=%s\nmetrics=%s\n' "$(ready_value grpc_port)" "$(ready_value metrics_port)" \
-        >"$ports_file"
-      return
-    fi
-    kill -0 "$(cat "$state/collector.pid")" 2>/dev/null || break
-    sleep 0.1
-  done
+  launch_collector "$grpc" "$metrics" && return
+  # A port free when probed can be taken before the collector binds it (another stack
+  # starting at the same moment): once more, on ports the collector chooses.
+  if [ "$grpc$metrics" != 00 ] && [ -z "$(collector_pid)" ]; then
+    say "a chosen port was taken meanwhile: starting devtime-collector on free ports"
+    launch_collector 0 0 && return
+  fi
   echo "devtime-collector did not start; its log ($state/collector.log):" >&2
   tail -n 20 "$state/collector.log" >&2
   exit 1

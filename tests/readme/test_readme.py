@@ -176,6 +176,8 @@ class PortHolder:
         self.port, self.connections, self.held = port, 0, False
         self._stop = threading.Event()
         self._socket = socket.socket()
+        # Our own closed connections of a previous run linger in TIME_WAIT on this port.
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             self._socket.bind(("127.0.0.1", port))
             self._socket.listen(16)
@@ -304,16 +306,18 @@ def main():
                 failures.append(f"the README session failed (exit {session.returncode}), above")
         except subprocess.TimeoutExpired:
             failures.append(f"the README session ran past {args.timeout:.0f} s")
-        ports = dict(line.strip().split("=", 1) for line in
-                     open(os.path.join(stack, "ports")) if "=" in line)
-        print(f"\nthe quickstart's stack: gRPC {ports.get('grpc')}, metrics {ports.get('metrics')}")
-        for holder, kind in zip(holders, ("grpc", "metrics")):
-            if ports.get(kind) == str(holder.port):
-                failures.append(f"the quickstart's {kind} port is {holder.port}, which was taken")
+        print()
+        for holder in holders:
             print(f"127.0.0.1:{holder.port}: " + (
                 f"held by this test ({holder.connections} connection(s) refused, the"
                 " quickstart's free-port probe among them)" if holder.held
                 else "taken by another program already"))
+        ports = dict(line.strip().split("=", 1) for line in
+                     open(os.path.join(stack, "ports")) if "=" in line)
+        print(f"the quickstart's stack: gRPC {ports.get('grpc')}, metrics {ports.get('metrics')}")
+        for holder, kind in zip(holders, ("grpc", "metrics")):
+            if ports.get(kind) == str(holder.port):
+                failures.append(f"the quickstart's {kind} port is {holder.port}, which was taken")
     except OSError as e:
         failures.append(f"no quickstart stack to check: {e}")
     finally:
