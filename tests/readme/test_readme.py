@@ -19,7 +19,7 @@ While they run, the test holds 127.0.0.1:50051 and 127.0.0.1:9464 (accepting and
 connections), so the quickstart has to choose other ports and a command that assumes them
 fails at once. At the end: the stack is not on those ports, the example agent's run-now job
 succeeded, and its data went to the normal user's ~/.local/state/devtime-agent. Whatever was
-started is stopped (background process groups, then `deploy/quickstart.sh destroy`).
+started is stopped (what is left of the session's processes, then `deploy/quickstart.sh destroy`).
 
   test_readme.py --source DIR --build-dir DIR [--timeout SECONDS]
 """
@@ -116,7 +116,6 @@ def quote(text):
 def session_script(commands, copy, log_dir):
     """The bash session: one step per README command, then the AFTERWARDS checks."""
     lines = [
-        "set -m  # each background daemon in its own process group, for the cleanup",
         f"cd {quote(copy)}",
         "wait_for() {  # wait_for SECONDS CONDITION [PID: give up when it has ended]",
         '  local deadline=$((SECONDS + $1))',
@@ -138,7 +137,6 @@ def session_script(commands, copy, log_dir):
         "background() {  # background LINE COMMAND READY",
         "  printf '\\n### README.md:%s  $ %s  (in the background)\\n' \"$1\" \"$2\"",
         f'  ( eval "$2" ) >{quote(log_dir)}/background-"$1".log 2>&1 &',
-        f"  echo $! >>{quote(log_dir)}/background.pids",
         '  if ! wait_for 180 "$3" $!; then',
         "    printf '### FAILED: README.md:%s did not get ready (%s); its log:\\n' \"$1\" \"$3\"",
         f'    tail -n 30 {quote(log_dir)}/background-"$1".log',
@@ -228,27 +226,31 @@ def as_user(path_owner_tree, user):
             os.lchown(os.path.join(directory, name), user.pw_uid, user.pw_gid)
 
 
-def stop_process_groups(pid_file):
-    if not os.path.exists(pid_file):
-        return
-    pids = [int(p) for p in open(pid_file).read().split()]
-    for pid in pids:
+def session_processes(session_id):
+    """The live processes of a session (what the README session started and left running)."""
+    pids = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
-            os.killpg(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + 30
-    for pid in pids:
-        while time.monotonic() < deadline:
+            stat = open(f"/proc/{entry}/stat").read()
+        except OSError:
+            continue
+        state, _, _, session = stat[stat.rindex(")") + 2:].split()[:4]
+        if int(session) == session_id and state != "Z":
+            pids.append(int(entry))
+    return pids
+
+
+def stop_session(session_id):
+    """SIGTERM to every process of the session (the agent then ends its jobs), SIGKILL after 30 s."""
+    for sig, grace in ((signal.SIGTERM, 30), (signal.SIGKILL, 5)):
+        for pid in session_processes(session_id):
             try:
-                os.killpg(pid, 0)
+                os.kill(pid, sig)
             except ProcessLookupError:
-                break
+                pass
+        deadline = time.monotonic() + grace
+        while session_processes(session_id) and time.monotonic() < deadline:
             time.sleep(0.1)
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def main():
@@ -295,14 +297,20 @@ def main():
                PATH="/usr/local/bin:/usr/bin:/bin")
     who = dict(user=NOBODY, group=NOBODY, extra_groups=[]) if user else {}
 
+    # ctest ending the test (SIGTERM) still runs the cleanup below.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped by SIGTERM"))
     holders = [PortHolder(port) for port in HELD_PORTS]
     started = time.monotonic()
     failures = []
+    session = None
     try:
+        # Its own session: whatever it leaves running (the background agent, a command cut off
+        # by the timeout) is found and stopped afterwards; the quickstart's own daemons are
+        # stopped by `deploy/quickstart.sh destroy`.
+        session = subprocess.Popen(["bash", script], env=env, stdin=subprocess.DEVNULL,
+                                   start_new_session=True, **who)
         try:
-            session = subprocess.run(["bash", script], env=env, timeout=args.timeout,
-                                     stdin=subprocess.DEVNULL, **who)
-            if session.returncode != 0:
+            if session.wait(timeout=args.timeout) != 0:
                 failures.append(f"the README session failed (exit {session.returncode}), above")
         except subprocess.TimeoutExpired:
             failures.append(f"the README session ran past {args.timeout:.0f} s")
@@ -321,7 +329,9 @@ def main():
     except OSError as e:
         failures.append(f"no quickstart stack to check: {e}")
     finally:
-        stop_process_groups(os.path.join(logs, "background.pids"))
+        if session is not None:
+            stop_session(session.pid)
+            session.wait()
         subprocess.run(["deploy/quickstart.sh", "destroy"], cwd=copy, env=env,
                        stdout=subprocess.DEVNULL, **who)
         for holder in holders:
