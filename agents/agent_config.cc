@@ -1,5 +1,7 @@
 #include "agents/agent_config.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -33,13 +35,32 @@ const std::map<std::string, Field> kSingleValueSettings = {
     {"spool_max_bytes", &AgentConfig::spool_max_bytes},
     {"metrics_listen", &AgentConfig::metrics_listen},
     {"harness_python", &AgentConfig::harness_python},
+    {"harness", &AgentConfig::harness},
     {"token_file", &AgentConfig::token_file},
     {"tls_ca", &AgentConfig::tls_ca},
     {"tls_cert", &AgentConfig::tls_cert},
     {"tls_key", &AgentConfig::tls_key},
 };
 
+const char* NonEmptyEnv(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
 }  // namespace
+
+std::filesystem::path DefaultDataDir() {
+  if (const char* systemd = NonEmptyEnv("STATE_DIRECTORY")) {
+    std::string first(systemd);  // systemd joins several StateDirectory= entries with ':'
+    return first.substr(0, first.find(':'));
+  }
+  if (geteuid() == 0) return "/var/lib/devtime-agent";
+  if (const char* xdg = NonEmptyEnv("XDG_STATE_HOME")) {
+    return std::filesystem::path(xdg) / "devtime-agent";
+  }
+  const char* home = NonEmptyEnv("HOME");
+  return std::filesystem::path(home != nullptr ? home : ".") / ".local/state/devtime-agent";
+}
 
 std::string DetectInstanceType() {
   if (const char* env = std::getenv("DEVTIME_INSTANCE_TYPE"); env && *env) return env;
@@ -51,6 +72,11 @@ std::string DetectInstanceType() {
 
 absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& yaml, const std::string& source) {
   AgentConfig config;
+  const std::filesystem::path data = DefaultDataDir();
+  config.work_dir = data / "runs";
+  config.spool_dir = data / "spool";
+  config.state_dir = data / "state";
+  if (const char* collector = NonEmptyEnv("DEVTIME_COLLECTOR")) config.collector = collector;
   try {
     YAML::Node root = YAML::Load(yaml);
     if (root && !root.IsNull() && !root.IsMap()) {
@@ -95,7 +121,21 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& yaml, const std:
 absl::StatusOr<AgentConfig> ReadAgentConfig(const std::string& path) {
   auto yaml = ReadWholeFile(path);
   if (!yaml) return absl::NotFoundError(path + ": cannot open");
-  return ParseAgentConfig(*yaml, path);
+  auto config = ParseAgentConfig(*yaml, path);
+  if (!config.ok()) return config;
+  // Absolute: the job commands that use {harness} run in their own folders.
+  const std::filesystem::path folder = std::filesystem::absolute(path).parent_path();
+  auto resolve = [&](auto& setting) {
+    std::filesystem::path value(setting);
+    if (!value.empty() && value.is_relative()) setting = (folder / value).lexically_normal();
+  };
+  for (auto* dir : {&config->work_dir, &config->spool_dir, &config->state_dir, &config->harness}) {
+    resolve(*dir);
+  }
+  for (auto* file : {&config->token_file, &config->tls_ca, &config->tls_cert, &config->tls_key}) {
+    resolve(*file);
+  }
+  return config;
 }
 
 }  // namespace devtime::agent

@@ -370,6 +370,7 @@ void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now,
         Replace(Replace(Replace(job.command(), "{output_dir}", output.string()), "{steps}", steps),
                 "{run_id}", run_id),
         "{python}", config_.harness_python);
+    process.command = Replace(process.command, "{harness}", config_.harness.string());
     process.env = {job.env().begin(), job.env().end()};
     process.env["DEVTIME_OUTPUT_DIR"] = output.string();
     process.env["DEVTIME_RUN_ID"] = run_id;

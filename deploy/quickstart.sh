@@ -15,13 +15,27 @@
 # Re-running is safe: running parts are reused and the demo history is stored only once.
 # The ports chosen at the first start (50051 and 9464 when free, else free ones) are kept in
 # .devtime/quickstart/ports and reused on every restart, so the exports stay true.
+#
+# Environment: DEVTIME_QUICKSTART_DIR  the stack's folder instead of .devtime/quickstart
+#              DEVTIME_BUILD_DIR       use the executables already built in DIR/bin (no
+#                                      install, no build: what tests/readme does)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-state="$root/.devtime/quickstart"
+state=$(mkdir -p "${DEVTIME_QUICKSTART_DIR:-$root/.devtime/quickstart}" &&
+  cd "${DEVTIME_QUICKSTART_DIR:-$root/.devtime/quickstart}" && pwd)
+# `destroy` deletes the whole folder, so a DEVTIME_QUICKSTART_DIR must be new or empty at its
+# first use (or one a quickstart made: it carries this marker), never, say, a home folder.
+if [ ! -e "$state/.devtime-quickstart" ]; then
+  if [ -n "${DEVTIME_QUICKSTART_DIR:-}" ] && [ -n "$(ls -A "$state")" ]; then
+    echo "devtime: $state is neither empty nor a quickstart's folder; choose a new or empty" \
+      "DEVTIME_QUICKSTART_DIR" >&2
+    exit 2
+  fi
+  : >"$state/.devtime-quickstart"
+fi
 pg_dir="$state/pg"
-bin="$root/build/bin"
-mkdir -p "$state"
+bin="${DEVTIME_BUILD_DIR:-$root/build}/bin"
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 
@@ -88,6 +102,25 @@ restart_if_rebuilt() {  # restart_if_rebuilt NAME PID_FUNCTION
   fi
 }
 
+launch_collector() {  # launch_collector GRPC_PORT METRICS_PORT: 0 once ready, 1 if it ended
+  rm -f "$state/collector.ready"
+  setsid nohup "$bin/devtime-collector" --database "$(deploy/pg.sh conninfo "$pg_dir")" \
+    --listen "127.0.0.1:$1" --metrics-listen "127.0.0.1:$2" \
+    --admin-token-file "$token" --ready-file "$state/collector.ready" \
+    >>"$state/collector.log" 2>&1 </dev/null &
+  echo $! >"$state/collector.pid"
+  for _ in $(seq 1 300); do
+    if [ -f "$state/collector.ready" ]; then
+      printf 'grpc=%s\nmetrics=%s\n' "$(ready_value grpc_port)" "$(ready_value metrics_port)" \
+        >"$ports_file"
+      return 0
+    fi
+    kill -0 "$(cat "$state/collector.pid")" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
 start_collector() {
   restart_if_rebuilt collector collector_pid
   if [ -n "$(collector_pid)" ]; then
@@ -98,22 +131,14 @@ start_collector() {
   local grpc metrics
   grpc=$(choose_port grpc 50051)
   metrics=$(choose_port metrics 9464)
-  rm -f "$state/collector.ready"
   say "starting devtime-collector"
-  setsid nohup "$bin/devtime-collector" --database "$(deploy/pg.sh conninfo "$pg_dir")" \
-    --listen "127.0.0.1:$grpc" --metrics-listen "127.0.0.1:$metrics" \
-    --admin-token-file "$token" --ready-file "$state/collector.ready" \
-    >>"$state/collector.log" 2>&1 </dev/null &
-  echo $! >"$state/collector.pid"
-  for _ in $(seq 1 300); do
-    if [ -f "$state/collector.ready" ]; then
-      printf 'grpc=%s\nmetrics=%s\n' "$(ready_value grpc_port)" "$(ready_value metrics_port)" \
-        >"$ports_file"
-      return
-    fi
-    kill -0 "$(cat "$state/collector.pid")" 2>/dev/null || break
-    sleep 0.1
-  done
+  launch_collector "$grpc" "$metrics" && return
+  # A port free when probed can be taken before the collector binds it (another stack
+  # starting at the same moment): once more, on ports the collector chooses.
+  if [ "$grpc$metrics" != 00 ] && [ -z "$(collector_pid)" ]; then
+    say "a chosen port was taken meanwhile: starting devtime-collector on free ports"
+    launch_collector 0 0 && return
+  fi
   echo "devtime-collector did not start; its log ($state/collector.log):" >&2
   tail -n 20 "$state/collector.log" >&2
   exit 1
@@ -158,6 +183,7 @@ work_dir: $state/agent/runs
 spool_dir: $state/agent/spool
 state_dir: $state/agent/state
 harness_python: /usr/bin/python3
+harness: $root/agents/harness/devtime_harness.py
 AGENT
   say "starting devtime-agent (the daemon that runs scheduled jobs)"
   build_stamp devtime-agent >"$state/agent.build"
@@ -174,7 +200,7 @@ jobs:
   - name: rmsnorm-naive-local-cpu
     model: rmsnorm
     workload: naive-local-cpu
-    command: "{python} $root/agents/harness/devtime_harness.py --workload rmsnorm-naive --steps {steps} --out {output_dir}"
+    command: "{python} {harness} --workload rmsnorm-naive --steps {steps} --out {output_dir}"
     schedule: {cron: "0 2 * * *", time_zone: UTC, jitter_seconds: 0}
     selector: {labels: {pool: quickstart}}
     timeout_seconds: 600
@@ -231,11 +257,15 @@ NEXT
 }
 
 up() {
-  say "installing Debian packages (deploy/install-deps.sh)"
-  deploy/install-deps.sh
-  say "building (build/)"
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build build -j "$(nproc 2>/dev/null || echo 2)" --target devtime-collector devtime-agent devtimectl
+  if [ -n "${DEVTIME_BUILD_DIR:-}" ]; then
+    say "using the executables in $bin (DEVTIME_BUILD_DIR)"
+  else
+    say "installing Debian packages (deploy/install-deps.sh)"
+    deploy/install-deps.sh
+    say "building (build/)"
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake --build build -j "$(nproc 2>/dev/null || echo 2)" --target devtime-collector devtime-agent devtimectl
+  fi
   say "starting PostgreSQL ($pg_dir)"
   deploy/pg.sh start "$pg_dir"
   start_collector
@@ -295,6 +325,6 @@ case "${1:-up}" in
     cat "$env_file" ;;
   stop) stop ;;
   destroy) stop; [ -d "$pg_dir" ] && deploy/pg.sh destroy "$pg_dir"; rm -rf "$state"; say "removed $state" ;;
-  -h|--help|help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' ;;
+  -h|--help|help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' ;;
   *) echo "unknown command '$1' (up, status, env, stop, destroy)" >&2; exit 2 ;;
 esac
