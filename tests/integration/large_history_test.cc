@@ -11,15 +11,19 @@
 // with auto_explain (EXPLAIN ANALYZE of every statement, sent back as a notice), and the
 // test reads those plans while RunStore and the analyzer do their work. The dashboards' SQL
 // comes from dashboards/*.json with Grafana's macros expanded by tests/dashboards/dashlib.py
-// and runs under EXPLAIN ANALYZE. Each statement's figure is the best of 3 runs, so that a
-// busy machine does not fail the test; the test's database is dropped at the end.
+// and is timed by the CPU time of the server process that runs it (see ExpectQueryFast).
+// Each statement's figure is the best of 3 runs, so that a busy machine does not fail the
+// test; the test's database is dropped at the end.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -288,18 +292,42 @@ class LargeHistory : public ::testing::Test {
     for (const auto& [query, timed] : best) ExpectFast(what + ": " + query.substr(0, 40), timed);
   }
 
-  // Runs `sql` under EXPLAIN ANALYZE kAttempts times and checks the best.
+  // Runs `sql` kAttempts times and checks the best. The figure is the CPU time of the server
+  // process that ran it, when the server is a local process this test can see: on a machine
+  // loaded far beyond its cores (the suite also runs under stress-ng) the wall time mostly
+  // measures the wait for a core, which no query or index can change; the CPU time is what
+  // the query costs, and on an idle machine it is its latency. The plan comes from one more
+  // run under EXPLAIN ANALYZE, for the partitions it read.
   void ExpectQueryFast(const std::string& what, const std::string& sql) {
     pqxx::connection c{db_.conninfo()};
+    const std::string backend =
+        "/proc/" + pqxx::nontransaction{c}.exec("SELECT pg_backend_pid()")[0][0].as<std::string>() +
+        "/schedstat";
     Timed best{sql, 1e18, {}};
     for (int attempt = 0; attempt < kAttempts; ++attempt) {
-      pqxx::nontransaction tx{c};
-      json explained =
-          json::parse(tx.exec("EXPLAIN (ANALYZE, FORMAT JSON) " + sql)[0][0].as<std::string>())[0];
-      double ms = explained["Execution Time"].get<double>();
-      if (ms < best.ms) best = {sql, ms, explained["Plan"]};
+      auto cpu_before = CpuNanoseconds(backend);
+      auto wall_before = std::chrono::steady_clock::now();
+      pqxx::nontransaction{c}.exec(sql);
+      auto cpu_after = CpuNanoseconds(backend);
+      double ms = cpu_before && cpu_after ? (*cpu_after - *cpu_before) / 1e6
+                                          : std::chrono::duration<double, std::milli>(
+                                                std::chrono::steady_clock::now() - wall_before)
+                                                .count();
+      best.ms = std::min(best.ms, ms);
     }
+    pqxx::nontransaction tx{c};
+    best.plan = json::parse(
+        tx.exec("EXPLAIN (ANALYZE, FORMAT JSON) " + sql)[0][0].as<std::string>())[0]["Plan"];
     ExpectFast(what, best);
+  }
+
+  // The first field of /proc/PID/schedstat: nanoseconds the task has run on a CPU; nothing
+  // when the file cannot be read (a server on another machine or in another PID namespace).
+  static std::optional<double> CpuNanoseconds(const std::string& schedstat) {
+    std::ifstream in(schedstat);
+    double ns = 0;
+    if (!(in >> ns)) return std::nullopt;
+    return ns;
   }
 
   // At most kLimitMs, and a read of the partitioned history reads some of its partitions.
