@@ -256,6 +256,31 @@ TEST_F(StoreTest, ShutdownErrorsMidStatementCountAsLostConnections) {
   EXPECT_FALSE(IsConnectionLoss(pqxx::sql_error("syntax error", "SELEKT", "42601"), open));
 }
 
+// Under load the killer above sometimes lands inside a COPY, and libpqxx reports that as a
+// plain pqxx::failure ("Error writing to table: server closed the connection unexpectedly"),
+// neither broken_connection nor sql_error. Here the server goes away deterministically in
+// the middle of the first attempt's COPY.
+TEST_F(StoreTest, ACopyWhoseServerWentAwayIsRetriedLikeAnyLostConnection) {
+  int attempts = 0;
+  auto status = store_->Run("copy while the server goes away", [&](pqxx::connection_base& c) {
+    ++attempts;
+    pqxx::work tx{c};
+    tx.exec("CREATE TEMP TABLE copied (n int)");
+    const auto pid = tx.exec("SELECT pg_backend_pid()")[0][0].as<int>();
+    pqxx::stream_to out{tx, "copied", std::vector<std::string>{"n"}};
+    if (attempts == 1) {
+      pqxx::connection admin{db_.conninfo()};
+      pqxx::nontransaction{admin}.exec_params("SELECT pg_terminate_backend($1)", pid);
+    }
+    for (int n = 0; n < 1000000; ++n) out << std::make_tuple(n);
+    out.complete();
+    tx.commit();
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_EQ(attempts, 2);
+}
+
 TEST(StoreOpen, UnreachableDatabaseIsUnavailableWithTheReason) {
   StoreOptions options;
   options.conninfo = "host=127.0.0.1 port=1 dbname=devtime user=devtime";

@@ -160,8 +160,15 @@ absl::Status Database::Run(const std::string& what,
       last_error = e.what();  // the server went away mid-statement: a lost connection
       pool_->Release(nullptr);
     } catch (const std::exception& e) {
-      pool_->Release(std::move(connection));
-      return absl::InternalError(what + ": " + e.what());
+      if (connection->is_open()) {
+        pool_->Release(std::move(connection));
+        return absl::InternalError(what + ": " + e.what());
+      }
+      // libpqxx reports a COPY whose server went away as a plain pqxx::failure ("Error
+      // writing to table: server closed the connection"); the closed connection says what
+      // it is: a lost connection, retried like the others.
+      last_error = e.what();
+      pool_->Release(nullptr);
     }
   }
   // libpq's messages span lines ("...refused\n\tIs the server running..."): one line reads better.
