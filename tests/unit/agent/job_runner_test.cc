@@ -73,6 +73,8 @@ TEST(RunJobProcess, TheTimeoutIsMeasuredOnTheSpecsClock) {
   ASSERT_TRUE(devtime::testing::WaitUntil([&] { return fs::exists(spec.work_dir / "started"); }));
   clock.Advance(std::chrono::seconds(59));  // a job killed now would say 59 s
   clock.Advance(std::chrono::seconds(2));
+  ASSERT_EQ(running.wait_for(std::chrono::seconds(15)), std::future_status::ready)
+      << "not killed at its timeout on the spec's clock";
   auto outcome = running.get();
   ASSERT_TRUE(outcome.ok());
   EXPECT_TRUE(outcome->timed_out);

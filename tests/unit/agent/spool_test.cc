@@ -71,6 +71,7 @@ TEST_F(SpoolTest, DiscardsHalfWrittenFilesFromACrash) {
 // A filesystem fault while a run is stored: the run is refused with an error naming the
 // step, nothing of it stays (no temporary file, no run), and the next try stores it.
 struct StoreFault {
+  std::string name;
   FakeEnv::Fault fault;
   absl::StatusCode code;
   std::string message;
@@ -96,10 +97,12 @@ INSTANTIATE_TEST_SUITE_P(
     Faults, SpoolFaultTest,
     ::testing::Values(
         // The zero-byte file a real ENOSPC leaves is removed.
-        StoreFault{FakeEnv::Fault::kNoSpace, absl::StatusCode::kResourceExhausted,
+        StoreFault{"NoSpace", FakeEnv::Fault::kNoSpace, absl::StatusCode::kResourceExhausted,
                    "No space left on device"},
-        StoreFault{FakeEnv::Fault::kFsync, absl::StatusCode::kInternal, "cannot fsync"},
-        StoreFault{FakeEnv::Fault::kRename, absl::StatusCode::kInternal, "cannot rename"}));
+        StoreFault{"Fsync", FakeEnv::Fault::kFsync, absl::StatusCode::kInternal, "cannot fsync"},
+        StoreFault{"Rename", FakeEnv::Fault::kRename, absl::StatusCode::kInternal,
+                   "cannot rename"}),
+    [](const ::testing::TestParamInfo<StoreFault>& info) { return info.param.name; });
 
 TEST_F(SpoolTest, RefusesARunTheDiskHasNoRoomForBeforeWritingIt) {
   FakeEnv env;
