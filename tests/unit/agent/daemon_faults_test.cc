@@ -18,10 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using devtime::testing::FakeEnv;
-using devtime::testing::WaitUntil;
-using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::testing::IsEmpty;
 
 class DaemonFaultsTest : public DaemonTest {
  protected:
@@ -47,7 +44,7 @@ TEST_F(DaemonFaultsTest, ARunThatFindsTheDiskFullWaitsForRoomWithBackoffAndIsDel
   ASSERT_TRUE(collector_.Finished("capture").has_value());
   auto slot = *collector_.Finished("capture");
   EXPECT_EQ(slot.outcome(), v1::SLOT_OUTCOME_SUCCEEDED) << slot.reason();
-  EXPECT_THAT(collector_.Delivered(), ElementsAre(slot.run_id()));
+  EXPECT_THAT(collector_.Delivered(), ::testing::ElementsAre(slot.run_id()));
   EXPECT_EQ(fake_.Pending(FakeEnv::Fault::kNoSpace), 0);
   // Retried with backoff: each try waits at least twice as long as the one before, from
   // first_backoff up to max_backoff (10, 20, 40 ms here), measured on the daemon's clock.
@@ -61,7 +58,7 @@ TEST_F(DaemonFaultsTest, ARunThatFindsTheDiskFullWaitsForRoomWithBackoffAndIsDel
   EXPECT_TRUE(fs::exists(OutputOf(slot) / "trace.json")) << "the job's output was not kept";
   EXPECT_THAT(devtime::testing::HttpGet(daemon_->metrics_port(), "/metrics"),
               HasSubstr("devtime_agent_spool_full_total 1"));
-  EXPECT_THAT(FakeEnv::TempFiles(config_.spool_dir), IsEmpty());
+  EXPECT_THAT(FakeEnv::TempFiles(config_.spool_dir), ::testing::IsEmpty());
 }
 
 TEST_F(DaemonFaultsTest, AFailedFsyncFailsTheSlotNamingItAndLeavesNothingHalfWritten) {
@@ -69,14 +66,15 @@ TEST_F(DaemonFaultsTest, AFailedFsyncFailsTheSlotNamingItAndLeavesNothingHalfWri
   collector_.RunNow(Capture());
   StartAgent();
 
-  ASSERT_TRUE(WaitUntil([&] { return collector_.Finished("capture").has_value(); }));
+  ASSERT_TRUE(
+      devtime::testing::WaitUntil([&] { return collector_.Finished("capture").has_value(); }));
   auto slot = *collector_.Finished("capture");
   EXPECT_EQ(slot.outcome(), v1::SLOT_OUTCOME_FAILED);
   EXPECT_THAT(slot.reason(), HasSubstr("cannot fsync"));
   EXPECT_THAT(slot.reason(), HasSubstr(config_.spool_dir.string()));
   EXPECT_TRUE(fs::exists(OutputOf(slot) / "trace.json")) << "the job's output was not kept";
   EXPECT_FALSE(Spooled(slot.run_id())) << "a run whose fsync failed is not durable";
-  EXPECT_THAT(FakeEnv::TempFiles(config_.spool_dir), IsEmpty());
+  EXPECT_THAT(FakeEnv::TempFiles(config_.spool_dir), ::testing::IsEmpty());
 }
 
 TEST_F(DaemonFaultsTest, AFailedRenameOfASlotMarkerCostsItsRecoveryNotTheRun) {
@@ -84,13 +82,14 @@ TEST_F(DaemonFaultsTest, AFailedRenameOfASlotMarkerCostsItsRecoveryNotTheRun) {
   collector_.RunNow(Capture());
   StartAgent();
 
-  ASSERT_TRUE(WaitUntil([&] { return !collector_.Delivered().empty(); }));
-  ASSERT_TRUE(WaitUntil([&] { return collector_.Finished("capture").has_value(); }));
+  ASSERT_TRUE(devtime::testing::WaitUntil([&] { return !collector_.Delivered().empty(); }));
+  ASSERT_TRUE(
+      devtime::testing::WaitUntil([&] { return collector_.Finished("capture").has_value(); }));
   auto slot = *collector_.Finished("capture");
   EXPECT_EQ(slot.outcome(), v1::SLOT_OUTCOME_SUCCEEDED) << slot.reason();
-  EXPECT_THAT(collector_.Delivered(), ElementsAre(slot.run_id()));
+  EXPECT_THAT(collector_.Delivered(), ::testing::ElementsAre(slot.run_id()));
   EXPECT_EQ(fake_.Pending(FakeEnv::Fault::kRename), 0);
-  EXPECT_THAT(FakeEnv::TempFiles(config_.state_dir), IsEmpty());
+  EXPECT_THAT(FakeEnv::TempFiles(config_.state_dir), ::testing::IsEmpty());
 }
 
 }  // namespace
