@@ -70,10 +70,10 @@ TEST_F(DaemonClockTest, ACronSlotRunsSpoolsAndUploadsItsRun) {
   ASSERT_TRUE(AdvanceUntil([&] { return !collector_.Delivered().empty(); },
                            std::chrono::milliseconds(500)));
 
+  ASSERT_TRUE(WaitUntil([&] { return Finished("noon", 1); }));  // the report travels apart
   auto slots = collector_.SlotsOf("noon");
   ASSERT_GE(slots.size(), 2u);
   EXPECT_EQ(slots.front().outcome(), v1::SLOT_OUTCOME_RUNNING);
-  ASSERT_TRUE(WaitUntil([&] { return Finished("noon", 1); }));
   auto slot = *collector_.Finished("noon");
   EXPECT_EQ(slot.outcome(), v1::SLOT_OUTCOME_SUCCEEDED) << slot.reason();
   EXPECT_EQ(TimeOf(slot.slot_time()), At(1, 12, 0));

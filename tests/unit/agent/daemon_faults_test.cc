@@ -40,8 +40,10 @@ TEST_F(DaemonFaultsTest, ARunThatFindsTheDiskFullWaitsForRoomWithBackoffAndIsDel
   collector_.RunNow(Capture());
   StartAgent();
 
-  ASSERT_TRUE(AdvanceUntil([&] { return !collector_.Delivered().empty(); }));
-  ASSERT_TRUE(collector_.Finished("capture").has_value());
+  // The run and its slot's report travel apart (upload, session): both arrive.
+  ASSERT_TRUE(AdvanceUntil([&] {
+    return !collector_.Delivered().empty() && collector_.Finished("capture").has_value();
+  }));
   auto slot = *collector_.Finished("capture");
   EXPECT_EQ(slot.outcome(), v1::SLOT_OUTCOME_SUCCEEDED) << slot.reason();
   EXPECT_THAT(collector_.Delivered(), ::testing::ElementsAre(slot.run_id()));
