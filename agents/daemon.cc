@@ -74,8 +74,8 @@ v1::JobSlot FailedSlot(v1::JobSlot slot, const std::string& why) {
   return slot;
 }
 
-AgentDaemon::AgentDaemon(AgentConfig config, RetryPolicy retry, DurableWrite write)
-    : config_(std::move(config)), retry_(retry), write_(std::move(write)) {
+AgentDaemon::AgentDaemon(AgentConfig config, RetryPolicy retry, wire::Env& env)
+    : config_(std::move(config)), retry_(retry), env_(env) {
   identity_.set_name(config_.name);
   identity_.set_host(config_.host);
   identity_.set_instance_type(config_.instance_type);
@@ -85,9 +85,9 @@ AgentDaemon::AgentDaemon(AgentConfig config, RetryPolicy retry, DurableWrite wri
 
 absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentConfig& config,
                                                                 const RetryPolicy& retry,
-                                                                DurableWrite write) {
-  std::unique_ptr<AgentDaemon> daemon(new AgentDaemon(config, retry, write));
-  auto spool = Spool::Open(config.spool_dir, config.spool_max_bytes, write);
+                                                                wire::Env& env) {
+  std::unique_ptr<AgentDaemon> daemon(new AgentDaemon(config, retry, env));
+  auto spool = Spool::Open(config.spool_dir, config.spool_max_bytes, env);
   if (!spool.ok()) return spool.status();
   daemon->spool_ = std::move(*spool);
   if (!config.metrics_listen.empty()) {
@@ -107,8 +107,8 @@ absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentConfi
   if (!channel.ok()) return channel.status();
   daemon->channel_ = *channel;
   // What a crash or a failed write left half-written is worth nothing and takes room.
-  RemoveTempFiles(config.state_dir);
-  RemoveTempFiles(daemon->MarkerDir());
+  RemoveTempFiles(config.state_dir, env);
+  RemoveTempFiles(daemon->MarkerDir(), env);
   daemon->LoadAssignments();
   daemon->RecoverUnfinishedSlots();
   daemon->session_ = std::thread([d = daemon.get()] { d->SessionLoop(); });
@@ -181,7 +181,7 @@ void AgentDaemon::StartRunner(const std::string& job, std::function<void()> work
 
 bool AgentDaemon::SleepUnlessStopping(std::chrono::milliseconds duration) {
   std::unique_lock lock(mu_);
-  return !changed_.wait_for(lock, duration, [&] { return stopping_.load(); });
+  return env_.SleepUnless(lock, changed_, duration, [&] { return stopping_.load(); });
 }
 
 // ---- assignments ----------------------------------------------------------------------------
@@ -201,12 +201,12 @@ void AgentDaemon::LoadAssignments() {
 
 void AgentDaemon::SaveAssignments(const v1::Assignments& assignments) {
   fs::path path = config_.state_dir / "assignments.pb";
-  auto saved = ReplaceFileDurably(path, assignments.SerializeAsString(), write_);
+  auto saved = ReplaceFileDurably(path, assignments.SerializeAsString(), env_);
   if (!saved.ok()) DaemonLog("cannot save assignments: " + std::string(saved.message()));
 }
 
 void AgentDaemon::UpdateAssignments(const v1::Assignments& assignments) {
-  absl::Time now = absl::Now();
+  absl::Time now = env_.Now();
   std::lock_guard lock(mu_);
   std::map<std::string, ScheduledJob> jobs;
   for (const auto& spec : assignments.jobs()) {
@@ -304,9 +304,16 @@ void AgentDaemon::Report(v1::JobSlot slot) {
 // ---- scheduling and running -------------------------------------------------------------------
 
 void AgentDaemon::SchedulerLoop() {
-  while (SleepUnlessStopping(kSchedulerTick)) {
+  while (true) {
+    {
+      // Woken early by a run-now (or by a fake clock moving): the loop re-checks every slot.
+      std::unique_lock lock(mu_);
+      env_.WaitFor(lock, changed_, kSchedulerTick,
+                   [&] { return stopping_.load() || !run_now_.empty(); });
+      if (stopping_) break;
+    }
     JoinFinishedRunners();
-    absl::Time now = absl::Now();
+    absl::Time now = env_.Now();
     std::lock_guard lock(mu_);
     for (auto& [name, job] : jobs_) {
       if (job.next_slot + wire::JitterFor(job.spec, config_.host) > now) continue;
@@ -351,7 +358,7 @@ void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now,
                                             // upload are the same run
     fs::path dir = config_.work_dir / job.name() / run_id;
     fs::path output = dir / "output";
-    absl::Time started = absl::Now();
+    absl::Time started = env_.Now();
     v1::JobSlot slot;
     slot.set_job(job.name());
     *slot.mutable_slot_time() = ToProto(slot_time);
@@ -381,6 +388,7 @@ void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now,
     process.work_dir = dir;
     process.timeout = std::chrono::seconds(job.timeout_seconds());
     process.cancel = &stopping_;
+    process.clock = &env_;
     auto outcome = RunJobProcess(process);
 
     std::string failure;
@@ -395,7 +403,7 @@ void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now,
     } else if (!outcome->succeeded()) {
       failure = outcome->Describe();
     }
-    if (FinishAttempt(job, std::move(slot), failure, absl::Now())) break;
+    if (FinishAttempt(job, std::move(slot), failure, env_.Now())) break;
   }
 }
 
@@ -446,7 +454,7 @@ fs::path AgentDaemon::MarkerDir() const { return config_.state_dir / "in_flight"
 void AgentDaemon::MarkInFlight(const v1::JobSlot& slot, uint32_t attempt) {
   // <run id>.<attempt>.slot: the attempt says how many of the job's retries are left.
   fs::path marker = MarkerDir() / (slot.run_id() + "." + std::to_string(attempt) + kMarkerSuffix);
-  auto written = ReplaceFileDurably(marker, slot.SerializeAsString(), write_);
+  auto written = ReplaceFileDurably(marker, slot.SerializeAsString(), env_);
   if (!written.ok()) {
     DaemonLog("run " + slot.run_id() + " is not recoverable if the agent stops during it: " +
               std::string(written.message()));
@@ -460,17 +468,13 @@ void AgentDaemon::SlotReported(const v1::JobSlot& slot) {
   if (slot.outcome() == v1::SLOT_OUTCOME_RUNNING) return;
   auto it = markers_.find(slot.run_id());
   if (it == markers_.end()) return;
-  std::error_code ec;
-  fs::remove(it->second, ec);
+  (void)env_.Remove(it->second);
   markers_.erase(it);
 }
 
 void AgentDaemon::RecoverUnfinishedSlots() {
-  std::error_code ec;
-  std::vector<fs::path> markers;
-  for (const auto& entry : fs::directory_iterator(MarkerDir(), ec)) {
-    if (entry.path().extension() == kMarkerSuffix) markers.push_back(entry.path());
-  }
+  std::vector<fs::path> markers = env_.ListDirectory(MarkerDir());
+  std::erase_if(markers, [](const fs::path& path) { return path.extension() != kMarkerSuffix; });
   std::lock_guard lock(mu_);
   for (const fs::path& marker : markers) {
     v1::JobSlot slot;
@@ -481,7 +485,7 @@ void AgentDaemon::RecoverUnfinishedSlots() {
         !absl::SimpleAtoi(attempt_text.substr(std::min<std::size_t>(1, attempt_text.size())),
                           &attempt)) {
       DaemonLog("ignoring unreadable " + marker.string());
-      fs::remove(marker, ec);
+      (void)env_.Remove(marker);
       continue;
     }
     markers_[slot.run_id()] = marker;
@@ -502,7 +506,7 @@ void AgentDaemon::RecoverUnfinishedSlots() {
                 (complete ? "its output is complete" : "it is reported failed"));
       bool succeeded =
           FinishAttempt(job, slot, complete ? "" : kRestarted,
-                        complete ? absl::FromChrono(ModificationTime(run_json)) : absl::Now());
+                        complete ? absl::FromChrono(ModificationTime(run_json)) : env_.Now());
       if (!succeeded && retry && attempt < job.retries()) {
         RunSlot(job, FromProto(slot.slot_time()), slot.run_now(), attempt + 1);
       }

@@ -21,6 +21,11 @@
 // harness writes last), else failed ("agent restarted during the run") and retried when the
 // job's retries allow. Temporary files left by a crash or a failed write are removed at start.
 //
+// Time is the env's (proto/wire/env.h): slots are computed on its wall clock (a clock that
+// jumps forward fires the slots it passed, late, once each; one that goes back fires nothing
+// twice: a job's next slot only moves forward), and every wait, timeout and backoff is
+// measured on its steady clock.
+//
 // Thread-safety: Start/Stop/Wait may be called from different threads.
 #pragma once
 
@@ -45,6 +50,7 @@
 #include "agents/spool.h"
 #include "agents/uploader.h"
 #include "devtime/v1/collector.grpc.pb.h"
+#include "proto/wire/env.h"
 
 namespace devtime::agent {
 
@@ -52,11 +58,12 @@ class AgentDaemon {
  public:
   // `retry`: how spooled runs are retried and when one is set aside (the defaults in
   // production; tests shorten them).
-  // `write`: how the spool, the assignments and the markers are written (tests inject a
-  // full disk).
+  // `env`: the clocks the slots, timeouts and backoffs follow, and the filesystem the spool,
+  // the assignments and the markers are written to (tests pass a FakeEnv); it must outlive
+  // the daemon.
   static absl::StatusOr<std::unique_ptr<AgentDaemon>> Start(const AgentConfig& config,
                                                             const RetryPolicy& retry = {},
-                                                            DurableWrite write = WriteFileDurably);
+                                                            wire::Env& env = *wire::Env::Default());
   ~AgentDaemon();
   AgentDaemon(const AgentDaemon&) = delete;
   AgentDaemon& operator=(const AgentDaemon&) = delete;
@@ -76,7 +83,7 @@ class AgentDaemon {
     absl::Time next_slot;  // before jitter
   };
 
-  AgentDaemon(AgentConfig config, RetryPolicy retry, DurableWrite write);
+  AgentDaemon(AgentConfig config, RetryPolicy retry, wire::Env& env);
   void LoadAssignments();
   void SaveAssignments(const v1::Assignments& assignments);
   void UpdateAssignments(const v1::Assignments& assignments);
@@ -110,11 +117,12 @@ class AgentDaemon {
   // scheduler starts.
   void RecoverUnfinishedSlots();
   void Report(v1::JobSlot slot);
+  // Waits `duration` on the env's steady clock; false when the daemon stops first.
   bool SleepUnlessStopping(std::chrono::milliseconds duration);
 
   const AgentConfig config_;
   const RetryPolicy retry_;
-  const DurableWrite write_;
+  wire::Env& env_;
   v1::AgentIdentity identity_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<Spool> spool_;

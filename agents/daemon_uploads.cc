@@ -32,6 +32,7 @@ void AgentDaemon::UploaderLoop() {
   UploadOptions once;
   once.retry_for = std::chrono::milliseconds(0);  // this loop retries, with the spool as memory
   once.attempt_timeout = std::chrono::seconds(30);
+  once.env = &env_;
   RetrySchedule retries(retry_);
   auto backoff = retry_.first_backoff;  // while the collector, not a run, is failing
   std::mt19937 jitter(std::random_device{}());
@@ -40,7 +41,7 @@ void AgentDaemon::UploaderLoop() {
     for (const std::string& run_id : spool_->Pending()) {
       if (stopping_) break;
       // A run waiting out its own backoff is passed over: the runs after it go on.
-      if (!retries.Due(run_id, RetrySchedule::Clock::now())) continue;
+      if (!retries.Due(run_id, env_.SteadyNow())) continue;
       auto run = spool_->Load(run_id);
       if (!run.ok()) {
         SetAside(run_id, std::string(run.status().message()));
@@ -62,7 +63,7 @@ void AgentDaemon::UploaderLoop() {
         SetAside(run_id, "the collector refused it: " + error);
         continue;
       }
-      if (retries.Failed(run_id, delivery, RetrySchedule::Clock::now())) {
+      if (retries.Failed(run_id, delivery, env_.SteadyNow())) {
         retries.Forget(run_id);
         SetAside(run_id, "the collector failed on it " + std::to_string(retry_.set_aside_after) +
                              " times; the last: " + error);
@@ -85,12 +86,11 @@ void AgentDaemon::UploaderLoop() {
           std::uniform_int_distribution<long long>(backoff.count() / 2, backoff.count())(jitter));
       backoff = std::min(backoff * 2, retry_.max_backoff);
     } else if (auto due = retries.NextDue()) {
-      auto until_due =
-          std::chrono::ceil<std::chrono::milliseconds>(*due - RetrySchedule::Clock::now());
+      auto until_due = std::chrono::ceil<std::chrono::milliseconds>(*due - env_.SteadyNow());
       wait = std::clamp(until_due, std::chrono::milliseconds(1), wait);
     }
     std::unique_lock lock(mu_);
-    changed_.wait_for(lock, wait, [&] { return stopping_.load() || (spooled_ && !held); });
+    env_.WaitFor(lock, changed_, wait, [&] { return stopping_.load() || (spooled_ && !held); });
     spooled_ = false;
   }
 }

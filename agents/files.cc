@@ -1,10 +1,5 @@
 #include "agents/files.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -13,12 +8,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kTempSuffix = ".tmp";
-
-absl::Status OsError(const std::string& what, const fs::path& path, int error) {
-  std::string message = what + " " + path.string() + ": " + std::strerror(error);
-  if (error == ENOSPC || error == EDQUOT) return absl::ResourceExhaustedError(message);
-  return absl::InternalError(message);
-}
 
 }  // namespace
 
@@ -30,50 +19,21 @@ std::optional<std::string> ReadWholeFile(const fs::path& path) {
   return content.str();
 }
 
-absl::Status WriteFileDurably(const fs::path& path, const std::string& bytes) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return OsError("cannot create", path, errno);
-  absl::Status status;
-  std::size_t written = 0;
-  while (status.ok() && written < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno != EINTR) status = OsError("cannot write", path, errno);
-    if (n > 0) written += static_cast<std::size_t>(n);
-  }
-  if (status.ok() && ::fsync(fd) != 0) status = OsError("cannot fsync", path, errno);
-  if (::close(fd) != 0 && status.ok()) status = OsError("cannot close", path, errno);
-  return status;
-}
-
-absl::Status ReplaceFileDurably(const fs::path& path, const std::string& bytes,
-                                const DurableWrite& write) {
+absl::Status ReplaceFileDurably(const fs::path& path, const std::string& bytes, wire::Env& env) {
   fs::path temp = path.string() + kTempSuffix;
-  absl::Status status = write(temp, bytes);
-  std::error_code ec;
-  if (status.ok()) fs::rename(temp, path, ec);
-  if (ec) status = absl::InternalError("cannot rename " + temp.string() + ": " + ec.message());
+  absl::Status status = env.WriteFile(temp, bytes);
+  if (status.ok()) status = env.Rename(temp, path);
   if (!status.ok()) {
-    fs::remove(temp, ec);  // a half-written file is worth nothing and takes room
+    (void)env.Remove(temp);  // a half-written file is worth nothing and takes room
     return status;
   }
-  return SyncDirectory(path.parent_path());
+  return env.SyncDirectory(path.parent_path());
 }
 
-absl::Status SyncDirectory(const fs::path& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return OsError("cannot open directory", dir, errno);
-  int rc = ::fsync(fd);
-  int error = errno;
-  ::close(fd);
-  return rc == 0 ? absl::OkStatus() : OsError("cannot fsync directory", dir, error);
-}
-
-int RemoveTempFiles(const fs::path& dir) {
+int RemoveTempFiles(const fs::path& dir, wire::Env& env) {
   int removed = 0;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    std::error_code remove_ec;
-    if (entry.path().extension() == kTempSuffix && fs::remove(entry.path(), remove_ec)) ++removed;
+  for (const fs::path& entry : env.ListDirectory(dir)) {
+    if (entry.extension() == kTempSuffix && env.Remove(entry).ok()) ++removed;
   }
   return removed;
 }

@@ -87,7 +87,8 @@ absl::StatusOr<JobOutcome> RunJobProcess(const JobProcessSpec& spec) {
   child.own_process_group = true;  // so the timeout reaches everything the command started
   child.env = Environment(spec.env);
 
-  auto start = std::chrono::steady_clock::now();
+  wire::Env& env = *spec.clock;
+  const auto start = env.SteadyNow();
   auto spawned = Spawn(child);
   if (!spawned.ok()) {
     return absl::InternalError("cannot start job: " + std::string(spawned.status().message()));
@@ -102,7 +103,7 @@ absl::StatusOr<JobOutcome> RunJobProcess(const JobProcessSpec& spec) {
     pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
     if (done < 0 && errno != EINTR) break;
-    auto elapsed = std::chrono::steady_clock::now() - start;
+    auto elapsed = env.SteadyNow() - start;
     bool cancelled = spec.cancel != nullptr && spec.cancel->load();
     if (!terminated && (elapsed >= spec.timeout || cancelled)) {
       kill(-pid, SIGTERM);
@@ -113,11 +114,12 @@ absl::StatusOr<JobOutcome> RunJobProcess(const JobProcessSpec& spec) {
       kill(-pid, SIGKILL);
       killed = true;
     }
+    // Real time, not the env's: this polls the child, which runs on the real clock whatever
+    // time the env says it is.
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   kill(-pid, SIGKILL);  // whatever the command left behind in its group goes too
-  outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::steady_clock::now() - start);
+  outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(env.SteadyNow() - start);
   if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
   outcome.stdout_tail = Tail(out_log);

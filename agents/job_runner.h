@@ -1,6 +1,7 @@
 // Runs one job command as a child process in its own process group, with its timeout
 // enforced on the whole group (SIGTERM, then SIGKILL after a grace period), and keeps the
-// tail of its stdout and stderr for the run's failure reason.
+// tail of its stdout and stderr for the run's failure reason. The timeout is measured on the
+// spec's wire::Env steady clock (tests move a fake one past it).
 #pragma once
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "proto/wire/env.h"
 
 namespace devtime::agent {
 
@@ -21,15 +23,16 @@ struct JobProcessSpec {
   std::chrono::milliseconds kill_grace{std::chrono::seconds(10)};  // SIGTERM -> SIGKILL
   // When set to true (the agent is stopping), the job is ended as at its timeout.
   const std::atomic<bool>* cancel = nullptr;
+  wire::Env* clock = wire::Env::Default();  // measures the timeout and `elapsed`
 };
 
 struct JobOutcome {
-  int exit_code = -1;      // when the command exited by itself
-  int signal = 0;          // when it was killed by a signal
-  bool timed_out = false;  // the agent killed it at its timeout
-  std::chrono::milliseconds elapsed{0};
-  std::string stdout_tail;  // last 4 KiB of work_dir/stdout.log
-  std::string stderr_tail;  // last 4 KiB of work_dir/stderr.log
+  int exit_code = -1;                    // when the command exited by itself
+  int signal = 0;                        // when it was killed by a signal
+  bool timed_out = false;                // the agent killed it at its timeout
+  std::chrono::milliseconds elapsed{0};  // on the spec's env's steady clock
+  std::string stdout_tail;               // last 4 KiB of work_dir/stdout.log
+  std::string stderr_tail;               // last 4 KiB of work_dir/stderr.log
 
   bool succeeded() const { return !timed_out && signal == 0 && exit_code == 0; }
   // "exit code 3", "killed by signal 9", "timed out after 30 s (killed)", plus the last

@@ -10,19 +10,26 @@ namespace {
 
 constexpr const char* kSuffix = ".pb";
 
-bool IsSpooledRun(const fs::directory_entry& entry) {
-  return entry.is_regular_file() && entry.path().extension() == kSuffix;
+bool IsSpooledRun(const fs::path& path) {
+  std::error_code ec;
+  return path.extension() == kSuffix && fs::is_regular_file(path, ec);
 }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const fs::path& dir, uint64_t max_bytes,
-                                                   DurableWrite write) {
+                                                   wire::Env& env) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return absl::InternalError("cannot create spool " + dir.string() + ": " + ec.message());
-  RemoveTempFiles(dir);
-  return std::unique_ptr<Spool>(new Spool(dir, max_bytes, std::move(write)));
+  RemoveTempFiles(dir, env);
+  return std::unique_ptr<Spool>(new Spool(dir, max_bytes, env));
+}
+
+std::vector<fs::path> Spool::RunFiles() const {
+  std::vector<fs::path> runs = env_.ListDirectory(dir_);
+  std::erase_if(runs, [](const fs::path& path) { return !IsSpooledRun(path); });
+  return runs;
 }
 
 fs::path Spool::PathOf(const std::string& run_id) const { return dir_ / (run_id + kSuffix); }
@@ -44,7 +51,14 @@ absl::Status Spool::Put(const v1::RunSummary& run) {
         " bytes would exceed its bound of " + std::to_string(max_bytes_) +
         " (is the collector reachable?)");
   }
-  absl::Status stored = ReplaceFileDurably(PathOf(run_id), bytes, write_);
+  // Refused before writing when it cannot fit: a write that fills the disk hurts the job too.
+  auto free = env_.FreeBytes(dir_);
+  if (free.ok() && *free < bytes.size()) {
+    return absl::ResourceExhaustedError("spool: no room on the disk of " + dir_.string() +
+                                        " for a run of " + std::to_string(bytes.size()) +
+                                        " bytes: " + std::to_string(*free) + " bytes free");
+  }
+  absl::Status stored = ReplaceFileDurably(PathOf(run_id), bytes, env_);
   if (!stored.ok()) return absl::Status(stored.code(), "spool: " + std::string(stored.message()));
   return stored;
 }
@@ -52,9 +66,8 @@ absl::Status Spool::Put(const v1::RunSummary& run) {
 std::vector<std::string> Spool::Pending() const {
   std::vector<std::pair<fs::file_time_type, std::string>> runs;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    if (!IsSpooledRun(entry)) continue;
-    runs.emplace_back(entry.last_write_time(ec), entry.path().stem().string());
+  for (const fs::path& path : RunFiles()) {
+    runs.emplace_back(fs::last_write_time(path, ec), path.stem().string());
   }
   std::sort(runs.begin(), runs.end());
   std::vector<std::string> ids;
@@ -74,10 +87,10 @@ absl::StatusOr<v1::RunSummary> Spool::Load(const std::string& run_id) const {
 
 absl::Status Spool::Remove(const std::string& run_id) {
   std::lock_guard lock(mu_);
-  std::error_code ec;
-  fs::remove(PathOf(run_id), ec);
-  if (ec) return absl::InternalError("spool: cannot remove run " + run_id + ": " + ec.message());
-  return SyncDirectory(dir_);
+  if (absl::Status removed = env_.Remove(PathOf(run_id)); !removed.ok()) {
+    return absl::Status(removed.code(), "spool: " + std::string(removed.message()));
+  }
+  return env_.SyncDirectory(dir_);
 }
 
 absl::StatusOr<fs::path> Spool::SetAside(const std::string& run_id) {
@@ -86,19 +99,21 @@ absl::StatusOr<fs::path> Spool::SetAside(const std::string& run_id) {
   std::error_code ec;
   fs::create_directories(rejected, ec);
   fs::path target = rejected / (run_id + kSuffix);
-  if (!ec) fs::rename(PathOf(run_id), target, ec);
   if (ec) return absl::InternalError("spool: cannot set run " + run_id + " aside: " + ec.message());
-  if (auto s = SyncDirectory(dir_); !s.ok()) return s;
+  if (absl::Status moved = env_.Rename(PathOf(run_id), target); !moved.ok()) {
+    return absl::Status(moved.code(), "spool: cannot set run " + run_id +
+                                          " aside: " + std::string(moved.message()));
+  }
+  if (auto s = env_.SyncDirectory(dir_); !s.ok()) return s;
   return target;
 }
 
 SpoolStats Spool::Stats() const {
   SpoolStats stats;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    if (!IsSpooledRun(entry)) continue;
+  for (const fs::path& path : RunFiles()) {
     ++stats.runs;
-    stats.bytes += entry.file_size(ec);
+    stats.bytes += fs::file_size(path, ec);
   }
   return stats;
 }

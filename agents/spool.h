@@ -6,9 +6,10 @@
 // which the uploader calls after the collector's ack (sent after commit); with the
 // collector's idempotent ingest this gives each run an exactly-once effect.
 //
-// The spool has a size bound; Put() beyond it, or on a full disk, fails with
-// RESOURCE_EXHAUSTED and the run stays with the caller (the job's output folder keeps the raw
-// profile); a failed Put leaves no temporary file behind.
+// The spool has a size bound; Put() beyond it, or when the disk has no room for the run (its
+// free space, or ENOSPC on the write), fails with RESOURCE_EXHAUSTED and the run stays with the
+// caller (the job's output folder keeps the raw profile); a failed Put leaves no temporary file
+// behind.
 //
 // Thread-safety: all methods may be called concurrently.
 #pragma once
@@ -34,10 +35,11 @@ struct SpoolStats {
 class Spool {
  public:
   // Creates `dir` if needed and removes half-written temporary files left by a crash.
-  // `write` writes each run's file (tests inject a full disk there).
+  // Files are written, renamed, listed and removed through `env` (tests inject faults there),
+  // which must outlive the spool.
   static absl::StatusOr<std::unique_ptr<Spool>> Open(const std::filesystem::path& dir,
                                                      uint64_t max_bytes,
-                                                     DurableWrite write = WriteFileDurably);
+                                                     wire::Env& env = *wire::Env::Default());
 
   // Durably stores `run`. Storing a run id that is already spooled replaces nothing and
   // succeeds. RESOURCE_EXHAUSTED when the spool would exceed its bound.
@@ -61,13 +63,15 @@ class Spool {
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
-  Spool(std::filesystem::path dir, uint64_t max_bytes, DurableWrite write)
-      : dir_(std::move(dir)), max_bytes_(max_bytes), write_(std::move(write)) {}
+  Spool(std::filesystem::path dir, uint64_t max_bytes, wire::Env& env)
+      : dir_(std::move(dir)), max_bytes_(max_bytes), env_(env) {}
+  // The spooled run files in dir_.
+  std::vector<std::filesystem::path> RunFiles() const;
   std::filesystem::path PathOf(const std::string& run_id) const;
 
   const std::filesystem::path dir_;
   const uint64_t max_bytes_;
-  const DurableWrite write_;
+  wire::Env& env_;
   mutable std::mutex mu_;  // serializes Put/Remove against the size accounting
 };
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <random>
-#include <thread>
 
 #include "agents/delivery_errors.h"
 #include "proto/wire/call_errors.h"
@@ -15,7 +14,8 @@ absl::StatusOr<v1::UploadRunResponse> Upload(v1::Collector::StubInterface& stub,
                                              const UploadOptions& options) {
   v1::UploadRunRequest request;
   *request.mutable_run() = run;
-  auto give_up_at = std::chrono::steady_clock::now() + options.retry_for;
+  wire::Env& env = *options.env;
+  auto give_up_at = env.SteadyNow() + options.retry_for;
   auto backoff = options.first_backoff;
   std::mt19937 jitter(std::random_device{}());
   while (true) {
@@ -30,12 +30,11 @@ absl::StatusOr<v1::UploadRunResponse> Upload(v1::Collector::StubInterface& stub,
     auto code = static_cast<absl::StatusCode>(status.error_code());
     // Only a passing failure is retried here: nobody fixes a token or a collector while this
     // call waits, so a blocked run is reported at once (the daemon keeps it in its spool).
-    if (DeliveryOf(code) != Delivery::kRetry ||
-        std::chrono::steady_clock::now() + wait > give_up_at) {
+    if (DeliveryOf(code) != Delivery::kRetry || env.SteadyNow() + wait > give_up_at) {
       return absl::Status(code, wire::DescribeCallError(status, options.collector));
     }
     if (options.on_retry) options.on_retry(status, wait);
-    std::this_thread::sleep_for(wait);
+    env.SleepFor(wait);
     backoff = std::min(backoff * 2, options.max_backoff);
   }
 }

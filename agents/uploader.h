@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "agents/delivery_errors.h"
 #include "devtime/v1/collector.grpc.pb.h"
+#include "proto/wire/env.h"
 
 namespace devtime::agent {
 
@@ -33,6 +34,7 @@ struct UploadOptions {
   // Called before each retry with the failed attempt's error and the wait before the next.
   std::function<void(const grpc::Status&, std::chrono::milliseconds)> on_retry;
   std::string collector;  // the address dialled, for error messages ("" = not named)
+  wire::Env* env = wire::Env::Default();  // the clock retry_for and the backoff are measured on
 };
 
 // OK with the collector's answer, or the last error (its message names the gRPC code).
@@ -53,7 +55,8 @@ struct RetryPolicy {
   int set_aside_after = 20;
 };
 
-// Per-run retry state: attempts and the time of the next try. Runs are named by run id;
+// Per-run retry state: attempts and the time of the next try (on the caller's steady clock:
+// the daemon passes its env's). Runs are named by run id;
 // state lives in memory only (a restarted agent tries every spooled run at once).
 //
 // Thread-safety: none; the daemon's uploader thread alone uses it.

@@ -49,6 +49,20 @@ absl::Status ValidateOptions(const NotifierOptions& options) {
   return status;
 }
 
+void RunPasses(wire::Env& env, std::mutex& mu, std::condition_variable& changed,
+               std::chrono::milliseconds period, const std::function<bool()>& stop,
+               const std::function<void(absl::Time)>& pass) {
+  while (true) {
+    {
+      std::lock_guard lock(mu);
+      if (stop()) return;
+    }
+    pass(env.Now());
+    std::unique_lock lock(mu);
+    if (!env.SleepUnless(lock, changed, period, stop)) return;
+  }
+}
+
 Notifier::Notifier(NotifierOptions options, AlertSource& source, prometheus::Registry& registry)
     : options_(std::move(options)),
       source_(source),

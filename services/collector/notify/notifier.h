@@ -14,9 +14,11 @@
 //    and ends the pass, so a later event never overtakes an earlier one. A crash between the
 //    POST and MarkDelivered sends the event again: receivers deduplicate on event_id.
 //
-// Usage (the collector's housekeeping thread):
+// Usage (the collector's notification thread):
 //   Notifier notifier(options, regression_store, *registry);
-//   every options.resend_every: if (auto s = notifier.PushOnce(absl::Now()); !s.ok()) log(s);
+//   RunPasses(env, mu, stop_cv, options.resend_every, stopping, [&](absl::Time now) {
+//     if (auto s = notifier.PushOnce(now); !s.ok()) log(s);
+//   });
 //
 // Metrics, one observation per HTTP request:
 //   devtime_notifications_total{channel="alertmanager"|"webhook",outcome="sent"|"failed"}
@@ -27,7 +29,10 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,6 +43,7 @@
 #include "prometheus/counter.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "proto/wire/env.h"
 
 namespace devtime::collector::notify {
 
@@ -86,6 +92,13 @@ class AlertSource {
   // `error` is short printable UTF-8 ("HTTP 500: <body start>" or why no answer came).
   virtual absl::Status MarkFailed(int64_t event_id, const std::string& error) = 0;
 };
+
+// The pass schedule: pass(env.Now()) at once, then again each `period` of env's steady clock
+// after the previous pass ended, until `stop()` holds (read under `mu`; whoever makes it hold
+// notifies `changed`). Returns once stopping; a pass under way is finished first.
+void RunPasses(wire::Env& env, std::mutex& mu, std::condition_variable& changed,
+               std::chrono::milliseconds period, const std::function<bool()>& stop,
+               const std::function<void(absl::Time)>& pass);
 
 class Notifier {
  public:

@@ -75,12 +75,13 @@ class CollectorServer::TierLease {
 absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     const ServerOptions& options) {
   std::unique_ptr<CollectorServer> server(new CollectorServer());
+  server->env_ = options.env;
   auto db = store::Database::Open(options.store, options.wait_for_database);
   if (!db.ok()) return db.status();
   server->db_ = std::move(*db);
   server->runs_ = std::make_unique<store::RunStore>(*server->db_);
   server->history_ = std::make_unique<store::History>(*server->db_);
-  if (auto created = server->history_->EnsurePartitions(absl::Now()); !created.ok()) {
+  if (auto created = server->history_->EnsurePartitions(options.env->Now()); !created.ok()) {
     return created.status();
   }
   server->jobs_ = std::make_unique<store::JobStore>(*server->db_);
@@ -173,24 +174,26 @@ CollectorServer::~CollectorServer() {
 
 bool CollectorServer::Sleep(std::chrono::milliseconds period) {
   std::unique_lock lock(mu_);
-  return !stop_cv_.wait_for(lock, period, [&] { return stopping_; });
+  return env_->SleepUnless(lock, stop_cv_, period, [&] { return stopping_; });
 }
 
 void CollectorServer::Notify(const ServerOptions& options) {
   auto period = std::chrono::duration_cast<std::chrono::milliseconds>(options.notify.resend_every);
-  do {
-    auto ran = regressions_->AsOnlyNotifier([&] { return notifier_->PushOnce(absl::Now()); });
-    if (!ran.ok()) {
-      std::cerr << "devtime-collector: notifications: " << ran.status().message() << std::endl;
-    }
-  } while (Sleep(period));
+  notify::RunPasses(
+      *env_, mu_, stop_cv_, period, [&] { return stopping_; },
+      [&](absl::Time now) {
+        auto ran = regressions_->AsOnlyNotifier([&] { return notifier_->PushOnce(now); });
+        if (!ran.ok()) {
+          std::cerr << "devtime-collector: notifications: " << ran.status().message() << std::endl;
+        }
+      });
 }
 
 void CollectorServer::Housekeep(const ServerOptions& options) {
   bool was_up = true;
-  auto next_slot_check = std::chrono::steady_clock::now();
-  auto next_fleet_refresh = std::chrono::steady_clock::now();
-  auto next_history = std::chrono::steady_clock::now();
+  auto next_slot_check = env_->SteadyNow();
+  auto next_fleet_refresh = env_->SteadyNow();
+  auto next_history = env_->SteadyNow();
   while (Sleep(options.health_interval)) {
     bool up = db_->Ping();
     if (up != was_up) {
@@ -199,30 +202,30 @@ void CollectorServer::Housekeep(const ServerOptions& options) {
       was_up = up;
     }
     // The tier's duties: due on this collector's clock, done only by the lease holder.
-    auto start = std::chrono::steady_clock::now();
+    auto start = env_->SteadyNow();
     bool slots_due = up && start >= next_slot_check;
     bool ours = slots_due && tier_lease_->Held();
     if (slots_due) {
       if (ours) {
-        absl::Time now = absl::Now();
+        absl::Time now = env_->Now();
         (void)jobs_->RecordMissedSlots(now - absl::Hours(48), now,
                                        absl::FromChrono(options.missed_slot_grace));
       }
-      next_slot_check = std::chrono::steady_clock::now() + options.slot_check_interval;
+      next_slot_check = env_->SteadyNow() + options.slot_check_interval;
     }
-    if (up && std::chrono::steady_clock::now() >= next_fleet_refresh) {
-      if (absl::Status status = fleet_->Refresh(absl::Now()); !status.ok()) {
+    if (up && env_->SteadyNow() >= next_fleet_refresh) {
+      if (absl::Status status = fleet_->Refresh(env_->Now()); !status.ok()) {
         std::cerr << "devtime-collector: fleet metrics: " << status.message() << std::endl;
       }
-      next_fleet_refresh = std::chrono::steady_clock::now() + options.fleet_refresh_interval;
+      next_fleet_refresh = env_->SteadyNow() + options.fleet_refresh_interval;
     }
     // ---- history: partitions ahead, retention (idempotent across collectors) ----
-    if (up && std::chrono::steady_clock::now() >= next_history) {
-      if (auto created = history_->EnsurePartitions(absl::Now()); !created.ok()) {
+    if (up && env_->SteadyNow() >= next_history) {
+      if (auto created = history_->EnsurePartitions(env_->Now()); !created.ok()) {
         std::cerr << "devtime-collector: partitions: " << created.status().message() << std::endl;
       }
       if (options.retention_days > 0) {
-        auto kept = history_->ApplyRetention(absl::Now(), options.retention_days);
+        auto kept = history_->ApplyRetention(env_->Now(), options.retention_days);
         if (!kept.ok()) {
           std::cerr << "devtime-collector: retention: " << kept.status().message() << std::endl;
         } else if (kept->months_dropped > 0) {
@@ -231,7 +234,7 @@ void CollectorServer::Housekeep(const ServerOptions& options) {
                     << " referenced by regressions" << std::endl;
         }
       }
-      next_history = std::chrono::steady_clock::now() + options.history_interval;
+      next_history = env_->SteadyNow() + options.history_interval;
     }
   }
 }

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
 #include "prometheus/exposer.h"
+#include "proto/wire/env.h"
 #include "services/collector/analyze/analyzer.h"
 #include "services/collector/metrics/collector_metrics.h"
 #include "services/collector/metrics/fleet_metrics.h"
@@ -74,6 +75,9 @@ struct ServerOptions {
   std::chrono::milliseconds fleet_refresh_interval{15000};
   // Alertmanager / webhook (both off by default); pushed every notify.resend_every.
   notify::NotifierOptions notify;
+  // The clocks housekeeping and the notifier's passes are scheduled on (tests may pass a
+  // fake); must outlive the server.
+  wire::Env* env = wire::Env::Default();
 };
 
 class CollectorServer {
@@ -100,7 +104,7 @@ class CollectorServer {
   void Housekeep(const ServerOptions& options);
   // Pushes notifications every notify.resend_every until Shutdown.
   void Notify(const ServerOptions& options);
-  // Waits `period` or until Shutdown; false once stopping.
+  // Waits `period` of the env's steady clock, or until Shutdown; false once stopping.
   bool Sleep(std::chrono::milliseconds period);
 
   // Whether this collector does the tier's once-per-interval duties (server.cc).
@@ -124,6 +128,7 @@ class CollectorServer {
   int grpc_port_ = 0;
   int metrics_port_ = 0;
 
+  wire::Env* env_ = wire::Env::Default();
   std::mutex mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;  // guarded by mu_

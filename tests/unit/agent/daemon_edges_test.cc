@@ -1,11 +1,10 @@
-// Nothing is lost at the daemon's edges (daemon.h): a run that finds the disk full waits for
-// room and is delivered, a slot in flight when the agent stopped is reported by the next
-// start, temporary files a crash left are removed, and stopping while a job and uploads run
-// is clean (this test also runs under ASan and TSan).
+// Nothing is lost at the daemon's edges (daemon.h): a slot in flight when the agent stopped
+// is reported by the next start, temporary files a crash left are removed, and stopping while
+// a job and uploads run is clean (this test also runs under ASan and TSan). A full disk and
+// the other faults of the filesystem: daemon_faults_test.cc.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -25,15 +24,6 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-std::vector<std::string> TempFiles(const fs::path& dir) {
-  std::vector<std::string> temps;
-  std::error_code ec;
-  for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
-    if (entry.path().extension() == ".tmp") temps.push_back(entry.path().string());
-  }
-  return temps;
-}
-
 class DaemonEdgesTest : public DaemonTest {
  protected:
   // The last report of `job` that has a run id, if its slot started.
@@ -44,33 +34,6 @@ class DaemonEdgesTest : public DaemonTest {
   }
 };
 
-TEST_F(DaemonEdgesTest, ARunThatFindsTheDiskFullWaitsForRoomAndIsDelivered) {
-  // The spool's first three writes fail as on a full disk, leaving the zero-byte temporary
-  // file a real ENOSPC leaves.
-  std::atomic<int> refusals{3};
-  write_ = [&](const fs::path& path, const std::string& bytes) -> absl::Status {
-    if (path.parent_path() == config_.spool_dir && refusals.fetch_sub(1) > 0) {
-      std::ofstream{path};
-      return absl::ResourceExhaustedError("cannot write " + path.string() +
-                                          ": No space left on device");
-    }
-    return WriteFileDurably(path, bytes);
-  };
-  config_.metrics_listen = "127.0.0.1:0";
-  collector_.RunNow(Job("capture", "cp " + kTrace + " {output_dir}/trace.json"));
-  StartAgent();
-
-  ASSERT_TRUE(WaitUntil([&] { return collector_.Finished("capture").has_value(); }));
-  auto slot = *collector_.Finished("capture");
-  EXPECT_EQ(slot.outcome(), v1::SLOT_OUTCOME_SUCCEEDED) << slot.reason();
-  ASSERT_TRUE(WaitUntil([&] { return !collector_.Delivered().empty(); }));
-  EXPECT_THAT(collector_.Delivered(), ::testing::ElementsAre(slot.run_id()));
-  EXPECT_LE(refusals.load(), 0);
-  EXPECT_THAT(devtime::testing::HttpGet(daemon_->metrics_port(), "/metrics"),
-              HasSubstr("devtime_agent_spool_full_total 1"));
-  EXPECT_THAT(TempFiles(config_.spool_dir), IsEmpty());
-}
-
 TEST_F(DaemonEdgesTest, RemovesTheTemporaryFilesACrashLeftAtStart) {
   for (const fs::path& dir : {config_.state_dir / "in_flight", config_.spool_dir}) {
     fs::create_directories(dir);
@@ -80,8 +43,8 @@ TEST_F(DaemonEdgesTest, RemovesTheTemporaryFilesACrashLeftAtStart) {
   std::ofstream(config_.spool_dir / (TestRunId(1) + ".pb.tmp")) << "partial";
   StartAgent();
 
-  EXPECT_THAT(TempFiles(config_.state_dir), IsEmpty());
-  EXPECT_THAT(TempFiles(config_.spool_dir), IsEmpty());
+  EXPECT_THAT(devtime::testing::FakeEnv::TempFiles(config_.state_dir), IsEmpty());
+  EXPECT_THAT(devtime::testing::FakeEnv::TempFiles(config_.spool_dir), IsEmpty());
 }
 
 TEST_F(DaemonEdgesTest, ASlotInFlightWhenTheAgentStoppedIsReportedByTheNextStart) {

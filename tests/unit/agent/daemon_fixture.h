@@ -1,5 +1,6 @@
 // A daemon (daemon.h) against a collector on loopback that answers each upload as the test
-// says and records the slots the agent reports: the setup of the daemon's unit tests.
+// says and records the slots the agent reports: the setup of the daemon's unit tests. Tests
+// that drive time or inject disk faults run the daemon on fake_ (tests/support/fake_env.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,7 +17,9 @@
 #include "agents/files.h"
 #include "agents/spool.h"
 #include "grpcpp/grpcpp.h"
+#include "tests/support/fake_env.h"
 #include "tests/support/process.h"
+#include "tests/support/wait.h"
 
 namespace devtime::agent {
 
@@ -28,6 +31,7 @@ inline const std::string kTrace =
 class ScriptedCollector final : public v1::Collector::Service {
  public:
   using Answer = std::function<grpc::Status(const v1::RunSummary&)>;
+  using Slots = std::vector<v1::JobSlot>;
 
   void AnswerWith(Answer answer) {
     std::lock_guard lock(mu_);
@@ -37,6 +41,15 @@ class ScriptedCollector final : public v1::Collector::Service {
   void RunNow(v1::JobSpec job) {
     std::lock_guard lock(mu_);
     run_now_.push_back(std::move(job));
+  }
+  // Every report of a finished slot, of any job, in order.
+  Slots FinishedSlots() {
+    std::lock_guard lock(mu_);
+    Slots finished;
+    for (const auto& slot : slots_) {
+      if (slot.outcome() != v1::SLOT_OUTCOME_RUNNING) finished.push_back(slot);
+    }
+    return finished;
   }
 
   int Attempts(const std::string& run_id) {
@@ -62,7 +75,6 @@ class ScriptedCollector final : public v1::Collector::Service {
     }
     return last;
   }
-  using Slots = std::vector<v1::JobSlot>;
   // Every report of a slot of `job`, in order.
   Slots SlotsOf(const std::string& job) {
     std::lock_guard lock(mu_);
@@ -167,7 +179,7 @@ class DaemonTest : public ::testing::Test {
     for (const auto& run : runs) ASSERT_TRUE(spool->Put(run).ok());
   }
   void StartAgent() {
-    auto daemon = AgentDaemon::Start(config_, policy_, write_);
+    auto daemon = AgentDaemon::Start(config_, policy_, *env_);
     ASSERT_TRUE(daemon.ok()) << daemon.status();
     daemon_ = std::move(*daemon);
   }
@@ -177,6 +189,20 @@ class DaemonTest : public ::testing::Test {
   bool SetAside(const std::string& run_id) const {
     return std::filesystem::exists(config_.spool_dir / "rejected" / (run_id + ".pb"));
   }
+  // Runs the daemon on the fake clock and filesystem.
+  void UseFakeEnv() { env_ = &fake_; }
+  // Moves the fake clock on by `step` at each poll until `done` holds (false if it never
+  // does): time passes for the daemon only as fast as the test looks.
+  bool AdvanceUntil(const std::function<bool()>& done,
+                    std::chrono::milliseconds step = std::chrono::milliseconds(5)) {
+    return devtime::testing::WaitUntil(
+        [&] {
+          if (done()) return true;
+          fake_.Advance(step);
+          return false;
+        },
+        std::chrono::seconds(15), std::chrono::milliseconds(5));
+  }
 
   std::string dir_ = devtime::testing::MakeTempDir("daemon-delivery");
   ScriptedCollector collector_;
@@ -184,8 +210,9 @@ class DaemonTest : public ::testing::Test {
   std::unique_ptr<grpc::Server> server_;
   AgentConfig config_;
   RetryPolicy policy_;
-  DurableWrite write_ = WriteFileDurably;
-  std::unique_ptr<AgentDaemon> daemon_;
+  devtime::testing::FakeEnv fake_;
+  wire::Env* env_ = wire::Env::Default();
+  std::unique_ptr<AgentDaemon> daemon_;  // declared last: gone before what it uses
 };
 
 }  // namespace devtime::agent

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/fake_env.h"
 #include "tests/support/process.h"
 
 namespace devtime::agent {
@@ -16,9 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-TEST(WriteFileDurably, AFullDiskIsResourceExhausted) {
+TEST(PosixEnv, AFullDiskIsResourceExhausted) {
   // /dev/full answers every write with ENOSPC, as a full filesystem does.
-  absl::Status written = WriteFileDurably("/dev/full", "a run");
+  absl::Status written = wire::Env::Default()->WriteFile("/dev/full", "a run");
   EXPECT_EQ(written.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(written.message()), HasSubstr("cannot write /dev/full"));
 }
@@ -26,10 +27,8 @@ TEST(WriteFileDurably, AFullDiskIsResourceExhausted) {
 TEST(ReplaceFileDurably, AFailedWriteKeepsTheOldFileAndLeavesNoTemporaryFile) {
   const fs::path dir = devtime::testing::MakeTempDir("files");
   ASSERT_TRUE(ReplaceFileDurably(dir / "state.pb", "old").ok());
-  auto full_disk = [](const fs::path& path, const std::string&) {
-    std::ofstream{path};  // the zero-byte file a real ENOSPC leaves
-    return absl::ResourceExhaustedError("No space left on device");
-  };
+  devtime::testing::FakeEnv full_disk;  // leaves the zero-byte file a real ENOSPC leaves
+  full_disk.Inject(devtime::testing::FakeEnv::Fault::kNoSpace, dir);
   EXPECT_EQ(ReplaceFileDurably(dir / "state.pb", "new", full_disk).code(),
             absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(ReadWholeFile(dir / "state.pb"), "old");

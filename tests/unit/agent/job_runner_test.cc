@@ -5,12 +5,16 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 
+#include "tests/support/fake_env.h"
 #include "tests/support/process.h"
+#include "tests/support/wait.h"
 
 namespace devtime::agent {
 namespace {
 
+namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 JobProcessSpec Spec(const std::string& command) {
@@ -58,6 +62,24 @@ TEST(RunJobProcess, KillsAHangingJobAndItsChildrenAtTheTimeout) {
   ASSERT_GT(child, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_NE(kill(child, 0), 0) << "the job's background child survived";
+}
+
+TEST(RunJobProcess, TheTimeoutIsMeasuredOnTheSpecsClock) {
+  devtime::testing::FakeEnv clock;
+  auto spec = Spec("touch started; sleep 300");
+  spec.timeout = std::chrono::seconds(60);
+  spec.clock = &clock;
+  auto running = std::async(std::launch::async, [&] { return RunJobProcess(spec); });
+  ASSERT_TRUE(devtime::testing::WaitUntil([&] { return fs::exists(spec.work_dir / "started"); }));
+  clock.Advance(std::chrono::seconds(59));  // a job killed now would say 59 s
+  clock.Advance(std::chrono::seconds(2));
+  ASSERT_EQ(running.wait_for(std::chrono::seconds(15)), std::future_status::ready)
+      << "not killed at its timeout on the spec's clock";
+  auto outcome = running.get();
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_TRUE(outcome->timed_out);
+  EXPECT_EQ(outcome->elapsed, std::chrono::seconds(61));
+  EXPECT_THAT(outcome->Describe(), HasSubstr("timed out after 61 s (killed)"));
 }
 
 TEST(RunJobProcess, KeepsOnlyTheTailOfLongOutput) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include "tests/support/fake_env.h"
 #include "tests/support/process.h"
 #include "tests/support/sample_runs.h"
 
@@ -14,6 +15,7 @@ namespace devtime::agent {
 namespace {
 
 namespace fs = std::filesystem;
+using devtime::testing::FakeEnv;
 using devtime::testing::NaiveRmsNormRun;
 using devtime::testing::TestRunId;
 
@@ -66,18 +68,50 @@ TEST_F(SpoolTest, DiscardsHalfWrittenFilesFromACrash) {
   EXPECT_FALSE(fs::exists(dir_ + "/" + TestRunId(9) + ".tmp"));
 }
 
-TEST_F(SpoolTest, AFullDiskRefusesTheRunAndLeavesNoTemporaryFile) {
-  auto full_disk = [](const fs::path& path, const std::string&) {
-    std::ofstream{path};  // the zero-byte file a real ENOSPC leaves
-    return absl::ResourceExhaustedError("cannot write " + path.string() +
-                                        ": No space left on device");
-  };
-  auto spool = *Spool::Open(dir_, 1 << 20, full_disk);
+// A filesystem fault while a run is stored: the run is refused with an error naming the
+// step, nothing of it stays (no temporary file, no run), and the next try stores it.
+struct StoreFault {
+  std::string name;
+  FakeEnv::Fault fault;
+  absl::StatusCode code;
+  std::string message;
+};
+
+class SpoolFaultTest : public SpoolTest, public ::testing::WithParamInterface<StoreFault> {};
+
+TEST_P(SpoolFaultTest, RefusesTheRunLeavesNoTemporaryFileAndTheNextTryStoresIt) {
+  FakeEnv env;
+  env.Inject(GetParam().fault, dir_);
+  auto spool = *Spool::Open(dir_, 1 << 20, env);
   auto put = spool->Put(NaiveRmsNormRun(TestRunId(1)));
-  EXPECT_EQ(put.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(std::string(put.message()), ::testing::HasSubstr("No space left on device"));
+  EXPECT_EQ(put.code(), GetParam().code);
+  EXPECT_THAT(std::string(put.message()), ::testing::HasSubstr(GetParam().message));
   EXPECT_TRUE(spool->Pending().empty());
   EXPECT_TRUE(fs::is_empty(dir_)) << "a temporary file was left behind";
+
+  ASSERT_TRUE(spool->Put(NaiveRmsNormRun(TestRunId(1))).ok());
+  EXPECT_THAT(spool->Pending(), ::testing::ElementsAre(TestRunId(1)));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Faults, SpoolFaultTest,
+    ::testing::Values(
+        // The zero-byte file a real ENOSPC leaves is removed.
+        StoreFault{"NoSpace", FakeEnv::Fault::kNoSpace, absl::StatusCode::kResourceExhausted,
+                   "No space left on device"},
+        StoreFault{"Fsync", FakeEnv::Fault::kFsync, absl::StatusCode::kInternal, "cannot fsync"},
+        StoreFault{"Rename", FakeEnv::Fault::kRename, absl::StatusCode::kInternal,
+                   "cannot rename"}),
+    [](const ::testing::TestParamInfo<StoreFault>& info) { return info.param.name; });
+
+TEST_F(SpoolTest, RefusesARunTheDiskHasNoRoomForBeforeWritingIt) {
+  FakeEnv env;
+  env.SetFreeBytes(100);
+  auto spool = *Spool::Open(dir_, 1 << 20, env);
+  auto put = spool->Put(NaiveRmsNormRun(TestRunId(1)));
+  EXPECT_EQ(put.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(put.message()), ::testing::HasSubstr("100 bytes free"));
+  EXPECT_THAT(env.Writes(dir_), ::testing::IsEmpty());
 }
 
 TEST_F(SpoolTest, CorruptFileIsReportedNotSilentlyDropped) {
