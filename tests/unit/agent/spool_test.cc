@@ -102,7 +102,7 @@ INSTANTIATE_TEST_SUITE_P(
         StoreFault{"Fsync", FakeEnv::Fault::kFsync, absl::StatusCode::kInternal, "cannot fsync"},
         StoreFault{"Rename", FakeEnv::Fault::kRename, absl::StatusCode::kInternal,
                    "cannot rename"}),
-    [](const ::testing::TestParamInfo<StoreFault>& info) { return info.param.name; });
+    [](const ::testing::TestParamInfo<StoreFault>& fault) { return fault.param.name; });
 
 TEST_F(SpoolTest, RefusesARunTheDiskHasNoRoomForBeforeWritingIt) {
   FakeEnv env;
