@@ -84,24 +84,41 @@ class Parser : private stream::JsonScanner {
     return -1;
   }
 
-  // Direct-mapped cache in front of the string table for event names: a cheap hash of the
-  // length and the first and last 8 bytes, then one comparison.
+  // Direct-mapped cache in front of the string table for event names, categories and pid/tid
+  // text: a cheap hash of the length and the first and last 8 bytes, then one comparison. Those
+  // 16 bytes and the length are the whole string up to 16 bytes long (pid, tid, cat), so only
+  // longer ones (op and kernel names) are compared byte by byte.
   struct NameSlot {
     std::string text;
+    uint64_t first = 0, last = 0;
     uint32_t id = 0;
   };
-  static size_t CheapHash(std::string_view s) {
-    uint64_t a = 0, b = 0;
-    std::memcpy(&a, s.data(), std::min<size_t>(8, s.size()));
-    if (s.size() > 8) std::memcpy(&b, s.data() + s.size() - 8, 8);
-    const uint64_t h = (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL) ^ s.size();
+  struct Ends {
+    uint64_t first = 0, last = 0;
+  };
+  static Ends EndsOf(std::string_view s) {
+    Ends x;
+    if (s.empty()) return x;
+    std::memcpy(&x.first, s.data(), std::min<size_t>(8, s.size()));
+    if (s.size() > 8) std::memcpy(&x.last, s.data() + s.size() - 8, 8);
+    return x;
+  }
+  static size_t CheapHash(const Ends& x, size_t size) {
+    const uint64_t h = (x.first * 0x9E3779B97F4A7C15ULL) ^ (x.last * 0xC2B2AE3D27D4EB4FULL) ^ size;
     return static_cast<size_t>(h >> 52);  // 12 bits
   }
   uint32_t InternFast(std::string_view s, const char* field) {
-    NameSlot& slot = name_cache_[CheapHash(s)];
-    if (slot.text.size() == s.size() && slot.text == s && !slot.text.empty()) return slot.id;
+    const Ends x = EndsOf(s);
+    NameSlot& slot = name_cache_[CheapHash(x, s.size())];
+    if (slot.text.size() == s.size() && slot.first == x.first && slot.last == x.last &&
+        !s.empty() &&
+        (s.size() <= 16 || std::memcmp(slot.text.data() + 8, s.data() + 8, s.size() - 16) == 0)) {
+      return slot.id;
+    }
     const uint32_t id = InternChecked(s, field);
     slot.text.assign(s);
+    slot.first = x.first;
+    slot.last = x.last;
     slot.id = id;
     return id;
   }
@@ -124,7 +141,8 @@ class Parser : private stream::JsonScanner {
     const uint32_t id = InternFast(cat, "cat");
     if (id >= host_cat_.size()) host_cat_.resize(id + 1, -1);
     if (host_cat_[id] < 0) {
-      host_cat_[id] = options_.host_categories->contains(trace_->strings.Get(id)) ? 1 : 0;
+      host_cat_[id] =
+          options_.host_categories->contains(std::string(trace_->strings.Get(id))) ? 1 : 0;
     }
     return host_cat_[id] == 1;
   }
@@ -133,7 +151,8 @@ class Parser : private stream::JsonScanner {
     if (!options_.keep_categories || cat == 0) return true;
     if (cat >= keep_cat_.size()) keep_cat_.resize(cat + 1, -1);
     if (keep_cat_[cat] < 0) {
-      keep_cat_[cat] = options_.keep_categories->contains(trace_->strings.Get(cat)) ? 1 : 0;
+      keep_cat_[cat] =
+          options_.keep_categories->contains(std::string(trace_->strings.Get(cat))) ? 1 : 0;
     }
     return keep_cat_[cat] == 1;
   }

@@ -325,6 +325,47 @@ std::vector<NeuronExecution> CountedExecutions(const NeuronSystemTrace& sys,
   return out;
 }
 
+namespace {
+
+// The compiled models the counted executions ran, as environment facts: neuron.models (their
+// ids, comma-separated; a NEFF's name key where the trace gives no id), and per model
+// neuron.model.<id>.neff (the NEFF path, when known) and neuron.model.<id>.executions. At most
+// kMaxModelFacts models are listed ("+N" says how many more), to stay inside the RunSummary's
+// environment limit.
+void AddModelFacts(const std::vector<NeuronExecution>& executions, TraceSummary* summary) {
+  constexpr size_t kMaxModelFacts = 16;
+  struct Model {
+    std::string neff;
+    uint64_t executions = 0;
+  };
+  std::map<std::string, Model> models;
+  for (const NeuronExecution& x : executions) {
+    std::string key = x.model_id;
+    if (key.empty() && !x.neff.empty()) {
+      const std::string file = fs::path(x.neff).filename().string();
+      key = file.ends_with(".neff") ? NeffKey(file) : file;
+    }
+    if (key.empty()) continue;
+    Model& m = models[key];
+    if (m.neff.empty()) m.neff = x.neff;
+    ++m.executions;
+  }
+  if (models.empty()) return;
+  std::string list;
+  size_t listed = 0;
+  for (const auto& [key, m] : models) {
+    if (listed == kMaxModelFacts) break;
+    list += (listed++ == 0 ? "" : ",") + key;
+    const std::string prefix = "neuron.model." + key;
+    if (!m.neff.empty()) summary->environment[prefix + ".neff"] = m.neff;
+    summary->environment[prefix + ".executions"] = std::to_string(m.executions);
+  }
+  if (models.size() > listed) list += ",+" + std::to_string(models.size() - listed);
+  summary->environment["neuron.models"] = list;
+}
+
+}  // namespace
+
 absl::Status ApplyNeuronSession(const NeuronSession& session, const NeuronCapture& capture,
                                 const std::vector<StepWindow>& windows, TraceSummary* summary) {
   summary->source_format = "neuron-dir";
@@ -369,6 +410,7 @@ absl::Status ApplyNeuronSession(const NeuronSession& session, const NeuronCaptur
   }
 
   const CaptureWindow window = CaptureWindowOf(*sys, windows);
+  AddModelFacts(CountedExecutions(*sys, window), summary);
   const bool aligned = window.aligned;
   const int64_t lo = window.lo_ns;
   const int64_t hi = window.hi_ns;
