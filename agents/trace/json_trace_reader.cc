@@ -30,6 +30,12 @@ inline bool Is(std::string_view key, const char (&literal)[N]) {
   return key.size() == N - 1 && std::memcmp(key.data(), literal, N - 1) == 0;
 }
 
+// key ends with literal (an inlined compare too: std::string_view::ends_with calls memcmp).
+template <size_t N>
+inline bool EndsWith(std::string_view key, const char (&literal)[N]) {
+  return key.size() >= N - 1 && std::memcmp(key.data() + key.size() - (N - 1), literal, N - 1) == 0;
+}
+
 // args.correlation / args["External id"]: an integer or a string of digits (AMD traces);
 // anything else (floats, out of int64 range) reads as absent (-1).
 int64_t IdFromText(std::string_view s) {
@@ -214,7 +220,7 @@ class Parser : private stream::JsonScanner {
             // id (summarizer.cc). Runtime/driver events are read whole: they may also carry
             // the exec_id / nrt_sequence_id that join a Neuron execution (neuron_join.h).
             // Unknown category (cat after args): read all.
-            const bool runtime = has_cat && (cat.ends_with("_runtime") || cat.ends_with("_driver"));
+            const bool runtime = has_cat && (EndsWith(cat, "_runtime") || EndsWith(cat, "_driver"));
             const bool host = has_cat && !runtime && IsHostCategory(cat);
             bool want_corr = !host;
             bool want_ext = true;
@@ -249,11 +255,11 @@ class Parser : private stream::JsonScanner {
     if (!has_ph) Fail("missing field 'ph'");
     if (index_ >= kMaxEvents) Fail("more than " + std::to_string(kMaxEvents) + " events (limit)");
     if (skipped) {
-      if (ph == "X") ++trace_->complete_events;
+      if (Is(ph, "X")) ++trace_->complete_events;
       ++index_;
       return;
     }
-    if (ph != "X") {  // M, i, s, f, C, ...: not timed
+    if (!Is(ph, "X")) {  // M, i, s, f, C, ...: not timed
       ++index_;
       return;
     }

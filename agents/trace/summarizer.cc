@@ -31,7 +31,10 @@ constexpr char kStepRowName[] = "ProfilerStep*";
 
 std::optional<uint32_t> ProfilerStepNumber(std::string_view name) {
   constexpr std::string_view kPrefix = "ProfilerStep";
-  if (!name.starts_with(kPrefix)) return std::nullopt;
+  // Called for every host event: reject the other names before starts_with's memcmp call.
+  if (name.size() <= kPrefix.size() || name[0] != 'P' || !name.starts_with(kPrefix)) {
+    return std::nullopt;
+  }
   name.remove_prefix(kPrefix.size());
   auto skip_space = [&name] {
     while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.remove_prefix(1);
@@ -54,9 +57,16 @@ std::optional<uint32_t> ProfilerStepNumber(std::string_view name) {
 
 std::vector<StepWindow> StepWindows(const RawTrace& trace, const SummarizeOptions& options) {
   std::vector<StepWindow> out;
+  // Whether each category is a host-op category: -1 not yet looked up (once per category, not
+  // per event).
+  std::vector<int8_t> host_cat(trace.strings.size(), -1);
   for (const RawEvent& e : trace.events) {
-    if (e.cat != 0 && !options.host_op_categories.contains(std::string(trace.strings.Get(e.cat))))
-      continue;
+    if (e.cat != 0) {
+      int8_t& host = host_cat[e.cat];
+      if (host < 0)
+        host = options.host_op_categories.contains(std::string(trace.strings.Get(e.cat))) ? 1 : 0;
+      if (host == 0) continue;
+    }
     if (auto num = ProfilerStepNumber(trace.strings.Get(e.name))) {
       out.push_back({e.ts_ns, e.ts_ns + std::max<int64_t>(e.dur_ns, 0), *num});
     }
