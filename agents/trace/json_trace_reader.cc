@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string_view>
@@ -136,15 +137,41 @@ class Parser : private stream::JsonScanner {
     }
     return trace_->strings.Intern(s);
   }
+  // The event's `cat`, interned once per event (Dropped, IsHostCategory and the commit all ask):
+  // the view is the same bytes of the window each time within one ReadEvent.
+  uint32_t InternCat(std::string_view cat) {
+    if (cat.data() != cat_memo_.data() || cat.size() != cat_memo_.size()) {
+      cat_id_ = InternFast(cat, "cat");
+      cat_memo_ = cat;
+    }
+    return cat_id_;
+  }
+  // pid and tid text repeats from event to event: compared with the previous event's first
+  // (whole strings up to 16 bytes) before the cache.
+  struct Last {
+    Ends ends;
+    size_t size = SIZE_MAX;
+    uint32_t id = 0;
+  };
+  uint32_t InternRepeated(std::string_view s, const char* field, Last* last) {
+    const Ends x = EndsOf(s);
+    if (s.size() == last->size && x.first == last->ends.first && x.last == last->ends.last) {
+      return last->id;
+    }
+    const uint32_t id = InternFast(s, field);
+    if (s.size() <= 16) *last = {x, s.size(), id};
+    return id;
+  }
+
   // True when events of category `cat` are not kept (TraceReadOptions::keep_categories).
   bool Dropped(std::string_view cat) {
     if (!options_.keep_categories || cat.empty()) return false;
-    return !KeepCategory(InternFast(cat, "cat"));
+    return !KeepCategory(InternCat(cat));
   }
 
   bool IsHostCategory(std::string_view cat) {
     if (!options_.host_categories || cat.empty()) return false;
-    const uint32_t id = InternFast(cat, "cat");
+    const uint32_t id = InternCat(cat);
     if (id >= host_cat_.size()) host_cat_.resize(id + 1, -1);
     if (host_cat_[id] < 0) {
       host_cat_[id] =
@@ -164,6 +191,8 @@ class Parser : private stream::JsonScanner {
   }
 
   void ReadEvent() {
+    cat_memo_ = {};  // a view of an earlier event (or window) is never this event's
+    cat_id_ = 0;
     if (Peek() != '{') {
       // Consume the value to say precisely what it is not.
       Fail("not a JSON object");
@@ -282,11 +311,11 @@ class Parser : private stream::JsonScanner {
     }
     ++trace_->complete_events;
     RawEvent ev;
-    ev.cat = has_cat ? InternFast(cat, "cat") : 0;
+    ev.cat = has_cat ? InternCat(cat) : 0;
     if (KeepCategory(ev.cat)) {
       ev.name = InternFast(name, "name");
-      ev.pid = pid.data() ? InternFast(pid, "pid") : 0;
-      ev.tid = tid.data() ? InternFast(tid, "tid") : 0;
+      ev.pid = pid.data() ? InternRepeated(pid, "pid", &last_pid_) : 0;
+      ev.tid = tid.data() ? InternRepeated(tid, "tid", &last_tid_) : 0;
       ev.index = index_;
       ev.ts_ns = *t;
       ev.dur_ns = *d;
@@ -399,6 +428,9 @@ class Parser : private stream::JsonScanner {
   std::vector<int8_t> keep_cat_;
   std::vector<int8_t> host_cat_;
   std::vector<NameSlot> name_cache_ = std::vector<NameSlot>(4096);
+  std::string_view cat_memo_;
+  uint32_t cat_id_ = 0;
+  Last last_pid_, last_tid_;
 };
 
 // `size_hint`: JSON bytes expected (0: unknown). Reserving room for the events up front avoids
