@@ -207,29 +207,33 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     if (end_of(a) != end_of(b)) return end_of(a) > end_of(b);
     return a < b;  // file order
   });
-  std::vector<Idx> parent(n, kNone);
-  std::vector<int64_t> self_cpu(n, 0);
+  // From here on the per-host-event arrays are indexed by position in `host` (k), not by event:
+  // a quarter of the events are device work and need none of them.
+  const Idx h = static_cast<Idx>(host.size());
+  std::vector<Idx> parent(h, kNone);  // a position in `host`
+  std::vector<int64_t> self_cpu(h, 0);
   {
-    std::vector<Idx> stack;
+    std::vector<Idx> stack;  // positions
     uint64_t thread = 0;
-    for (Idx i : host) {
+    for (Idx k = 0; k < h; ++k) {
+      const Idx i = host[k];
       const RawEvent& e = events[i];
       if (stack.empty() || ThreadKey(e) != thread) {
         stack.clear();
         thread = ThreadKey(e);
       }
-      self_cpu[i] += dur(i);
+      self_cpu[k] += dur(i);
       while (!stack.empty()) {
         const Idx p = stack.back();
-        if (e.ts_ns >= end_of(p) || end_of(i) > end_of(p)) {
+        if (e.ts_ns >= end_of(host[p]) || end_of(i) > end_of(host[p])) {
           stack.pop_back();
         } else {
-          parent[i] = p;
+          parent[k] = p;
           self_cpu[p] -= dur(i);
           break;
         }
       }
-      stack.push_back(i);
+      stack.push_back(k);
     }
   }
 
@@ -242,7 +246,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   // (16 bytes per event, freed after this pass; the first in `host` order wins on duplicates).
   // `dev` is each event's own device time here, its total (own + children's) further down.
   auto can_own = [&](const RawEvent& e) { return kind_of(e) == EventKind::kHostOp; };
-  std::vector<int64_t> dev(n, 0);
+  std::vector<int64_t> dev(h, 0);
   int64_t device_total_ns = 0;
   int64_t unattributed_ns = 0;
   uint64_t unattributed_events = 0;
@@ -250,8 +254,9 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     using IdIndex = std::vector<std::pair<int64_t, Idx>>;
     auto sorted_index = [&](auto&& wanted, auto&& id_of) {
       IdIndex index;
-      for (Idx i : host) {
-        if (wanted(events[i]) && id_of(events[i]) >= 0) index.emplace_back(id_of(events[i]), i);
+      for (Idx k = 0; k < h; ++k) {
+        const RawEvent& e = events[host[k]];
+        if (wanted(e) && id_of(e) >= 0) index.emplace_back(id_of(e), k);
       }
       auto by_id = [](const auto& a, const auto& b) { return a.first < b.first; };
       // Ids mostly grow with time: often nothing to sort.
@@ -278,10 +283,10 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
       device_total_ns += dur(d);
       Idx owner = kNone;
       if (const Idx r = find_in(runtime_by_correlation, e.correlation); r != kNone) {
-        owner = find_in(op_by_external_id, events[r].external_id);
+        owner = find_in(op_by_external_id, events[host[r]].external_id);
         if (owner == kNone) {
           owner = parent[r];
-          while (owner != kNone && !can_own(events[owner])) owner = parent[owner];
+          while (owner != kNone && !can_own(events[host[owner]])) owner = parent[owner];
         }
       } else {
         owner = find_in(op_by_external_id, e.external_id);
@@ -404,22 +409,22 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   if (!windows.empty()) samples.reserve(host.size());
   int64_t self_cpu_total_ns = 0;
   int64_t runtime_cpu_ns = 0;
-  for (Idx i : host) {
-    const RawEvent& e = events[i];
+  for (Idx k = 0; k < h; ++k) {
+    const RawEvent& e = events[host[k]];
     const Idx r = row_of_name[e.name];
     RowSums& row = sums[r];
     row.calls += 1;
-    row.self_cpu += self_cpu[i];
-    row.total_cpu += dur(i);
-    row.self_dev += dev[i];
-    self_cpu_total_ns += self_cpu[i];
-    if (kind_of(e) == EventKind::kRuntime) runtime_cpu_ns += self_cpu[i];
+    row.self_cpu += self_cpu[k];
+    row.total_cpu += dur(host[k]);
+    row.self_dev += dev[k];
+    self_cpu_total_ns += self_cpu[k];
+    if (kind_of(e) == EventKind::kRuntime) runtime_cpu_ns += self_cpu[k];
     if (windows.empty()) continue;
     const Idx s = step_of(e.ts_ns);
     if (s == kNone) continue;
-    summary.steps[s].cpu_us += Us(self_cpu[i]);
-    summary.steps[s].device_us += Us(dev[i]);
-    const double v = summary.has_device_time ? Us(dev[i]) : Us(self_cpu[i]);
+    summary.steps[s].cpu_us += Us(self_cpu[k]);
+    summary.steps[s].device_us += Us(dev[k]);
+    const double v = summary.has_device_time ? Us(dev[k]) : Us(self_cpu[k]);
     if (v == 0.0) continue;
     if (!samples.empty() && samples.back().row == r && samples.back().step == s) {
       samples.back().value += v;
@@ -427,10 +432,10 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
       samples.push_back({r, s, v});
     }
   }
-  for (auto it = host.rbegin(); it != host.rend(); ++it) {
-    if (parent[*it] != kNone) dev[parent[*it]] += dev[*it];
+  for (Idx k = h; k-- > 0;) {
+    if (parent[k] != kNone) dev[parent[k]] += dev[k];
   }
-  for (Idx i : host) sums[row_of_name[events[i].name]].total_dev += dev[i];
+  for (Idx k = 0; k < h; ++k) sums[row_of_name[events[host[k]].name]].total_dev += dev[k];
 
   // Everything per event is done: free it before the rows (one std::string each) are built.
   std::vector<Idx>().swap(host);
@@ -445,9 +450,10 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
 
   std::vector<OpStats>& ops = summary.ops;
   ops.reserve(name_of_row.size());
+  // Figures first, names (a std::string each) once the sums are freed: the two never peak
+  // together.
   for (size_t r = 0; r < name_of_row.size(); ++r) {
     OpStats op;
-    op.name = KeyAveragesName(trace.strings.Get(name_of_row[r]));
     op.calls = sums[r].calls;
     op.self_cpu_us = Us(sums[r].self_cpu);
     op.total_cpu_us = Us(sums[r].total_cpu);
@@ -457,6 +463,9 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     ops.push_back(std::move(op));
   }
   std::vector<RowSums>().swap(sums);
+  for (size_t r = 0; r < ops.size(); ++r) {
+    ops[r].name = KeyAveragesName(trace.strings.Get(name_of_row[r]));
+  }
   std::vector<Idx>().swap(name_of_row);
   // Grouped by row, each row's samples in step order (cheapest for StepSamples::Add).
   std::stable_sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
