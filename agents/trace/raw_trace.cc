@@ -61,7 +61,9 @@ std::string_view StringTable::Store(std::string_view s) {
   if (s.empty()) return {};
   if (s.size() > free_bytes_) {
     // Strings over a quarter block get their own block, so a block wastes at most a quarter.
-    const size_t bytes = s.size() > kBlockBytes / 4 ? s.size() : kBlockBytes;
+    // Blocks grow from 4 KiB to kBlockBytes, so that a small trace allocates little.
+    const size_t grown = std::min(kBlockBytes, size_t{4096} << std::min<size_t>(blocks_.size(), 8));
+    const size_t bytes = s.size() > kBlockBytes / 4 ? s.size() : std::max(grown, s.size());
     blocks_.emplace_back(new char[bytes]);
     if (bytes == s.size()) {
       std::memcpy(blocks_.back().get(), s.data(), s.size());
