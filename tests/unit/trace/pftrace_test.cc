@@ -4,6 +4,7 @@
 // incremental state, compressed packets, unknown fields, a truncated last packet, gzip.
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agents/trace/neuron_reader.h"
@@ -29,7 +30,7 @@ constexpr char kDeviceProfile[] = "device_profile_model_10001.pftrace";
 // system profile: runtime nrt_execute slices on sequence 1 (names interned), NeuronCore
 // executions on sequence 2 (plain names, `nc_exec_running <neff>`), written after sequence 1
 // so packets are out of time order across sequences.
-std::string RmsNormPftrace() {
+std::string RmsNormPftrace(std::string_view device_profile = kDeviceProfile) {
   absl::StatusOr<NeuronSystemTrace> json =
       ReadNeuronSystemTrace(Fixture(kRmsSession / "system_profile.json"));
   EXPECT_TRUE(json.ok()) << json.status();
@@ -75,7 +76,7 @@ std::string RmsNormPftrace() {
                            .Msg(4, IntArg("process_id", 4242))
                            .Msg(4, IntArg("lnc_idx", 0))
                            .Msg(4, StringArg("trace_event_source", "neuron_hw"))
-                           .Msg(4, StringArg("device_profile", kDeviceProfile));
+                           .Msg(4, StringArg("device_profile", device_profile));
     std::string pair = Record(Proto()
                                   .Varint(8, static_cast<uint64_t>(x.start_ns))
                                   .Varint(10, kDeviceSeq)
@@ -182,6 +183,16 @@ TEST(PerfettoReader, ModelIdentityIsTheJsonFormsFromArgsOrName) {
     EXPECT_EQ(t->executions[1].neff, "/tmp/b/model.MODULE_x.neff") << t->form;
     EXPECT_EQ(t->executions[1].model_id, "10002") << t->form;
   }
+}
+
+TEST(PerfettoReader, ModelIdsARunCannotCarryAreLeftOut) {
+  // A model id with a space and a control byte would make the RunSummary invalid.
+  TempDir dir;
+  TraceSummary s = MustSummarize(PerfettoSession(
+      dir, "system_profile.pftrace", RmsNormPftrace("device_profile_model_bad id\x01.pftrace")));
+  EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
+  EXPECT_FALSE(s.environment.contains("neuron.models"));
+  EXPECT_NEAR(s.device_total_us, 2 * 2354.9, 1e-6);  // the executions still count
 }
 
 TEST(PerfettoReader, GzipFileAndExecutionsOfPhysicalCoresMerged) {
