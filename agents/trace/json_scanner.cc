@@ -1,5 +1,9 @@
 #include "agents/trace/json_scanner.h"
 
+#include <cstdlib>
+
+#include "agents/trace/json_blocks.h"
+
 namespace devtime::trace::stream {
 namespace {
 
@@ -66,7 +70,52 @@ int32_t Hex4(const char* p) {
 constexpr char kEscapeLetters[] = "\"\\/bfnrt";
 constexpr char kEscapedChars[] = "\"\\/\b\f\n\r\t";
 
+#if defined(__SSE2__)
+struct Sse2 {
+  static void Masks(const char* p, uint64_t* quote, uint64_t* slash, uint64_t* open,
+                    uint64_t* close) {
+    for (int k = 0; k < 4; ++k) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+      auto mask = [&v](char c) {
+        return static_cast<uint64_t>(
+            static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c)))));
+      };
+      *quote |= mask('"') << (16 * k);
+      *slash |= mask('\\') << (16 * k);
+      *open |= (mask('{') | mask('[')) << (16 * k);
+      *close |= (mask('}') | mask(']')) << (16 * k);
+    }
+  }
+  static uint64_t PrefixXor(uint64_t x) {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
+  }
+};
+#endif
+
 }  // namespace
+
+#if defined(__SSE2__)
+BlockScan ScanBlocksSse2(const char* p, const char* e, int depth, int level, int max_depth) {
+  return ScanBlocks<Sse2>(p, e, depth, level, max_depth);
+}
+
+ScanBlocksFn ScanBlocksFor() {
+#if defined(DEVTIME_TRACE_AVX2)
+  const char* no_avx2 = std::getenv("DEVTIME_TRACE_NO_AVX2");
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
+      !(no_avx2 && std::string_view(no_avx2) == "1")) {
+    return ScanBlocksAvx2;
+  }
+#endif
+  return ScanBlocksSse2;
+}
+#endif
 
 std::string JsonScanner::Where() const {
   return in_event_ ? "event " + std::to_string(index_) + ": " : std::string();
@@ -191,56 +240,21 @@ void JsonScanner::SkipValue(int depth) {
 void JsonScanner::SkipNested(int depth) {
   int level = 1;
 #if defined(__SSE2__)
-  // 64 bytes at a time: bit masks of quotes and brackets; the prefix XOR of the quote mask
-  // marks the bytes inside strings, whose brackets do not count. Blocks with a backslash (or
-  // the window's last < 64 bytes) take the byte-wise path below.
-  uint64_t in_string = 0;  // all ones while the previous block ended inside a string
-  while (e_ - p_ >= 64) {
-    uint64_t quote = 0, slash = 0, open = 0, close = 0;
-    for (int k = 0; k < 4; ++k) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p_ + 16 * k));
-      auto mask = [&v](char c) {
-        return static_cast<uint64_t>(
-            static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c)))));
-      };
-      quote |= mask('"') << (16 * k);
-      slash |= mask('\\') << (16 * k);
-      open |= (mask('{') | mask('[')) << (16 * k);
-      close |= (mask('}') | mask(']')) << (16 * k);
+  // 64 bytes at a time (json_blocks.h); blocks with a backslash and the window's last < 64
+  // bytes take the byte-wise path below.
+  static const ScanBlocksFn scan = ScanBlocksFor();
+  while (true) {
+    const BlockScan r = scan(p_, e_, depth, level, kMaxJsonDepth);
+    p_ = r.p;
+    level = r.level;
+    if (r.stop == BlockScan::kClosed) return;
+    if (r.stop == BlockScan::kTooDeep) {
+      Fail("JSON nested deeper than the limit of " + std::to_string(kMaxJsonDepth) + " levels");
     }
-    if (slash != 0) {
-      if (in_string == 0) break;
-      SkipStringFrom(p_);  // finish the open string byte-wise, then continue by blocks
-      in_string = 0;
-      continue;
-    }
-    uint64_t inside = quote;
-    inside ^= inside << 1;
-    inside ^= inside << 2;
-    inside ^= inside << 4;
-    inside ^= inside << 8;
-    inside ^= inside << 16;
-    inside ^= inside << 32;
-    inside ^= in_string;
-    open &= ~inside;
-    close &= ~inside;
-    uint64_t brackets = open | close;
-    while (brackets != 0) {
-      const int bit = __builtin_ctzll(brackets);
-      brackets &= brackets - 1;
-      if ((open >> bit) & 1) {
-        if (depth + ++level > kMaxJsonDepth) {
-          Fail("JSON nested deeper than the limit of " + std::to_string(kMaxJsonDepth) + " levels");
-        }
-      } else if (--level == 0) {
-        p_ += bit + 1;
-        return;
-      }
-    }
-    in_string = (inside >> 63) ? ~uint64_t{0} : 0;
-    p_ += 64;
+    if (!r.in_string) break;
+    SkipStringFrom(p_);  // finish the open string byte-wise, then continue by blocks
+    if (r.stop == BlockScan::kTail) break;
   }
-  if (in_string != 0) SkipStringFrom(p_);
 #endif
   while (true) {
     const char* q = FindStructural(p_, e_);

@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string_view>
@@ -28,6 +29,12 @@ using stream::ParseError;
 template <size_t N>
 inline bool Is(std::string_view key, const char (&literal)[N]) {
   return key.size() == N - 1 && std::memcmp(key.data(), literal, N - 1) == 0;
+}
+
+// key ends with literal (an inlined compare too: std::string_view::ends_with calls memcmp).
+template <size_t N>
+inline bool EndsWith(std::string_view key, const char (&literal)[N]) {
+  return key.size() >= N - 1 && std::memcmp(key.data() + key.size() - (N - 1), literal, N - 1) == 0;
 }
 
 // args.correlation / args["External id"]: an integer or a string of digits (AMD traces);
@@ -84,24 +91,41 @@ class Parser : private stream::JsonScanner {
     return -1;
   }
 
-  // Direct-mapped cache in front of the string table for event names: a cheap hash of the
-  // length and the first and last 8 bytes, then one comparison.
+  // Direct-mapped cache in front of the string table for event names, categories and pid/tid
+  // text: a cheap hash of the length and the first and last 8 bytes, then one comparison. Those
+  // 16 bytes and the length are the whole string up to 16 bytes long (pid, tid, cat), so only
+  // longer ones (op and kernel names) are compared byte by byte.
   struct NameSlot {
     std::string text;
+    uint64_t first = 0, last = 0;
     uint32_t id = 0;
   };
-  static size_t CheapHash(std::string_view s) {
-    uint64_t a = 0, b = 0;
-    std::memcpy(&a, s.data(), std::min<size_t>(8, s.size()));
-    if (s.size() > 8) std::memcpy(&b, s.data() + s.size() - 8, 8);
-    const uint64_t h = (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL) ^ s.size();
+  struct Ends {
+    uint64_t first = 0, last = 0;
+  };
+  static Ends EndsOf(std::string_view s) {
+    Ends x;
+    if (s.empty()) return x;
+    std::memcpy(&x.first, s.data(), std::min<size_t>(8, s.size()));
+    if (s.size() > 8) std::memcpy(&x.last, s.data() + s.size() - 8, 8);
+    return x;
+  }
+  static size_t CheapHash(const Ends& x, size_t size) {
+    const uint64_t h = (x.first * 0x9E3779B97F4A7C15ULL) ^ (x.last * 0xC2B2AE3D27D4EB4FULL) ^ size;
     return static_cast<size_t>(h >> 52);  // 12 bits
   }
   uint32_t InternFast(std::string_view s, const char* field) {
-    NameSlot& slot = name_cache_[CheapHash(s)];
-    if (slot.text.size() == s.size() && slot.text == s && !slot.text.empty()) return slot.id;
+    const Ends x = EndsOf(s);
+    NameSlot& slot = name_cache_[CheapHash(x, s.size())];
+    if (slot.text.size() == s.size() && slot.first == x.first && slot.last == x.last &&
+        !s.empty() &&
+        (s.size() <= 16 || std::memcmp(slot.text.data() + 8, s.data() + 8, s.size() - 16) == 0)) {
+      return slot.id;
+    }
     const uint32_t id = InternChecked(s, field);
     slot.text.assign(s);
+    slot.first = x.first;
+    slot.last = x.last;
     slot.id = id;
     return id;
   }
@@ -113,18 +137,45 @@ class Parser : private stream::JsonScanner {
     }
     return trace_->strings.Intern(s);
   }
+  // The event's `cat`, interned once per event (Dropped, IsHostCategory and the commit all ask):
+  // the view is the same bytes of the window each time within one ReadEvent.
+  uint32_t InternCat(std::string_view cat) {
+    if (cat.data() != cat_memo_.data() || cat.size() != cat_memo_.size()) {
+      cat_id_ = InternFast(cat, "cat");
+      cat_memo_ = cat;
+    }
+    return cat_id_;
+  }
+  // pid and tid text repeats from event to event: compared with the previous event's first
+  // (whole strings up to 16 bytes) before the cache.
+  struct Last {
+    Ends ends;
+    size_t size = SIZE_MAX;
+    uint32_t id = 0;
+  };
+  uint32_t InternRepeated(std::string_view s, const char* field, Last* last) {
+    const Ends x = EndsOf(s);
+    if (s.size() == last->size && x.first == last->ends.first && x.last == last->ends.last) {
+      return last->id;
+    }
+    const uint32_t id = InternFast(s, field);
+    if (s.size() <= 16) *last = {x, s.size(), id};
+    return id;
+  }
+
   // True when events of category `cat` are not kept (TraceReadOptions::keep_categories).
   bool Dropped(std::string_view cat) {
     if (!options_.keep_categories || cat.empty()) return false;
-    return !KeepCategory(InternFast(cat, "cat"));
+    return !KeepCategory(InternCat(cat));
   }
 
   bool IsHostCategory(std::string_view cat) {
     if (!options_.host_categories || cat.empty()) return false;
-    const uint32_t id = InternFast(cat, "cat");
+    const uint32_t id = InternCat(cat);
     if (id >= host_cat_.size()) host_cat_.resize(id + 1, -1);
     if (host_cat_[id] < 0) {
-      host_cat_[id] = options_.host_categories->contains(trace_->strings.Get(id)) ? 1 : 0;
+      host_cat_[id] =
+          options_.host_categories->contains(std::string(trace_->strings.Get(id))) ? 1 : 0;
     }
     return host_cat_[id] == 1;
   }
@@ -133,12 +184,15 @@ class Parser : private stream::JsonScanner {
     if (!options_.keep_categories || cat == 0) return true;
     if (cat >= keep_cat_.size()) keep_cat_.resize(cat + 1, -1);
     if (keep_cat_[cat] < 0) {
-      keep_cat_[cat] = options_.keep_categories->contains(trace_->strings.Get(cat)) ? 1 : 0;
+      keep_cat_[cat] =
+          options_.keep_categories->contains(std::string(trace_->strings.Get(cat))) ? 1 : 0;
     }
     return keep_cat_[cat] == 1;
   }
 
   void ReadEvent() {
+    cat_memo_ = {};  // a view of an earlier event (or window) is never this event's
+    cat_id_ = 0;
     if (Peek() != '{') {
       // Consume the value to say precisely what it is not.
       Fail("not a JSON object");
@@ -195,7 +249,7 @@ class Parser : private stream::JsonScanner {
             // id (summarizer.cc). Runtime/driver events are read whole: they may also carry
             // the exec_id / nrt_sequence_id that join a Neuron execution (neuron_join.h).
             // Unknown category (cat after args): read all.
-            const bool runtime = has_cat && (cat.ends_with("_runtime") || cat.ends_with("_driver"));
+            const bool runtime = has_cat && (EndsWith(cat, "_runtime") || EndsWith(cat, "_driver"));
             const bool host = has_cat && !runtime && IsHostCategory(cat);
             bool want_corr = !host;
             bool want_ext = true;
@@ -230,11 +284,11 @@ class Parser : private stream::JsonScanner {
     if (!has_ph) Fail("missing field 'ph'");
     if (index_ >= kMaxEvents) Fail("more than " + std::to_string(kMaxEvents) + " events (limit)");
     if (skipped) {
-      if (ph == "X") ++trace_->complete_events;
+      if (Is(ph, "X")) ++trace_->complete_events;
       ++index_;
       return;
     }
-    if (ph != "X") {  // M, i, s, f, C, ...: not timed
+    if (!Is(ph, "X")) {  // M, i, s, f, C, ...: not timed
       ++index_;
       return;
     }
@@ -257,11 +311,11 @@ class Parser : private stream::JsonScanner {
     }
     ++trace_->complete_events;
     RawEvent ev;
-    ev.cat = has_cat ? InternFast(cat, "cat") : 0;
+    ev.cat = has_cat ? InternCat(cat) : 0;
     if (KeepCategory(ev.cat)) {
       ev.name = InternFast(name, "name");
-      ev.pid = pid.data() ? InternFast(pid, "pid") : 0;
-      ev.tid = tid.data() ? InternFast(tid, "tid") : 0;
+      ev.pid = pid.data() ? InternRepeated(pid, "pid", &last_pid_) : 0;
+      ev.tid = tid.data() ? InternRepeated(tid, "tid", &last_tid_) : 0;
       ev.index = index_;
       ev.ts_ns = *t;
       ev.dur_ns = *d;
@@ -374,6 +428,9 @@ class Parser : private stream::JsonScanner {
   std::vector<int8_t> keep_cat_;
   std::vector<int8_t> host_cat_;
   std::vector<NameSlot> name_cache_ = std::vector<NameSlot>(4096);
+  std::string_view cat_memo_;
+  uint32_t cat_id_ = 0;
+  Last last_pid_, last_tid_;
 };
 
 // `size_hint`: JSON bytes expected (0: unknown). Reserving room for the events up front avoids

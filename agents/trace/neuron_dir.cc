@@ -325,6 +325,60 @@ std::vector<NeuronExecution> CountedExecutions(const NeuronSystemTrace& sys,
   return out;
 }
 
+namespace {
+
+// The compiled models the counted executions ran, as environment facts: neuron.models (their
+// ids, comma-separated; a NEFF's name key where the trace gives no id), and per model
+// neuron.model.<id>.neff (the NEFF path, when known) and neuron.model.<id>.executions. At most
+// kMaxModelFacts models are listed ("+N" says how many more), to stay inside the RunSummary's
+// environment limits.
+void AddModelFacts(const std::vector<NeuronExecution>& executions, TraceSummary* summary) {
+  constexpr size_t kMaxModelFacts = 16;
+  struct Model {
+    std::string neff;
+    uint64_t executions = 0;
+  };
+  // What a trace writes goes into RunSummary keys and values, which the collector bounds
+  // (proto/wire/limits.h): ids of up to 64 id characters and NEFF paths of up to 1,024 printable
+  // ASCII characters are kept, anything else is left out rather than make the run unsendable.
+  auto printable = [](const std::string& t, size_t max) {
+    return t.size() <= max &&
+           std::all_of(t.begin(), t.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  };
+  auto id_like = [](const std::string& t) {
+    return !t.empty() && t.size() <= 64 && std::all_of(t.begin(), t.end(), [](char c) {
+      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+             c == '_' || c == '-' || c == '.';
+    });
+  };
+  std::map<std::string, Model> models;
+  for (const NeuronExecution& x : executions) {
+    std::string key = x.model_id;
+    if (key.empty() && !x.neff.empty()) {
+      const std::string file = fs::path(x.neff).filename().string();
+      key = file.ends_with(".neff") ? NeffKey(file) : file;
+    }
+    if (!id_like(key)) continue;
+    Model& m = models[key];
+    if (m.neff.empty() && printable(x.neff, 1024)) m.neff = x.neff;
+    ++m.executions;
+  }
+  if (models.empty()) return;
+  std::string list;
+  size_t listed = 0;
+  for (const auto& [key, m] : models) {
+    if (listed == kMaxModelFacts) break;
+    list += (listed++ == 0 ? "" : ",") + key;
+    const std::string prefix = "neuron.model." + key;
+    if (!m.neff.empty()) summary->environment[prefix + ".neff"] = m.neff;
+    summary->environment[prefix + ".executions"] = std::to_string(m.executions);
+  }
+  if (models.size() > listed) list += ",+" + std::to_string(models.size() - listed);
+  summary->environment["neuron.models"] = list;
+}
+
+}  // namespace
+
 absl::Status ApplyNeuronSession(const NeuronSession& session, const NeuronCapture& capture,
                                 const std::vector<StepWindow>& windows, TraceSummary* summary) {
   summary->source_format = "neuron-dir";
@@ -369,6 +423,7 @@ absl::Status ApplyNeuronSession(const NeuronSession& session, const NeuronCaptur
   }
 
   const CaptureWindow window = CaptureWindowOf(*sys, windows);
+  AddModelFacts(CountedExecutions(*sys, window), summary);
   const bool aligned = window.aligned;
   const int64_t lo = window.lo_ns;
   const int64_t hi = window.hi_ns;

@@ -32,7 +32,7 @@ DeviceJoin JoinNeuronExecutions(const std::vector<NeuronExecution>& executions, 
   const std::optional<uint32_t> driver = framework->strings.Find("privateuse1_driver");
   const std::optional<uint32_t> runtime = framework->strings.Find("privateuse1_runtime");
   auto is_runtime = [&](const RawEvent& e) {
-    const std::string& cat = framework->strings.Get(e.cat);
+    const std::string_view cat = framework->strings.Get(e.cat);
     return cat.ends_with("_runtime") || cat.ends_with("_driver");
   };
   // The op's External id of each launch: its own, else the one of the runtime event (the

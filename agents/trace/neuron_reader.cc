@@ -36,6 +36,29 @@ bool IsNeuronHardwareEvent(std::string_view name) {
   return kHardware.contains(name);
 }
 
+bool IsExecutionName(std::string_view name) {
+  return name == kExec || (name.starts_with(kExec) && name[kExec.size()] == ' ');
+}
+
+void SetModelIdentity(std::string_view name, std::string_view model_name, std::string_view model_id,
+                      std::string_view device_profile, NeuronExecution* x) {
+  if (!model_name.empty()) {
+    x->neff = std::string(model_name);
+  } else if (name.size() > kExec.size() + 1 && IsExecutionName(name)) {
+    x->neff = std::string(name.substr(kExec.size() + 1));
+  }
+  if (!model_id.empty()) {
+    x->model_id = std::string(model_id);
+    return;
+  }
+  constexpr std::string_view kProfile = "device_profile_model_";
+  if (const size_t at = device_profile.rfind(kProfile); at != std::string_view::npos) {
+    std::string_view id = device_profile.substr(at + kProfile.size());
+    id = id.substr(0, id.find('.'));
+    if (!id.empty()) x->model_id = std::string(id);
+  }
+}
+
 namespace {
 
 absl::Status Bad(const std::string& origin, const std::string& what) {
@@ -176,6 +199,8 @@ void MergeByKey(const std::vector<std::pair<Key, NeuronExecution>>& rows, Neuron
       m.start_ns = std::min(m.start_ns, x.start_ns);
       m.end_ns = std::max(m.end_ns, x.end_ns);
       if (m.sequence_id < 0) m.sequence_id = x.sequence_id;
+      if (m.neff.empty()) m.neff = x.neff;
+      if (m.model_id.empty()) m.model_id = x.model_id;
     }
   }
   out->executions.clear();
@@ -371,7 +396,7 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
     if (auto e = element.get_object().get(obj)) {
       return Bad(origin, where + ": not a JSON object (" + ErrorText(e) + ")");
     }
-    std::string name, group, process, lnc, unit;
+    std::string name, group, process, lnc, unit, model_name, model_id, device_profile;
     std::optional<int64_t> ts, dur, type;
     int64_t exec_id = -1;
     int64_t sequence_id = -1;
@@ -384,13 +409,20 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
                             {"process_id", IdText{&process}},
                             {"lnc_idx", IdText{&lnc}},
                             {"exec_id", Id{&exec_id}},
-                            {"nrt_sequence_id", Id{&sequence_id}}};
-    // args.exec_id and args.nrt_sequence_id count where the top level has none.
+                            {"nrt_sequence_id", Id{&sequence_id}},
+                            {"model_name", Text{&model_name}},
+                            {"model_id", IdText{&model_id}},
+                            {"device_profile", Text{&device_profile}}};
+    // args.exec_id, args.nrt_sequence_id, args.model_name, args.model_id and args.device_profile
+    // count where the top level has none.
     absl::Status st = ReadEventFields(
         obj, fields, "args",
         [&](std::string_view key, od::value& v) {
           if (key == "exec_id" && exec_id < 0) exec_id = ReadInt(v).value_or(-1);
           if (key == "nrt_sequence_id" && sequence_id < 0) sequence_id = ReadInt(v).value_or(-1);
+          if (key == "model_name" && model_name.empty()) model_name = ReadString(v);
+          if (key == "model_id" && model_id.empty()) model_id = ReadIdText(v);
+          if (key == "device_profile" && device_profile.empty()) device_profile = ReadString(v);
         },
         origin, where);
     if (!st.ok()) return st;
@@ -415,10 +447,11 @@ absl::Status ReadExplorerEvents(od::array& events, const std::string& origin,
                              std::to_string(*ts) + " + " + std::to_string(*dur) + ")");
     }
     const NsInterval iv{*ts, *end};
-    if (name == kExec) {
+    if (IsExecutionName(name)) {
       const uint64_t unique = exec_id >= 0 ? 0 : this_index + 1;
-      exec_rows.push_back(
-          {{process, lnc, exec_id, unique}, {iv, process + "/" + lnc, exec_id, sequence_id}});
+      NeuronExecution x{iv, process + "/" + lnc, exec_id, sequence_id};
+      SetModelIdentity(name, model_name, model_id, device_profile, &x);
+      exec_rows.push_back({{process, lnc, exec_id, unique}, std::move(x)});
     } else if (type == 99999 || group.starts_with("framework")) {
       out->framework.push_back(iv);
     } else if (!IsNeuronHardwareEvent(name)) {

@@ -32,7 +32,22 @@ struct NeuronExecution : NsInterval {
   std::string queue;         // the NeuronCore queue: "<process>/<lnc_idx>" or fetch "<nc_idx>"
   int64_t exec_id = -1;      // exec_id (top level, args or data), -1 when absent
   int64_t sequence_id = -1;  // nrt_sequence_id, -1 when absent
+  // The compiled model it ran (perfetto-neuron-monitor.md A4.1, A4.4), as far as the trace says:
+  // the NEFF path (the `model_name` arg, else the path in the name `nc_exec_running <neff>`) and
+  // the model id (the `model_id` field or arg, else the <id> of the `device_profile` arg
+  // `device_profile_model_<id>.pftrace`, the same number as in neff_<id>.neff). Empty when the
+  // trace does not say.
+  std::string neff;
+  std::string model_id;
 };
+
+// True for an execution's event name: `nc_exec_running`, or `nc_exec_running <neff>`.
+bool IsExecutionName(std::string_view name);
+
+// Fills x->neff and x->model_id from an execution's event name and its `model_name`, `model_id`
+// and `device_profile` args (empty when absent); the same rules for every system-trace form.
+void SetModelIdentity(std::string_view name, std::string_view model_name, std::string_view model_id,
+                      std::string_view device_profile, NeuronExecution* x);
 
 struct NeuronSystemTrace {
   std::string form;  // "fetch-api" or "explorer-json"

@@ -85,6 +85,9 @@ struct SliceArgs {
   std::string core;     // lnc_idx, else nc_idx
   int64_t exec_id = -1;
   int64_t sequence_id = -1;
+  std::string model_name;  // the NEFF path
+  std::string model_id;
+  std::string device_profile;  // device_profile_model_<id>.pftrace
 };
 
 struct Sequence {
@@ -98,10 +101,6 @@ struct OpenSlice {
   std::string name;
   SliceArgs args;
 };
-
-bool IsExecution(std::string_view name) {
-  return name == "nc_exec_running" || name.starts_with("nc_exec_running ");
-}
 
 class Decoder {
  public:
@@ -359,6 +358,9 @@ class Decoder {
     if (name == "lnc_idx" || (name == "nc_idx" && args->core.empty())) args->core = as_text;
     if (name == "exec_id") args->exec_id = number.value_or(-1);
     if (name == "nrt_sequence_id") args->sequence_id = number.value_or(-1);
+    if (name == "model_name") args->model_name = text;
+    if (name == "model_id") args->model_id = as_text;
+    if (name == "device_profile") args->device_profile = text;
     return true;
   }
 
@@ -420,7 +422,7 @@ class Decoder {
       }
       return;
     }
-    if (IsExecution(b.name)) {
+    if (IsExecutionName(b.name)) {
       NeuronExecution x;
       x.start_ns = b.ts;
       x.end_ns = end;
@@ -428,6 +430,7 @@ class Decoder {
                                                               : b.args.process + "/" + b.args.core;
       x.exec_id = b.args.exec_id;
       x.sequence_id = b.args.sequence_id;
+      SetModelIdentity(b.name, b.args.model_name, b.args.model_id, b.args.device_profile, &x);
       executions_.push_back({x, x.queue + "/" + std::to_string(x.exec_id)});
     } else if (b.args.source == "framework") {
       out_->framework.push_back({b.ts, end});

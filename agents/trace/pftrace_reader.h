@@ -19,8 +19,10 @@
 // unread with a warning; `previous_packet_dropped` counts as dropped events (the run is INVALID).
 //
 // Slices: `nc_exec_running[ <neff>]` → executions, keyed by the args process_id, lnc_idx (or
-// nc_idx) and exec_id (rows of physical cores merged); `trace_event_source` "framework" →
-// framework; every other non-hardware slice → runtime. Internal to devtime::trace.
+// nc_idx) and exec_id (rows of physical cores merged), with their NEFF/model identity from the
+// args model_name, model_id and device_profile (SetModelIdentity, as the JSON forms);
+// `trace_event_source` "framework" → framework; every other non-hardware slice → runtime. Internal
+// to devtime::trace.
 #pragma once
 
 #include <filesystem>

@@ -4,39 +4,54 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace devtime::trace {
 
 // Interns strings into dense uint32 ids. Id 0 is always the empty string.
+//
+// Built for traces with millions of distinct names (issue 12: 1,000,000 op names in 1 GB): each
+// string is copied once into an arena of large blocks (no per-string allocation or header) and
+// found again through an open-addressing index of 8-byte slots (32-bit hash tag, 32-bit id), so
+// a string costs its bytes plus about 28 bytes. The copy is deliberate: a view into the input
+// would not survive gzip chunks, and the mapped reader drops pages it has read.
 class StringTable {
  public:
   StringTable();
-  // Moves keep the deque's elements in place (the views stay valid); copies would not.
+  // Moves keep the arena's blocks in place (the views stay valid); copies would not.
   StringTable(StringTable&&) = default;
   StringTable& operator=(StringTable&&) = default;
   StringTable(const StringTable&) = delete;
   StringTable& operator=(const StringTable&) = delete;
   uint32_t Intern(std::string_view s);
   // The id of `s` when already interned.
-  std::optional<uint32_t> Find(std::string_view s) const {
-    auto it = ids_.find(s);
-    if (it == ids_.end()) return std::nullopt;
-    return it->second;
-  }
-  const std::string& Get(uint32_t id) const { return strings_[id]; }
-  size_t size() const { return strings_.size(); }
+  std::optional<uint32_t> Find(std::string_view s) const;
+  // Valid as long as the table lives.
+  std::string_view Get(uint32_t id) const { return views_[id]; }
+  size_t size() const { return views_.size(); }
+  // Frees the index (8 to 21 bytes a string) while only Get() is needed; the next Find() or
+  // Intern() rebuilds it.
+  void ReleaseIndex() { std::vector<uint64_t>().swap(slots_); }
 
  private:
-  // A deque never moves its elements, so the index can key on views of them: one copy of
-  // each string (a trace with a million distinct names keeps them once).
-  std::deque<std::string> strings_;
-  std::unordered_map<std::string_view, uint32_t> ids_;
+  static uint64_t Hash(std::string_view s);
+  // The slot holding `s` (hash `h`), or the empty slot where it would go.
+  size_t Probe(std::string_view s, uint64_t h) const;
+  // Rebuilds the index at twice its size (at least 64 slots).
+  void Grow() const;
+  std::string_view Store(std::string_view s);
+
+  static constexpr size_t kBlockBytes = size_t{1} << 20;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* free_ = nullptr;  // the unused tail of the last block
+  size_t free_bytes_ = 0;
+  std::vector<std::string_view> views_;  // by id
+  // Power-of-two open-addressing index, linear probing: (hash >> 32) << 32 | (id + 1); 0 empty.
+  mutable std::vector<uint64_t> slots_;
 };
 
 // One complete ("ph":"X") event.

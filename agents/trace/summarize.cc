@@ -184,7 +184,7 @@ absl::StatusOr<TraceSummary> SummarizeFile(const fs::path& path, const Summarize
                                 window.lo_ns, window.hi_ns, &*raw, &join_warnings);
     effective.device_categories.insert(kNeuronExecCategory);
   }
-  TraceSummary summary = SummarizeRawTrace(*raw, effective);
+  TraceSummary summary = SummarizeRawTrace(std::move(*raw), effective);
   summary.device_join = join;
   for (std::string& w : join_warnings) summary.warnings.push_back(std::move(w));
   if (windows) *windows = std::move(absolute);

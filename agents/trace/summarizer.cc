@@ -31,7 +31,10 @@ constexpr char kStepRowName[] = "ProfilerStep*";
 
 std::optional<uint32_t> ProfilerStepNumber(std::string_view name) {
   constexpr std::string_view kPrefix = "ProfilerStep";
-  if (!name.starts_with(kPrefix)) return std::nullopt;
+  // Called for every host event: reject the other names before starts_with's memcmp call.
+  if (name.size() <= kPrefix.size() || name[0] != 'P' || !name.starts_with(kPrefix)) {
+    return std::nullopt;
+  }
   name.remove_prefix(kPrefix.size());
   auto skip_space = [&name] {
     while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.remove_prefix(1);
@@ -54,8 +57,16 @@ std::optional<uint32_t> ProfilerStepNumber(std::string_view name) {
 
 std::vector<StepWindow> StepWindows(const RawTrace& trace, const SummarizeOptions& options) {
   std::vector<StepWindow> out;
+  // Whether each category is a host-op category: -1 not yet looked up (once per category, not
+  // per event).
+  std::vector<int8_t> host_cat(trace.strings.size(), -1);
   for (const RawEvent& e : trace.events) {
-    if (e.cat != 0 && !options.host_op_categories.contains(trace.strings.Get(e.cat))) continue;
+    if (e.cat != 0) {
+      int8_t& host = host_cat[e.cat];
+      if (host < 0)
+        host = options.host_op_categories.contains(std::string(trace.strings.Get(e.cat))) ? 1 : 0;
+      if (host == 0) continue;
+    }
     if (auto num = ProfilerStepNumber(trace.strings.Get(e.name))) {
       out.push_back({e.ts_ns, e.ts_ns + std::max<int64_t>(e.dur_ns, 0), *num});
     }
@@ -71,20 +82,71 @@ std::string KeyAveragesName(std::string_view name) {
   return std::string(name);
 }
 
-TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& options) {
+namespace {
+
+// Positions in RawTrace::events. 32 bits: the reader keeps fewer than kMaxEvents (2^32) events,
+// and half-size indices are most of what the per-event arrays below cost.
+using Idx = uint32_t;
+constexpr Idx kNone = UINT32_MAX;
+
+// One step sample on its way to an op row (rows are built once the events are released).
+struct Sample {
+  uint32_t row;
+  uint32_t step;
+  double value;
+};
+
+// An op row's figures while the events are read, in exact integer nanoseconds.
+struct RowSums {
+  uint64_t calls = 0;
+  int64_t self_cpu = 0, total_cpu = 0, self_dev = 0, total_dev = 0;
+};
+
+// Sorts `v` by `before`, a strict total order, where most elements already are in order: the
+// longest in-order run kept greedily stays put, only the rest is sorted and merged back in. Host
+// events come that way (a thread's ops in start order; the ranges written after their children,
+// such as ProfilerStep#N, are the exceptions), and sorting them all was a tenth of the run time.
+template <typename Before>
+void SortMostlySorted(std::vector<Idx>* v, Before before) {
+  std::vector<Idx> late;
+  size_t kept = 0;
+  for (size_t j = 0; j < v->size(); ++j) {
+    const Idx i = (*v)[j];
+    if (kept == 0 || before((*v)[kept - 1], i)) {
+      (*v)[kept++] = i;
+    } else {
+      late.push_back(i);
+    }
+  }
+  if (late.empty()) return;
+  v->resize(kept);
+  std::sort(late.begin(), late.end(), before);
+  std::vector<Idx> merged(v->size() + late.size());
+  std::merge(v->begin(), v->end(), late.begin(), late.end(), merged.begin(), before);
+  v->swap(merged);
+}
+
+// `release`, when given, is `trace` itself: its events are freed as soon as they are no longer
+// needed, before the op rows are built, so that a trace with a million distinct op names never
+// holds its events and its rows at once (issue 12 item 6).
+TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, RawTrace* release) {
   TraceSummary summary;
   summary.source_format = trace.format;
   summary.event_count = trace.complete_events;
   const std::vector<RawEvent>& events = trace.events;
   const size_t n = events.size();
   const bool legacy = trace.format == "legacy-array";
+  if (n >= kNone) {
+    summary.invalid_reason = absl::StrFormat("more than %d complete events (limit)", kNone - 1);
+    return summary;
+  }
 
   // Classify categories once per distinct `cat` string.
   std::vector<EventKind> kind_of_cat(trace.strings.size(), EventKind::kUnknown);
   auto kind_of = [&](const RawEvent& e) {
     EventKind& k = kind_of_cat[e.cat];
     if (k == EventKind::kUnknown) {
-      const std::string& cat = trace.strings.Get(e.cat);
+      const std::string cat(trace.strings.Get(e.cat));
       if (e.cat == 0) {
         k = EventKind::kHostOp;  // legacy traces carry no `cat`
       } else if (options.device_categories.contains(cat)) {
@@ -99,21 +161,23 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
     }
     return k;
   };
+  // Negative durations count as 0 (and make the capture INVALID below).
+  auto dur = [&](Idx i) { return std::max<int64_t>(events[i].dur_ns, 0); };
+  auto end_of = [&](Idx i) { return events[i].ts_ns + dur(i); };
 
   bool saw_privateuse1 = false;
   bool saw_cuda_runtime = false;
-  std::vector<size_t> host;    // host ops and runtime events
-  std::vector<size_t> device;  // device events
+  // Reserved for every event: pages never written cost address space, not memory, and no
+  // grow-and-copy doubles a vector's footprint at its peak (the same for `samples` below).
+  std::vector<Idx> host;    // host ops and runtime events
+  std::vector<Idx> device;  // device events
   host.reserve(n);
-  std::vector<int64_t> dur(n, 0);
-  for (size_t i = 0; i < n; ++i) {
+  device.reserve(n);
+  if (release) release->strings.ReleaseIndex();  // only Get() from here on
+  for (Idx i = 0; i < n; ++i) {
     const RawEvent& e = events[i];
-    dur[i] = e.dur_ns;
-    if (e.dur_ns < 0) {
-      if (!summary.invalid_reason) {
-        summary.invalid_reason = absl::StrFormat("negative duration at event %d", e.index);
-      }
-      dur[i] = 0;
+    if (e.dur_ns < 0 && !summary.invalid_reason) {
+      summary.invalid_reason = absl::StrFormat("negative duration at event %d", e.index);
     }
     if (legacy && i > 0 && e.ts_ns < events[i - 1].ts_ns && !summary.invalid_reason) {
       // torch 1.13 writes legacy traces sorted by start time.
@@ -122,51 +186,54 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
     const EventKind k = kind_of(e);
     if (k == EventKind::kHostOp || k == EventKind::kAnnotation || k == EventKind::kRuntime) {
       host.push_back(i);
-      const std::string& cat = trace.strings.Get(e.cat);
+      const std::string_view cat = trace.strings.Get(e.cat);
       if (cat.starts_with("privateuse1_")) saw_privateuse1 = true;
       if (cat.starts_with("cuda_")) saw_cuda_runtime = true;
     } else if (k == EventKind::kDevice) {
       device.push_back(i);
     }
   }
-  auto end_of = [&](size_t i) { return events[i].ts_ns + dur[i]; };
 
   // Nest host events per thread exactly as torch's EventList._populate_cpu_children: sort by
   // (start, -end), ties in file order; an event is the child of the top of the stack when it
   // starts before the parent's end and does not end after it. Partial overlaps (common in
   // legacy traces, whose integer µs durations are truncated per event) are not nested — torch
   // does the same, so they are not reported.
-  std::stable_sort(host.begin(), host.end(), [&](size_t a, size_t b) {
+  SortMostlySorted(&host, [&](Idx a, Idx b) {
     const uint64_t ta = ThreadKey(events[a]);
     const uint64_t tb = ThreadKey(events[b]);
     if (ta != tb) return ta < tb;
     if (events[a].ts_ns != events[b].ts_ns) return events[a].ts_ns < events[b].ts_ns;
-    return end_of(a) > end_of(b);
+    if (end_of(a) != end_of(b)) return end_of(a) > end_of(b);
+    return a < b;  // file order
   });
-  constexpr size_t kNone = static_cast<size_t>(-1);
-  std::vector<size_t> parent(n, kNone);
-  std::vector<int64_t> self_cpu(n, 0);
+  // From here on the per-host-event arrays are indexed by position in `host` (k), not by event:
+  // a quarter of the events are device work and need none of them.
+  const Idx h = static_cast<Idx>(host.size());
+  std::vector<Idx> parent(h, kNone);  // a position in `host`
+  std::vector<int64_t> self_cpu(h, 0);
   {
-    std::vector<size_t> stack;
+    std::vector<Idx> stack;  // positions
     uint64_t thread = 0;
-    for (size_t i : host) {
+    for (Idx k = 0; k < h; ++k) {
+      const Idx i = host[k];
       const RawEvent& e = events[i];
       if (stack.empty() || ThreadKey(e) != thread) {
         stack.clear();
         thread = ThreadKey(e);
       }
-      self_cpu[i] += dur[i];
+      self_cpu[k] += dur(i);
       while (!stack.empty()) {
-        const size_t p = stack.back();
-        if (e.ts_ns >= end_of(p) || end_of(i) > end_of(p)) {
+        const Idx p = stack.back();
+        if (e.ts_ns >= end_of(host[p]) || end_of(i) > end_of(host[p])) {
           stack.pop_back();
         } else {
-          parent[i] = p;
-          self_cpu[p] -= dur[i];
+          parent[k] = p;
+          self_cpu[p] -= dur(i);
           break;
         }
       }
-      stack.push_back(i);
+      stack.push_back(k);
     }
   }
 
@@ -176,74 +243,75 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
   // External id goes to the innermost op enclosing it, annotations skipped (old traces whose ids
   // are correlations, §7.1). A device event without a launch falls back to its own External id.
   // Anything else — a launch outside every op — is unattributed. Lookups are sorted vectors
-  // (16 bytes per event; the first in `host` order wins on duplicates).
-  using IdIndex = std::vector<std::pair<int64_t, size_t>>;
-  auto sorted_index = [&](auto&& wanted, auto&& id_of) {
-    IdIndex index;
-    for (size_t i : host) {
-      if (wanted(events[i]) && id_of(events[i]) >= 0) index.emplace_back(id_of(events[i]), i);
-    }
-    std::stable_sort(index.begin(), index.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    return index;
-  };
-  auto find_in = [&](const IdIndex& index, int64_t id) -> size_t {
-    if (id < 0) return kNone;
-    auto it = std::lower_bound(
-        index.begin(), index.end(), id,
-        [](const std::pair<int64_t, size_t>& x, int64_t c) { return x.first < c; });
-    if (it == index.end() || it->first != id) return kNone;
-    return it->second;
-  };
+  // (16 bytes per event, freed after this pass; the first in `host` order wins on duplicates).
+  // `dev` is each event's own device time here, its total (own + children's) further down.
   auto can_own = [&](const RawEvent& e) { return kind_of(e) == EventKind::kHostOp; };
-  const IdIndex runtime_by_correlation =
-      sorted_index([&](const RawEvent& e) { return kind_of(e) == EventKind::kRuntime; },
-                   [](const RawEvent& e) { return e.correlation; });
-  const IdIndex op_by_external_id =
-      sorted_index(can_own, [](const RawEvent& e) { return e.external_id; });
-  std::vector<int64_t> own_device(n, 0);
+  std::vector<int64_t> dev(h, 0);
   int64_t device_total_ns = 0;
   int64_t unattributed_ns = 0;
   uint64_t unattributed_events = 0;
-  for (size_t d : device) {
-    const RawEvent& e = events[d];
-    device_total_ns += dur[d];
-    size_t owner = kNone;
-    if (const size_t r = find_in(runtime_by_correlation, e.correlation); r != kNone) {
-      owner = find_in(op_by_external_id, events[r].external_id);
-      if (owner == kNone) {
-        owner = parent[r];
-        while (owner != kNone && !can_own(events[owner])) owner = parent[owner];
+  {
+    using IdIndex = std::vector<std::pair<int64_t, Idx>>;
+    auto sorted_index = [&](auto&& wanted, auto&& id_of) {
+      IdIndex index;
+      for (Idx k = 0; k < h; ++k) {
+        const RawEvent& e = events[host[k]];
+        if (wanted(e) && id_of(e) >= 0) index.emplace_back(id_of(e), k);
       }
-    } else {
-      owner = find_in(op_by_external_id, e.external_id);
+      auto by_id = [](const auto& a, const auto& b) { return a.first < b.first; };
+      // Ids mostly grow with time: often nothing to sort.
+      if (!std::is_sorted(index.begin(), index.end(), by_id)) {
+        std::stable_sort(index.begin(), index.end(), by_id);
+      }
+      return index;
+    };
+    auto find_in = [&](const IdIndex& index, int64_t id) -> Idx {
+      if (id < 0) return kNone;
+      auto it =
+          std::lower_bound(index.begin(), index.end(), id,
+                           [](const std::pair<int64_t, Idx>& x, int64_t c) { return x.first < c; });
+      if (it == index.end() || it->first != id) return kNone;
+      return it->second;
+    };
+    const IdIndex runtime_by_correlation =
+        sorted_index([&](const RawEvent& e) { return kind_of(e) == EventKind::kRuntime; },
+                     [](const RawEvent& e) { return e.correlation; });
+    const IdIndex op_by_external_id =
+        sorted_index(can_own, [](const RawEvent& e) { return e.external_id; });
+    for (Idx d : device) {
+      const RawEvent& e = events[d];
+      device_total_ns += dur(d);
+      Idx owner = kNone;
+      if (const Idx r = find_in(runtime_by_correlation, e.correlation); r != kNone) {
+        owner = find_in(op_by_external_id, events[host[r]].external_id);
+        if (owner == kNone) {
+          owner = parent[r];
+          while (owner != kNone && !can_own(events[host[owner]])) owner = parent[owner];
+        }
+      } else {
+        owner = find_in(op_by_external_id, e.external_id);
+      }
+      if (owner == kNone) {
+        unattributed_ns += dur(d);
+        ++unattributed_events;
+        continue;
+      }
+      dev[owner] += dur(d);
     }
-    if (owner == kNone) {
-      unattributed_ns += dur[d];
-      ++unattributed_events;
-      continue;
-    }
-    own_device[owner] += dur[d];
-  }
-  // Children come after their parent in `host` order, so a reverse pass completes every
-  // child's total before adding it to its parent.
-  std::vector<int64_t> total_device = own_device;
-  for (auto it = host.rbegin(); it != host.rend(); ++it) {
-    if (parent[*it] != kNone) total_device[parent[*it]] += total_device[*it];
   }
   // Per-kernel totals: device events grouped by name.
   {
-    std::vector<int64_t> row_of_kernel(trace.strings.size(), -1);
+    std::vector<Idx> row_of_kernel(trace.strings.size(), kNone);
     std::vector<int64_t> kernel_ns;
-    for (size_t d : device) {
-      int64_t& row = row_of_kernel[events[d].name];
-      if (row < 0) {
-        row = static_cast<int64_t>(summary.kernels.size());
-        summary.kernels.push_back({trace.strings.Get(events[d].name), 0, 0});
+    for (Idx d : device) {
+      Idx& row = row_of_kernel[events[d].name];
+      if (row == kNone) {
+        row = static_cast<Idx>(summary.kernels.size());
+        summary.kernels.push_back({std::string(trace.strings.Get(events[d].name)), 0, 0});
         kernel_ns.push_back(0);
       }
-      summary.kernels[static_cast<size_t>(row)].calls += 1;
-      kernel_ns[static_cast<size_t>(row)] += dur[d];
+      summary.kernels[row].calls += 1;
+      kernel_ns[row] += dur(d);
     }
     for (size_t k = 0; k < summary.kernels.size(); ++k)
       summary.kernels[k].device_us = Us(kernel_ns[k]);
@@ -263,103 +331,15 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
         "total only",
         unattributed_events, Us(unattributed_ns)));
   }
-  // Steps: ProfilerStep#N windows, in time order.
-  struct Window {
-    int64_t start, end;
-    uint32_t number;
-  };
-  std::vector<Window> windows;
-  for (size_t i : host) {
-    if (auto num = ProfilerStepNumber(trace.strings.Get(events[i].name))) {
-      windows.push_back({events[i].ts_ns, end_of(i), *num});
-    }
-  }
-  std::stable_sort(windows.begin(), windows.end(),
-                   [](const Window& a, const Window& b) { return a.start < b.start; });
-  for (const Window& w : windows) summary.steps.push_back(StepStats{w.number, 0, 0});
-  // The window containing `ts`: the last one starting at or before it, if it has not ended.
-  auto step_of = [&](int64_t ts) -> size_t {
-    auto it = std::upper_bound(windows.begin(), windows.end(), ts,
-                               [](int64_t t, const Window& w) { return t < w.start; });
-    if (it == windows.begin()) return kNone;
-    --it;
-    if (ts < it->end || ts == it->start) return static_cast<size_t>(it - windows.begin());
-    return kNone;
-  };
-
-  // Aggregate by key_averages() name. Distinct strings are distinct names except for the
-  // ProfilerStep#N rewrite, so every name that becomes "ProfilerStep*" shares one row and no
-  // name-keyed merge (a second copy of every name) is needed.
-  constexpr int64_t kNoRow = -1;
-  std::vector<int64_t> row_of_name(trace.strings.size(), kNoRow);
-  int64_t step_row = kNoRow;  // the "ProfilerStep*" row
-  std::vector<OpStats>& ops = summary.ops;
-  std::vector<int64_t> row_self_cpu, row_total_cpu, row_self_dev, row_total_dev;
-  auto new_row = [&](std::string name) {
-    const auto row = static_cast<int64_t>(ops.size());
-    OpStats op;
-    op.name = std::move(name);
-    op.step_self_device_us = StepSamples(windows.size());
-    ops.push_back(std::move(op));
-    row_self_cpu.push_back(0);
-    row_total_cpu.push_back(0);
-    row_self_dev.push_back(0);
-    row_total_dev.push_back(0);
-    return row;
-  };
-  int64_t self_cpu_total_ns = 0;
-  int64_t runtime_cpu_ns = 0;
-  for (size_t i : host) {
-    const RawEvent& e = events[i];
-    int64_t& row = row_of_name[e.name];
-    if (row == kNoRow) {
-      std::string name = KeyAveragesName(trace.strings.Get(e.name));
-      if (name == kStepRowName) {
-        if (step_row == kNoRow) step_row = new_row(std::move(name));
-        row = step_row;
-      } else {
-        row = new_row(std::move(name));
-      }
-    }
-    const auto r = static_cast<size_t>(row);
-    ops[r].calls += 1;
-    row_self_cpu[r] += self_cpu[i];
-    row_total_cpu[r] += dur[i];
-    row_self_dev[r] += own_device[i];
-    row_total_dev[r] += total_device[i];
-    self_cpu_total_ns += self_cpu[i];
-    if (kind_of(e) == EventKind::kRuntime) runtime_cpu_ns += self_cpu[i];
-    if (!windows.empty()) {
-      const size_t s = step_of(e.ts_ns);
-      if (s != kNone) {
-        summary.steps[s].cpu_us += Us(self_cpu[i]);
-        summary.steps[s].device_us += Us(own_device[i]);
-        ops[r].step_self_device_us.Add(
-            s, summary.has_device_time ? Us(own_device[i]) : Us(self_cpu[i]));
-      }
-    }
-  }
-  for (size_t r = 0; r < ops.size(); ++r) {
-    ops[r].self_cpu_us = Us(row_self_cpu[r]);
-    ops[r].total_cpu_us = Us(row_total_cpu[r]);
-    ops[r].self_device_us = Us(row_self_dev[r]);
-    ops[r].total_device_us = Us(row_total_dev[r]);
-  }
-  std::stable_sort(ops.begin(), ops.end(), [](const OpStats& a, const OpStats& b) {
-    if (a.self_device_us != b.self_device_us) return a.self_device_us > b.self_device_us;
-    if (a.self_cpu_us != b.self_cpu_us) return a.self_cpu_us > b.self_cpu_us;
-    return a.name < b.name;
-  });
-  summary.self_cpu_total_us = Us(self_cpu_total_ns);
-
-  // Layers: host time split into framework dispatch and runtime calls; device busy time and
-  // the gaps between device work (from the first to the last device event).
-  summary.layers.push_back({Layer::kFrameworkDispatch, Us(self_cpu_total_ns - runtime_cpu_ns)});
-  summary.layers.push_back({Layer::kRuntimeScheduling, Us(runtime_cpu_ns)});
-  if (!device.empty()) {
+  // Layers: device busy time and the gaps between device work (from the first to the last
+  // device event). Host layers need the op figures, below.
+  const bool any_device = !device.empty();
+  double idle_us = 0;
+  if (any_device) {
     std::vector<std::pair<int64_t, int64_t>> spans;
     spans.reserve(device.size());
-    for (size_t d : device) spans.emplace_back(events[d].ts_ns, end_of(d));
+    for (Idx d : device) spans.emplace_back(events[d].ts_ns, end_of(d));
+    std::vector<Idx>().swap(device);
     std::sort(spans.begin(), spans.end());
     int64_t busy = 0;
     int64_t cur_start = spans.front().first;
@@ -372,15 +352,147 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
       cur_end = std::max(cur_end, e);
     }
     busy += cur_end - cur_start;
-    const int64_t span = cur_end - spans.front().first;
+    idle_us = Us(cur_end - spans.front().first - busy);
+  }
+
+  // Steps: ProfilerStep#N windows, in time order.
+  struct Window {
+    int64_t start, end;
+    uint32_t number;
+  };
+  std::vector<Window> windows;
+  for (Idx i : host) {
+    if (auto num = ProfilerStepNumber(trace.strings.Get(events[i].name))) {
+      windows.push_back({events[i].ts_ns, end_of(i), *num});
+    }
+  }
+  std::stable_sort(windows.begin(), windows.end(),
+                   [](const Window& a, const Window& b) { return a.start < b.start; });
+  for (const Window& w : windows) summary.steps.push_back(StepStats{w.number, 0, 0});
+  // The window containing `ts`: the last one starting at or before it, if it has not ended.
+  auto step_of = [&](int64_t ts) -> Idx {
+    auto it = std::upper_bound(windows.begin(), windows.end(), ts,
+                               [](int64_t t, const Window& w) { return t < w.start; });
+    if (it == windows.begin()) return kNone;
+    --it;
+    if (ts < it->end || ts == it->start) return static_cast<Idx>(it - windows.begin());
+    return kNone;
+  };
+
+  // Rows by key_averages() name. Distinct strings are distinct names except for the
+  // ProfilerStep#N rewrite, so every name that becomes "ProfilerStep*" shares one row and no
+  // name-keyed merge (a second copy of every name) is needed. Rows are numbered in order of
+  // first occurrence in `host`; `name_of_row` keeps one string id per row.
+  std::vector<Idx> row_of_name(trace.strings.size(), kNone);
+  std::vector<Idx> name_of_row;
+  {
+    Idx step_row = kNone;  // the "ProfilerStep*" row
+    for (Idx i : host) {
+      const uint32_t name = events[i].name;
+      if (row_of_name[name] != kNone) continue;
+      const bool step = KeyAveragesName(trace.strings.Get(name)) == kStepRowName;
+      if (step && step_row != kNone) {
+        row_of_name[name] = step_row;
+        continue;
+      }
+      row_of_name[name] = static_cast<Idx>(name_of_row.size());
+      if (step) step_row = row_of_name[name];
+      name_of_row.push_back(name);
+    }
+  }
+
+  // Figures per row and per step. Own device time first; then `dev` becomes total device time
+  // (children come after their parent in `host` order, so a reverse pass completes every
+  // child's total before adding it to its parent).
+  std::vector<RowSums> sums(name_of_row.size());
+  std::vector<Sample> samples;  // (row, step) in `host` order; repeats merged when adjacent
+  if (!windows.empty()) samples.reserve(host.size());
+  int64_t self_cpu_total_ns = 0;
+  int64_t runtime_cpu_ns = 0;
+  for (Idx k = 0; k < h; ++k) {
+    const RawEvent& e = events[host[k]];
+    const Idx r = row_of_name[e.name];
+    RowSums& row = sums[r];
+    row.calls += 1;
+    row.self_cpu += self_cpu[k];
+    row.total_cpu += dur(host[k]);
+    row.self_dev += dev[k];
+    self_cpu_total_ns += self_cpu[k];
+    if (kind_of(e) == EventKind::kRuntime) runtime_cpu_ns += self_cpu[k];
+    if (windows.empty()) continue;
+    const Idx s = step_of(e.ts_ns);
+    if (s == kNone) continue;
+    summary.steps[s].cpu_us += Us(self_cpu[k]);
+    summary.steps[s].device_us += Us(dev[k]);
+    const double v = summary.has_device_time ? Us(dev[k]) : Us(self_cpu[k]);
+    if (v == 0.0) continue;
+    if (!samples.empty() && samples.back().row == r && samples.back().step == s) {
+      samples.back().value += v;
+    } else {
+      samples.push_back({r, s, v});
+    }
+  }
+  for (Idx k = h; k-- > 0;) {
+    if (parent[k] != kNone) dev[parent[k]] += dev[k];
+  }
+  for (Idx k = 0; k < h; ++k) sums[row_of_name[events[host[k]].name]].total_dev += dev[k];
+
+  // Everything per event is done: free it before the rows (one std::string each) are built.
+  std::vector<Idx>().swap(host);
+  std::vector<Idx>().swap(parent);
+  std::vector<int64_t>().swap(self_cpu);
+  std::vector<int64_t>().swap(dev);
+  std::vector<Idx>().swap(row_of_name);
+  if (release) {
+    std::vector<RawEvent>().swap(release->events);
+    std::vector<LaunchIds>().swap(release->launch_ids);
+  }
+
+  std::vector<OpStats>& ops = summary.ops;
+  ops.reserve(name_of_row.size());
+  // Figures first, names (a std::string each) once the sums are freed: the two never peak
+  // together.
+  for (size_t r = 0; r < name_of_row.size(); ++r) {
+    OpStats op;
+    op.calls = sums[r].calls;
+    op.self_cpu_us = Us(sums[r].self_cpu);
+    op.total_cpu_us = Us(sums[r].total_cpu);
+    op.self_device_us = Us(sums[r].self_dev);
+    op.total_device_us = Us(sums[r].total_dev);
+    op.step_self_device_us = StepSamples(windows.size());
+    ops.push_back(std::move(op));
+  }
+  std::vector<RowSums>().swap(sums);
+  for (size_t r = 0; r < ops.size(); ++r) {
+    ops[r].name = KeyAveragesName(trace.strings.Get(name_of_row[r]));
+  }
+  std::vector<Idx>().swap(name_of_row);
+  // Grouped by row, each row's samples in step order (cheapest for StepSamples::Add).
+  std::stable_sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
+    return a.row != b.row ? a.row < b.row : a.step < b.step;
+  });
+  for (const Sample& x : samples) ops[x.row].step_self_device_us.Add(x.step, x.value);
+  std::vector<Sample>().swap(samples);
+
+  std::stable_sort(ops.begin(), ops.end(), [](const OpStats& a, const OpStats& b) {
+    if (a.self_device_us != b.self_device_us) return a.self_device_us > b.self_device_us;
+    if (a.self_cpu_us != b.self_cpu_us) return a.self_cpu_us > b.self_cpu_us;
+    return a.name < b.name;
+  });
+  summary.self_cpu_total_us = Us(self_cpu_total_ns);
+
+  // Layers: host time split into framework dispatch and runtime calls, then the device layers.
+  summary.layers.push_back({Layer::kFrameworkDispatch, Us(self_cpu_total_ns - runtime_cpu_ns)});
+  summary.layers.push_back({Layer::kRuntimeScheduling, Us(runtime_cpu_ns)});
+  if (any_device) {
     summary.layers.push_back({Layer::kDeviceExecution, Us(device_total_ns)});
-    summary.layers.push_back({Layer::kIdle, Us(span - busy)});
+    summary.layers.push_back({Layer::kIdle, idle_us});
   }
 
   // Device kind and capture facts.
   if (saw_privateuse1) {
     summary.device_kind = DeviceKind::kNeuron;  // devtime's only PrivateUse1 backend
-  } else if (!device.empty() || saw_cuda_runtime || trace.device_properties_count.value_or(0) > 0) {
+  } else if (any_device || saw_cuda_runtime || trace.device_properties_count.value_or(0) > 0) {
     summary.device_kind = DeviceKind::kCuda;
   }
   summary.capture.active_steps = static_cast<uint32_t>(windows.size());
@@ -396,6 +508,16 @@ TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& op
     }
   }
   return summary;
+}
+
+}  // namespace
+
+TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& options) {
+  return Summarize(trace, options, nullptr);
+}
+
+TraceSummary SummarizeRawTrace(RawTrace&& trace, const SummarizeOptions& options) {
+  return Summarize(trace, options, &trace);
 }
 
 }  // namespace devtime::trace

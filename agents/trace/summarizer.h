@@ -14,6 +14,10 @@ namespace devtime::trace {
 // Never fails on well-formed RawTrace content; problems of trust go to invalid_reason and
 // warnings, which name events by their index in the file (the caller knows the file's name).
 TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& options);
+// The same, freeing `trace`'s events as soon as the per-event work is done, before the op rows
+// are built: the peak memory of a trace with many distinct names is its events or its rows,
+// not both. `trace` is left with its strings and no events.
+TraceSummary SummarizeRawTrace(RawTrace&& trace, const SummarizeOptions& options);
 
 // The quality-gate reason for a device backend whose device time is empty.
 inline constexpr char kDeviceTimeEmpty[] = "device backend profiled but device time is empty";

@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "agents/trace/trace_summary.h"
 
@@ -285,6 +287,45 @@ double PeakRssMb() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is KiB on Linux
 }
 
+// The peak of the process's anonymous resident memory (RSS minus file-backed pages: heap,
+// stacks; not the mapped trace, whose pages the reader drops as it goes) while it lives,
+// sampled from /proc/self/statm every 2 ms by a thread that mostly sleeps. "Peak RSS beyond the
+// mapped input" (issue 12) is this figure; ru_maxrss counts the mapped pages too.
+class AnonPeak {
+ public:
+  AnonPeak()
+      : thread_([this] {
+          while (!stop_.load()) {
+            Sample();
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          }
+        }) {}
+  ~AnonPeak() { Stop(); }
+  double Stop() {
+    if (thread_.joinable()) {
+      stop_ = true;
+      thread_.join();
+      Sample();
+    }
+    return static_cast<double>(peak_pages_) * static_cast<double>(sysconf(_SC_PAGESIZE)) /
+           1048576.0;
+  }
+
+ private:
+  void Sample() {
+    std::FILE* f = std::fopen("/proc/self/statm", "r");
+    if (!f) return;
+    unsigned long size = 0, resident = 0, shared = 0;
+    if (std::fscanf(f, "%lu %lu %lu", &size, &resident, &shared) == 3 && resident > shared) {
+      peak_pages_ = std::max(peak_pages_, static_cast<uint64_t>(resident - shared));
+    }
+    std::fclose(f);
+  }
+  std::atomic<bool> stop_{false};
+  uint64_t peak_pages_ = 0;
+  std::thread thread_;
+};
+
 // JSON bytes of a file (decompressed size for gzip), counted outside the timed region.
 uint64_t JsonBytes(const fs::path& p, bool* gz) {
   unsigned char magic[2] = {0, 0};
@@ -308,10 +349,12 @@ int Summarize(const fs::path& p, bool quiet) {
   const uint64_t json_bytes = JsonBytes(p, &gz);
   const double rss_before = PeakRssMb();
   const double cpu0 = CpuSeconds();
+  AnonPeak anon;
   const auto t0 = std::chrono::steady_clock::now();
   absl::StatusOr<devtime::trace::TraceSummary> s = devtime::trace::Summarize(p);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double cpu = CpuSeconds() - cpu0;
+  const double anon_mb = anon.Stop();
   if (!s.ok()) {
     std::fprintf(stderr, "summarize failed: %s\n", std::string(s.status().message()).c_str());
     return 1;
@@ -319,19 +362,19 @@ int Summarize(const fs::path& p, bool quiet) {
   if (!quiet) {
     std::printf(
         "devtime %s: %.1f MB JSON (%.1f MB on disk) in %.3f s wall = %.1f MB/s, %.3f s CPU = "
-        "%.1f MB/s; peak RSS %.1f MB (%.1f MB before); %" PRIu64
+        "%.1f MB/s; peak RSS %.1f MB (%.1f MB before), %.1f MB beyond the mapped input; %" PRIu64
         " X events, %zu ops, %zu "
         "steps, %s\n",
         gz ? "gzip" : "plain", static_cast<double>(json_bytes) / 1e6,
         static_cast<double>(fs::file_size(p)) / 1e6, secs,
         static_cast<double>(json_bytes) / 1e6 / secs, cpu,
-        static_cast<double>(json_bytes) / 1e6 / cpu, PeakRssMb(), rss_before, s->event_count,
-        s->ops.size(), s->steps.size(),
+        static_cast<double>(json_bytes) / 1e6 / cpu, PeakRssMb(), rss_before, anon_mb,
+        s->event_count, s->ops.size(), s->steps.size(),
         s->invalid_reason ? ("INVALID: " + *s->invalid_reason).c_str() : "valid");
     std::printf("RESULT kind=%s json_bytes=%" PRIu64
                 " seconds=%.6f cpu_seconds=%.6f "
-                "peak_rss_mb=%.1f\n",
-                gz ? "gzip" : "plain", json_bytes, secs, cpu, PeakRssMb());
+                "peak_rss_mb=%.1f peak_anon_mb=%.1f\n",
+                gz ? "gzip" : "plain", json_bytes, secs, cpu, PeakRssMb(), anon_mb);
   }
   return s->invalid_reason ? 3 : 0;
 }

@@ -58,6 +58,11 @@ TEST(NeuronDir, ExplorerJsonFromTheOutputRoot) {
   EXPECT_DOUBLE_EQ(LayerUs(s, Layer::kIdle), 2480.0);
   EXPECT_EQ(s.environment.at("neuron.instance_id"), "i-0f207fb2a99bd2d08");
   EXPECT_EQ(s.environment.at("neuron.pid"), "701");
+  // NEFF/model identity of the counted executions (model_id and model_name fields).
+  EXPECT_EQ(s.environment.at("neuron.models"), "5");
+  EXPECT_EQ(s.environment.at("neuron.model.5.executions"), "2");
+  EXPECT_EQ(s.environment.at("neuron.model.5.neff"),
+            "/var/tmp/neuron-compile-cache/compile_cache/MODULE_14382885777943380728/model.neff");
   EXPECT_EQ(s.capture.events_dropped, 0u);
   // aten::mul owns the NeuronCore time of its launches, per step.
   const OpStats& mul = Op(s, "aten::mul");

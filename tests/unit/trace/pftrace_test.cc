@@ -4,6 +4,7 @@
 // incremental state, compressed packets, unknown fields, a truncated last packet, gzip.
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agents/trace/neuron_reader.h"
@@ -23,12 +24,13 @@ constexpr uint32_t kRuntimeSeq = 1;  // interned names
 constexpr uint32_t kDeviceSeq = 2;   // plain names, default track
 constexpr uint64_t kRuntimeTrack = 11;
 constexpr uint64_t kDeviceTrack = 22;
+constexpr char kDeviceProfile[] = "device_profile_model_10001.pftrace";
 
 // The RMSNorm capture of the explorer JSON fixture, rewritten as Neuron Explorer's Perfetto
 // system profile: runtime nrt_execute slices on sequence 1 (names interned), NeuronCore
 // executions on sequence 2 (plain names, `nc_exec_running <neff>`), written after sequence 1
 // so packets are out of time order across sequences.
-std::string RmsNormPftrace() {
+std::string RmsNormPftrace(std::string_view device_profile = kDeviceProfile) {
   absl::StatusOr<NeuronSystemTrace> json =
       ReadNeuronSystemTrace(Fixture(kRmsSession / "system_profile.json"));
   EXPECT_TRUE(json.ok()) << json.status();
@@ -73,7 +75,8 @@ std::string RmsNormPftrace() {
                            .Msg(4, IntArg("exec_id", x.exec_id))
                            .Msg(4, IntArg("process_id", 4242))
                            .Msg(4, IntArg("lnc_idx", 0))
-                           .Msg(4, StringArg("trace_event_source", "neuron_hw"));
+                           .Msg(4, StringArg("trace_event_source", "neuron_hw"))
+                           .Msg(4, StringArg("device_profile", device_profile));
     std::string pair = Record(Proto()
                                   .Varint(8, static_cast<uint64_t>(x.start_ns))
                                   .Varint(10, kDeviceSeq)
@@ -111,6 +114,10 @@ TEST(PerfettoReader, RmsNormPerOpNeuronCoreTimeFromSystemProfilePftrace) {
   EXPECT_NEAR(100 * mul.self_device_us / s.device_total_us, 49.45, 0.005);
   ASSERT_TRUE(s.device_join);
   EXPECT_EQ(s.device_join->Method(), "order");  // trace.json carries no exec ids
+  // NEFF/model identity: the device_profile arg's model id, the NEFF path of the slice name.
+  EXPECT_EQ(s.environment["neuron.models"], "10001");
+  EXPECT_EQ(s.environment["neuron.model.10001.neff"], "/var/tmp/model.neff");
+  EXPECT_EQ(s.environment["neuron.model.10001.executions"], "12");  // 6 ops x 2 steps
   EXPECT_TRUE(HasWarning(s, "1 Perfetto packets skipped"));
   EXPECT_TRUE(HasWarning(s, "last Perfetto packet is cut short"));
   // The layers match the JSON form's.
@@ -119,6 +126,73 @@ TEST(PerfettoReader, RmsNormPerOpNeuronCoreTimeFromSystemProfilePftrace) {
   for (size_t i = 0; i < s.layers.size(); ++i) {
     EXPECT_NEAR(s.layers[i].time_us, from_json.layers[i].time_us, 1e-6) << i;
   }
+}
+
+// The same two executions in Neuron Explorer's JSON and Perfetto forms give the same NEFF/model
+// identity: model_name + device_profile at the top level (JSON) or as args (Perfetto, names
+// interned there), and a NEFF path only in the event name with device_profile under args.
+TEST(PerfettoReader, ModelIdentityIsTheJsonFormsFromArgsOrName) {
+  TempDir dir;
+  dir.Write("system_profile.json", R"({"trace_events": [
+    {"name": "nc_exec_running", "timestamp": 1000, "duration": 500, "process_id": "7",
+     "lnc_idx": "0", "exec_id": 1, "model_name": "/tmp/a/neff_10001.neff",
+     "device_profile": "device_profile_model_10001.pftrace"},
+    {"name": "nc_exec_running /tmp/b/model.MODULE_x.neff", "timestamp": 2000, "duration": 500,
+     "process_id": "7", "lnc_idx": "1",
+     "args": {"exec_id": 2, "device_profile": "device_profile_model_10002.pftrace"}}]})");
+  std::string pf = Record(Proto().Varint(10, 1).Varint(13, 1).Msg(
+      12, Proto()
+              .Msg(3, Proto().Varint(1, 1).Bytes(2, "model_name"))
+              .Msg(3, Proto().Varint(1, 2).Bytes(2, "device_profile"))
+              .Msg(29, Proto().Varint(1, 3).Bytes(2, "device_profile_model_10001.pftrace"))));
+  auto slice = [&](int64_t start, const std::string& name, int64_t exec, int64_t core,
+                   const Proto& identity) {
+    pf += Record(Proto()
+                     .Varint(8, static_cast<uint64_t>(start))
+                     .Varint(10, 1)
+                     .Varint(13, 2)
+                     .Msg(11, Proto()
+                                  .Varint(9, 1)
+                                  .Varint(11, 5)
+                                  .Bytes(23, name)
+                                  .Msg(4, IntArg("exec_id", exec))
+                                  .Msg(4, IntArg("process_id", 7))
+                                  .Msg(4, IntArg("lnc_idx", core))
+                                  .Append(identity)));
+    pf += Record(Proto()
+                     .Varint(8, static_cast<uint64_t>(start + 500))
+                     .Varint(10, 1)
+                     .Varint(13, 2)
+                     .Msg(11, Proto().Varint(9, 2).Varint(11, 5)));
+  };
+  slice(1000, "nc_exec_running", 1, 0,
+        Proto()
+            .Msg(4, Proto().Varint(1, 1).Bytes(6, "/tmp/a/neff_10001.neff"))
+            .Msg(4, Proto().Varint(1, 2).Varint(17, 3)));
+  slice(2000, "nc_exec_running /tmp/b/model.MODULE_x.neff", 2, 1,
+        Proto().Msg(4, Proto().Varint(1, 2).Bytes(6, "device_profile_model_10002.pftrace")));
+  absl::StatusOr<NeuronSystemTrace> json =
+      ReadNeuronSystemTrace(dir.path() / "system_profile.json");
+  absl::StatusOr<NeuronSystemTrace> perfetto = ParsePerfettoSystemTrace(pf, "p");
+  ASSERT_TRUE(json.ok()) << json.status();
+  ASSERT_TRUE(perfetto.ok()) << perfetto.status();
+  for (const NeuronSystemTrace* t : {&*json, &*perfetto}) {
+    ASSERT_EQ(t->executions.size(), 2u) << t->form;
+    EXPECT_EQ(t->executions[0].neff, "/tmp/a/neff_10001.neff") << t->form;
+    EXPECT_EQ(t->executions[0].model_id, "10001") << t->form;
+    EXPECT_EQ(t->executions[1].neff, "/tmp/b/model.MODULE_x.neff") << t->form;
+    EXPECT_EQ(t->executions[1].model_id, "10002") << t->form;
+  }
+}
+
+TEST(PerfettoReader, ModelIdsARunCannotCarryAreLeftOut) {
+  // A model id with a space and a control byte would make the RunSummary invalid.
+  TempDir dir;
+  TraceSummary s = MustSummarize(PerfettoSession(
+      dir, "system_profile.pftrace", RmsNormPftrace("device_profile_model_bad id\x01.pftrace")));
+  EXPECT_FALSE(s.invalid_reason) << *s.invalid_reason;
+  EXPECT_FALSE(s.environment.contains("neuron.models"));
+  EXPECT_NEAR(s.device_total_us, 2 * 2354.9, 1e-6);  // the executions still count
 }
 
 TEST(PerfettoReader, GzipFileAndExecutionsOfPhysicalCoresMerged) {

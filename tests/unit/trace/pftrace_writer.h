@@ -25,6 +25,11 @@ class Proto {
     return *this;
   }
   Proto& Msg(uint32_t field, const Proto& m) { return Bytes(field, m.bytes_); }
+  // Appends `m`'s fields to this message's.
+  Proto& Append(const Proto& m) {
+    bytes_.append(m.bytes_);
+    return *this;
+  }
   Proto& Fixed32(uint32_t field, uint32_t v) {
     Raw((uint64_t{field} << 3) | 5);
     for (int i = 0; i < 4; ++i) bytes_.push_back(static_cast<char>(v >> (8 * i)));
