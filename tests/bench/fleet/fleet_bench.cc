@@ -262,6 +262,37 @@ std::string Unanalysed(const testing::TestDatabase& db) {
   }
 }
 
+// [sessions], [idle] and [run-now]; the fleet, still connected when --sessions-during-ingest.
+std::unique_ptr<SimulatedFleet> SessionPhases(const Options& options,
+                                              const testing::TestDatabase& db,
+                                              const Collector& collector,
+                                              v1::Collector::Stub& admin,
+                                              const PostgresProbe& postgres) {
+  std::printf("\n[sessions] %d agents connect\n", options.fleet.sessions);
+  auto connecting = Clock::now();
+  auto fleet = std::make_unique<SimulatedFleet>(collector.address(), options.fleet.sessions,
+                                                options.fleet.connections);
+  int assigned = fleet->WaitAssigned(std::chrono::seconds(options.phase_timeout));
+  std::string last_error;
+  int ended = fleet->ended(&last_error);
+  Print("sessions with assignments", assigned);
+  Print("time until all had them", Ms(Clock::now() - connecting) / 1000, "s");
+  Print("sessions ended by the collector", ended);
+  if (ended > 0) std::printf("  last error: %s\n", last_error.c_str());
+
+  std::printf("\n[idle] %d sessions connected, %d s\n", options.fleet.sessions,
+              options.fleet.idle_seconds);
+  IdlePhase(options, db, collector.pid(), postgres);
+
+  std::printf("\n[run-now] %d requests, one at a time\n", options.fleet.run_now_samples);
+  RunNowPhase(options, admin, *fleet);
+
+  // Ingest and its COPY yardstick on a quiet collector, unless asked: the idle sessions'
+  // own load (measured above) would slow both and blur their ratio.
+  if (!options.ingest.sessions_during_ingest) fleet.reset();
+  return fleet;
+}
+
 int Run(const Options& options) {
   if (options.database.empty()) {
     std::cerr << "fleet_bench: give --database CONNINFO or set DEVTIME_TEST_DATABASE\n";
@@ -286,32 +317,14 @@ int Run(const Options& options) {
     PrintWindow(rest.Finish());
   }
 
-  std::printf("\n[sessions] %d agents connect\n", options.fleet.sessions);
-  auto connecting = Clock::now();
-  auto fleet = std::make_unique<SimulatedFleet>(collector.address(), options.fleet.sessions,
-                                                options.fleet.connections);
-  int assigned = fleet->WaitAssigned(std::chrono::seconds(options.phase_timeout));
-  std::string last_error;
-  int ended = fleet->ended(&last_error);
-  Print("sessions with assignments", assigned);
-  Print("time until all had them", Ms(Clock::now() - connecting) / 1000, "s");
-  Print("sessions ended by the collector", ended);
-  if (ended > 0) std::printf("  last error: %s\n", last_error.c_str());
-
-  std::printf("\n[idle] %d sessions connected, %d s\n", options.fleet.sessions,
-              options.fleet.idle_seconds);
-  IdlePhase(options, db, collector.pid(), postgres);
-
-  std::printf("\n[run-now] %d requests, one at a time\n", options.fleet.run_now_samples);
-  RunNowPhase(options, *admin, *fleet);
-
-  // Ingest and its COPY yardstick on a quiet collector, unless asked: the idle sessions'
-  // own load (measured above) would slow both and blur their ratio.
-  if (!options.ingest.sessions_during_ingest) fleet.reset();
+  std::unique_ptr<SimulatedFleet> fleet;
+  if (options.fleet.sessions > 0) fleet = SessionPhases(options, db, collector, *admin, postgres);
 
   std::printf("\n[ingest] %d uploaders x %d runs, %s\n", options.ingest.uploaders,
               options.ingest.runs_per_uploader,
-              fleet ? "sessions still connected" : "sessions closed");
+              fleet                        ? "sessions still connected"
+              : options.fleet.sessions > 0 ? "sessions closed"
+                                           : "no sessions");
   std::vector<std::vector<v1::RunSummary>> runs(static_cast<std::size_t>(options.ingest.uploaders));
   std::vector<v1::RunSummary> all;
   for (int k = 0; k < options.ingest.uploaders; ++k) {
@@ -322,6 +335,8 @@ int Run(const Options& options) {
   }
   IngestResult ingest;
   Window ingest_window;
+  StatementsProbe statements(db.conninfo());
+  statements.Reset();
   {
     WindowProbe probe(collector.pid(), postgres);
     ingest = Ingest(options, collector.address(), runs);
@@ -341,6 +356,7 @@ int Run(const Options& options) {
           1000 * *ingest_window.pg_cpu_seconds / static_cast<double>(ingest.acked_runs), "ms");
   }
   std::printf("  %-34s %12s\n", "runs not analysed at the end", Unanalysed(db).c_str());
+  statements.Print(static_cast<double>(ingest.acked_runs), "acked run");
 
   std::printf("\n[raw COPY] the same %zu runs into same-shaped scratch tables, one connection\n",
               all.size());
@@ -384,9 +400,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--collector-arg", options.collector_args,
                  "extra collector flag (repeat), e.g. --collector-arg=--session-poll-ms=1000");
-  app.add_option("--sessions", options.fleet.sessions, "simulated agent sessions (N)")
+  app.add_option("--sessions", options.fleet.sessions,
+                 "simulated agent sessions (N); 0 skips the sessions, idle and run-now phases")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
+      ->check(CLI::Range(0, 100000));
   app.add_option("--connections", options.fleet.connections,
                  "TCP connections the sessions share (0 = min(N, 250))")
       ->capture_default_str();
@@ -411,7 +428,7 @@ int main(int argc, char** argv) {
                "keep the N sessions connected through ingest and the raw COPY");
   CLI11_PARSE(app, argc, argv);
   if (options.fleet.connections <= 0)
-    options.fleet.connections = std::min(options.fleet.sessions, 250);
+    options.fleet.connections = std::max(1, std::min(options.fleet.sessions, 250));
   try {
     return devtime::bench::Run(options);
   } catch (const std::exception& e) {
