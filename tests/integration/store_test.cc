@@ -252,7 +252,7 @@ TEST_F(StoreTest, GetRunOfUnknownOrMalformedId) {
 TEST_F(StoreTest, MigrationsApplyOnceAcrossRestarts) {
   auto again = OpenStore(db_);
   ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_EQ((*again)->schema_version(), static_cast<int>(AllMigrations().size()));
+  EXPECT_EQ((*again)->schema_version(), AllMigrations().back().version);
   EXPECT_EQ(db_.Count("schema_migrations"), static_cast<long long>(AllMigrations().size()));
 }
 
@@ -265,8 +265,8 @@ TEST_F(StoreTest, RefusesDatabaseFromANewerCollector) {
 }
 
 TEST_F(StoreTest, ConnectionsKilledMidStatementAreRetriedNotReportedAsErrors) {
-  // A big run keeps the COPY busy; meanwhile its backend is terminated (what a PostgreSQL
-  // shutdown does: SQLSTATE 57P01 in the middle of the statement).
+  // A big run keeps the op_stats INSERT busy; meanwhile its backend is terminated (what a
+  // PostgreSQL shutdown does: SQLSTATE 57P01 in the middle of the statement).
   auto run = NaiveRmsNormRun(TestRunId(40));
   for (int i = 0; i < 20000 - 4; ++i) {
     auto* op = run.add_ops();
