@@ -3,9 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
+#include "absl/base/casts.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "services/collector/store/migrations.h"
 #include "services/collector/store/regression_store.h"
@@ -139,6 +143,51 @@ TEST_F(StoreTest, OperatorPointsEqualPostgresAggregatesOfTheirStepSamples) {
   EXPECT_EQ(db_.Query("SELECT count(*) FROM series WHERE op LIKE 'aten::\"odd\", {name}%'"), "1");
 }
 
+// Every double as its 64 bits in hex, as PostgreSQL's encode(float8send(x), 'hex') gives it.
+std::string Bits(double x) { return absl::StrFormat("%016x", absl::bit_cast<uint64_t>(x)); }
+
+TEST_F(StoreTest, OperatorAndStepRowsHoldEveryUploadedValueExactly) {
+  // The rows cross as binary arrays (database.h): every number must arrive bit for bit, each
+  // operator with its own slice of the samples, in order, an empty slice as '{}'.
+  auto run = devtime::bench::WideRun(TestRunId(7), "exact", 1795917600, {.ops = 40, .steps = 4});
+  run.mutable_ops(5)->clear_step_self_device_us();
+  run.mutable_ops(6)->mutable_step_self_device_us()->Truncate(1);
+  run.mutable_ops(7)->set_name("aten::\"odd\", {name}\\ NULL \u00fc");
+  run.mutable_ops(8)->set_calls(9007199254740993ULL);  // not exact in a double
+  run.mutable_steps(1)->set_device_us(0.1);
+  ASSERT_TRUE(runs_->IngestRun(run).ok());
+
+  std::vector<std::string> ops;
+  for (const auto& op : run.ops()) {
+    std::string row = op.name() + "|" + std::to_string(op.calls()) + "|" + Bits(op.self_cpu_us()) +
+                      "|" + Bits(op.total_cpu_us()) + "|" + Bits(op.self_device_us()) + "|" +
+                      Bits(op.total_device_us()) + "|";
+    for (int i = 0; i < op.step_self_device_us_size(); ++i) {
+      row += (i ? "," : "") + Bits(op.step_self_device_us(i));
+    }
+    ops.push_back(row + ";");
+  }
+  std::sort(ops.begin(), ops.end());
+  std::string steps;
+  for (const auto& step : run.steps()) {
+    steps += std::to_string(step.step()) + "|" + Bits(step.device_us()) + "|" +
+             Bits(step.cpu_us()) + ";";
+  }
+  auto hex = [](const std::string& x) { return "encode(float8send(" + x + "), 'hex')"; };
+  EXPECT_EQ(
+      db_.Query("SELECT string_agg(op || '|' || calls || '|' || " + hex("self_cpu_us") +
+                " || '|' || " + hex("total_cpu_us") + " || '|' || " + hex("self_device_us") +
+                " || '|' || " + hex("total_device_us") + " || '|' || coalesce((SELECT string_agg(" +
+                hex("x") +
+                ", ',' ORDER BY i) FROM unnest(step_self_device_us) WITH ORDINALITY u (x, i)),"
+                " '') || ';', '' ORDER BY op || '|' COLLATE \"C\") FROM op_stats"),
+      absl::StrJoin(ops, ""));
+  EXPECT_EQ(db_.Query("SELECT string_agg(step || '|' || " + hex("device_us") + " || '|' || " +
+                      hex("cpu_us") + " || ';', '' ORDER BY step) FROM run_steps"),
+            steps);
+  EXPECT_EQ(db_.Query("SELECT count(*) FROM op_stats WHERE step_self_device_us = '{}'"), "1");
+}
+
 TEST_F(StoreTest, InvalidRunIsHistoryButNeverADataPoint) {
   auto run = NaiveRmsNormRun(TestRunId(6));
   run.set_status(v1::RUN_STATUS_INVALID);
@@ -203,7 +252,7 @@ TEST_F(StoreTest, GetRunOfUnknownOrMalformedId) {
 TEST_F(StoreTest, MigrationsApplyOnceAcrossRestarts) {
   auto again = OpenStore(db_);
   ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_EQ((*again)->schema_version(), static_cast<int>(AllMigrations().size()));
+  EXPECT_EQ((*again)->schema_version(), AllMigrations().back().version);
   EXPECT_EQ(db_.Count("schema_migrations"), static_cast<long long>(AllMigrations().size()));
 }
 
@@ -216,8 +265,8 @@ TEST_F(StoreTest, RefusesDatabaseFromANewerCollector) {
 }
 
 TEST_F(StoreTest, ConnectionsKilledMidStatementAreRetriedNotReportedAsErrors) {
-  // A big run keeps the COPY busy; meanwhile its backend is terminated (what a PostgreSQL
-  // shutdown does: SQLSTATE 57P01 in the middle of the statement).
+  // A big run keeps the op_stats INSERT busy; meanwhile its backend is terminated (what a
+  // PostgreSQL shutdown does: SQLSTATE 57P01 in the middle of the statement).
   auto run = NaiveRmsNormRun(TestRunId(40));
   for (int i = 0; i < 20000 - 4; ++i) {
     auto* op = run.add_ops();

@@ -1,6 +1,8 @@
 #include "services/collector/store/database.h"
 
+#include <bit>
 #include <cctype>
+#include <cstring>
 #include <deque>
 #include <thread>
 
@@ -11,6 +13,81 @@ namespace devtime::store {
 bool IsConnectionLoss(const pqxx::sql_error& error, const pqxx::connection_base& connection) {
   const std::string state = error.sqlstate();
   return state.rfind("08", 0) == 0 || state.rfind("57P", 0) == 0 || !connection.is_open();
+}
+
+// ---- binary arrays ----------------------------------------------------------------------------
+
+namespace {
+
+// Element type oids (pg_type.h); array_recv refuses an array of another element type.
+constexpr std::uint32_t kInt4Oid = 23, kInt8Oid = 20, kFloat8Oid = 701, kTextOid = 25;
+
+template <typename Unsigned>
+void AppendBigEndian(std::string& out, Unsigned value) {
+  for (int shift = 8 * (sizeof(Unsigned) - 1); shift >= 0; shift -= 8) {
+    out += static_cast<char>((value >> shift) & 0xff);
+  }
+}
+
+// array_send's layout for one dimension: ndim, has-nulls flag, element type, then (length,
+// lower bound 1) and each element as its byte length (-1: NULL) and its binary value.
+template <typename Values, typename Element>
+pqxx::binarystring EncodeArray(const Values& values, std::uint32_t element_oid, bool nulls,
+                               Element&& append_element) {
+  std::string out;
+  out.reserve(20 + values.size() * 12);
+  AppendBigEndian<std::uint32_t>(out, values.empty() ? 0 : 1);
+  AppendBigEndian<std::uint32_t>(out, nulls ? 1 : 0);
+  AppendBigEndian(out, element_oid);
+  if (!values.empty()) {
+    AppendBigEndian(out, static_cast<std::uint32_t>(values.size()));
+    AppendBigEndian<std::uint32_t>(out, 1);
+  }
+  for (const auto& value : values) append_element(out, value);
+  return pqxx::binarystring(out);
+}
+
+void AppendFloat8(std::string& out, double value) {
+  AppendBigEndian<std::uint32_t>(out, 8);
+  AppendBigEndian(out, std::bit_cast<std::uint64_t>(value));
+}
+
+}  // namespace
+
+pqxx::binarystring BinaryInt4Array(const std::vector<std::int32_t>& values) {
+  return EncodeArray(values, kInt4Oid, false, [](std::string& out, std::int32_t v) {
+    AppendBigEndian<std::uint32_t>(out, 4);
+    AppendBigEndian(out, static_cast<std::uint32_t>(v));
+  });
+}
+
+pqxx::binarystring BinaryInt8Array(const std::vector<std::int64_t>& values) {
+  return EncodeArray(values, kInt8Oid, false, [](std::string& out, std::int64_t v) {
+    AppendBigEndian<std::uint32_t>(out, 8);
+    AppendBigEndian(out, static_cast<std::uint64_t>(v));
+  });
+}
+
+pqxx::binarystring BinaryFloat8Array(const std::vector<double>& values) {
+  return EncodeArray(values, kFloat8Oid, false, AppendFloat8);
+}
+
+pqxx::binarystring BinaryFloat8Array(const std::vector<std::optional<double>>& values) {
+  return EncodeArray(values, kFloat8Oid, true,
+                     [](std::string& out, const std::optional<double>& v) {
+                       if (v) {
+                         AppendFloat8(out, *v);
+                       } else {
+                         AppendBigEndian(out, static_cast<std::uint32_t>(-1));
+                       }
+                     });
+}
+
+pqxx::binarystring BinaryTextArray(const std::vector<std::string>& values) {
+  return EncodeArray(values, kTextOid, false, [](std::string& out, const std::string& v) {
+    AppendBigEndian(out, static_cast<std::uint32_t>(v.size()));
+    out += v;
+  });
 }
 
 // ---- the connection pool -------------------------------------------------------------------

@@ -71,6 +71,7 @@ class RunStore {
   class SeriesCache;
   std::vector<std::pair<std::string, long long>> WriteSeriesPoints(pqxx::work& tx,
                                                                    const v1::RunSummary& run,
+                                                                   const std::string& at,
                                                                    const SeriesValue& point);
 
   Database& db_;

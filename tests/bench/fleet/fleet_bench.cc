@@ -178,6 +178,9 @@ struct IngestResult {
   long long acked_runs = 0, failed_runs = 0, op_rows = 0;
   double seconds = 0;
   std::vector<double> ack_ms;
+  // The same, split: each uploader's first run creates its series (one per operator and
+  // the whole run), its later runs find them cached.
+  std::vector<double> first_ack_ms, later_ack_ms;
   std::string last_error;
 };
 
@@ -197,7 +200,8 @@ IngestResult Ingest(const Options& options, const std::string& address,
       args.SetMaxSendMessageSize(64 << 20);
       auto stub = v1::Collector::NewStub(
           grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
-      for (const auto& run : runs[k]) {
+      for (std::size_t r = 0; r < runs[k].size(); ++r) {
+        const v1::RunSummary& run = runs[k][r];
         if (Clock::now() > phase_end) break;
         v1::UploadRunRequest request;
         *request.mutable_run() = run;
@@ -211,6 +215,7 @@ IngestResult Ingest(const Options& options, const std::string& address,
           ++result.acked_runs;
           result.op_rows += run.ops_size();
           result.ack_ms.push_back(ms);
+          (r == 0 ? result.first_ack_ms : result.later_ack_ms).push_back(ms);
         } else {
           ++result.failed_runs;
           result.last_error = wire::Describe(status);
@@ -262,6 +267,37 @@ std::string Unanalysed(const testing::TestDatabase& db) {
   }
 }
 
+// [sessions], [idle] and [run-now]; the fleet, still connected when --sessions-during-ingest.
+std::unique_ptr<SimulatedFleet> SessionPhases(const Options& options,
+                                              const testing::TestDatabase& db,
+                                              const Collector& collector,
+                                              v1::Collector::Stub& admin,
+                                              const PostgresProbe& postgres) {
+  std::printf("\n[sessions] %d agents connect\n", options.fleet.sessions);
+  auto connecting = Clock::now();
+  auto fleet = std::make_unique<SimulatedFleet>(collector.address(), options.fleet.sessions,
+                                                options.fleet.connections);
+  int assigned = fleet->WaitAssigned(std::chrono::seconds(options.phase_timeout));
+  std::string last_error;
+  int ended = fleet->ended(&last_error);
+  Print("sessions with assignments", assigned);
+  Print("time until all had them", Ms(Clock::now() - connecting) / 1000, "s");
+  Print("sessions ended by the collector", ended);
+  if (ended > 0) std::printf("  last error: %s\n", last_error.c_str());
+
+  std::printf("\n[idle] %d sessions connected, %d s\n", options.fleet.sessions,
+              options.fleet.idle_seconds);
+  IdlePhase(options, db, collector.pid(), postgres);
+
+  std::printf("\n[run-now] %d requests, one at a time\n", options.fleet.run_now_samples);
+  RunNowPhase(options, admin, *fleet);
+
+  // Ingest and its COPY yardstick on a quiet collector, unless asked: the idle sessions'
+  // own load (measured above) would slow both and blur their ratio.
+  if (!options.ingest.sessions_during_ingest) fleet.reset();
+  return fleet;
+}
+
 int Run(const Options& options) {
   if (options.database.empty()) {
     std::cerr << "fleet_bench: give --database CONNINFO or set DEVTIME_TEST_DATABASE\n";
@@ -286,32 +322,14 @@ int Run(const Options& options) {
     PrintWindow(rest.Finish());
   }
 
-  std::printf("\n[sessions] %d agents connect\n", options.fleet.sessions);
-  auto connecting = Clock::now();
-  auto fleet = std::make_unique<SimulatedFleet>(collector.address(), options.fleet.sessions,
-                                                options.fleet.connections);
-  int assigned = fleet->WaitAssigned(std::chrono::seconds(options.phase_timeout));
-  std::string last_error;
-  int ended = fleet->ended(&last_error);
-  Print("sessions with assignments", assigned);
-  Print("time until all had them", Ms(Clock::now() - connecting) / 1000, "s");
-  Print("sessions ended by the collector", ended);
-  if (ended > 0) std::printf("  last error: %s\n", last_error.c_str());
-
-  std::printf("\n[idle] %d sessions connected, %d s\n", options.fleet.sessions,
-              options.fleet.idle_seconds);
-  IdlePhase(options, db, collector.pid(), postgres);
-
-  std::printf("\n[run-now] %d requests, one at a time\n", options.fleet.run_now_samples);
-  RunNowPhase(options, *admin, *fleet);
-
-  // Ingest and its COPY yardstick on a quiet collector, unless asked: the idle sessions'
-  // own load (measured above) would slow both and blur their ratio.
-  if (!options.ingest.sessions_during_ingest) fleet.reset();
+  std::unique_ptr<SimulatedFleet> fleet;
+  if (options.fleet.sessions > 0) fleet = SessionPhases(options, db, collector, *admin, postgres);
 
   std::printf("\n[ingest] %d uploaders x %d runs, %s\n", options.ingest.uploaders,
               options.ingest.runs_per_uploader,
-              fleet ? "sessions still connected" : "sessions closed");
+              fleet                        ? "sessions still connected"
+              : options.fleet.sessions > 0 ? "sessions closed"
+                                           : "no sessions");
   std::vector<std::vector<v1::RunSummary>> runs(static_cast<std::size_t>(options.ingest.uploaders));
   std::vector<v1::RunSummary> all;
   for (int k = 0; k < options.ingest.uploaders; ++k) {
@@ -322,6 +340,8 @@ int Run(const Options& options) {
   }
   IngestResult ingest;
   Window ingest_window;
+  StatementsProbe statements(db.conninfo());
+  statements.Reset();
   {
     WindowProbe probe(collector.pid(), postgres);
     ingest = Ingest(options, collector.address(), runs);
@@ -335,12 +355,17 @@ int Run(const Options& options) {
   Print("operator rows/s end to end", ingest_rate, "rows/s");
   Print("ack latency p50", Percentile(ingest.ack_ms, 50), "ms");
   Print("ack latency p99", Percentile(ingest.ack_ms, 99), "ms");
+  Print("ack p50, first runs (new series)", Percentile(ingest.first_ack_ms, 50), "ms");
+  Print("ack p99, first runs (new series)", Percentile(ingest.first_ack_ms, 99), "ms");
+  Print("ack p50, later runs", Percentile(ingest.later_ack_ms, 50), "ms");
+  Print("ack p99, later runs", Percentile(ingest.later_ack_ms, 99), "ms");
   PrintWindow(ingest_window);
   if (ingest_window.pg_cpu_seconds && ingest.acked_runs) {
     Print("PostgreSQL CPU per run",
           1000 * *ingest_window.pg_cpu_seconds / static_cast<double>(ingest.acked_runs), "ms");
   }
   std::printf("  %-34s %12s\n", "runs not analysed at the end", Unanalysed(db).c_str());
+  statements.Print(static_cast<double>(ingest.acked_runs), "acked run");
 
   std::printf("\n[raw COPY] the same %zu runs into same-shaped scratch tables, one connection\n",
               all.size());
@@ -384,9 +409,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--collector-arg", options.collector_args,
                  "extra collector flag (repeat), e.g. --collector-arg=--session-poll-ms=1000");
-  app.add_option("--sessions", options.fleet.sessions, "simulated agent sessions (N)")
+  app.add_option("--sessions", options.fleet.sessions,
+                 "simulated agent sessions (N); 0 skips the sessions, idle and run-now phases")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
+      ->check(CLI::Range(0, 100000));
   app.add_option("--connections", options.fleet.connections,
                  "TCP connections the sessions share (0 = min(N, 250))")
       ->capture_default_str();
@@ -411,7 +437,7 @@ int main(int argc, char** argv) {
                "keep the N sessions connected through ingest and the raw COPY");
   CLI11_PARSE(app, argc, argv);
   if (options.fleet.connections <= 0)
-    options.fleet.connections = std::min(options.fleet.sessions, 250);
+    options.fleet.connections = std::max(1, std::min(options.fleet.sessions, 250));
   try {
     return devtime::bench::Run(options);
   } catch (const std::exception& e) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -147,6 +148,38 @@ Window WindowProbe::Finish() const {
     window.pg_cpu_percent = 100 * *window.pg_cpu_seconds / seconds;
   }
   return window;
+}
+
+void StatementsProbe::Reset() const {
+  try {
+    pqxx::connection c{conninfo_};
+    pqxx::nontransaction tx{c};
+    tx.exec("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    tx.exec("SELECT pg_stat_statements_reset()");
+  } catch (const std::exception& e) {
+    std::printf("  pg_stat_statements: not available (%s)\n", e.what());
+  }
+}
+
+void StatementsProbe::Print(double per, const char* per_what, int top) const {
+  try {
+    pqxx::connection c{conninfo_};
+    pqxx::nontransaction tx{c};
+    auto rows = tx.exec_params(
+        "SELECT total_exec_time / $1, total_exec_time / calls, calls,"
+        " left(regexp_replace(query, '\\s+', ' ', 'g'), 72) FROM pg_stat_statements"
+        " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        " AND query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time DESC LIMIT $2",
+        per > 0 ? per : 1.0, top);
+    std::printf("  statements by time inside them (wall ms per %s, ms per call, calls):\n",
+                per_what);
+    for (const auto& row : rows) {
+      std::printf("  %8.3f %8.3f %7s  %s\n", row[0].as<double>(), row[1].as<double>(),
+                  row[2].c_str(), row[3].c_str());
+    }
+  } catch (const std::exception& e) {
+    std::printf("  pg_stat_statements: not available (%s)\n", e.what());
+  }
 }
 
 double Percentile(std::vector<double> samples, double p) {

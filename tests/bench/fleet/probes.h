@@ -69,6 +69,22 @@ class WindowProbe {
   PostgresProbe::Sample postgres_start_;
 };
 
+// pg_stat_statements, where the server preloads it (shared_preload_libraries): Reset()
+// creates the extension in the database if needed and zeroes its counts; Print() lists the
+// statements of this database that took the most time since, as milliseconds per `per`
+// (e.g. per stored run) and per call. The time is spent inside each statement (wall clock,
+// so on a busy machine it includes waiting for a CPU); a COPY's includes the client's
+// streaming. Both say so and do nothing when the extension is not loaded.
+class StatementsProbe {
+ public:
+  explicit StatementsProbe(std::string conninfo) : conninfo_(std::move(conninfo)) {}
+  void Reset() const;
+  void Print(double per, const char* per_what, int top = 10) const;
+
+ private:
+  std::string conninfo_;
+};
+
 // The p-th percentile (0..100) of `samples` (nearest rank); 0 when empty.
 double Percentile(std::vector<double> samples, double p);
 

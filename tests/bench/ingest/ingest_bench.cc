@@ -6,8 +6,9 @@
 //   DEVTIME_TEST_DATABASE=... ingest_bench [--runs N] [--ops N] [--steps N] [--uploaders K]
 //
 // With --uploaders K, K threads ingest concurrently and the per-run latency (what an upload's
-// ack waits for) is reported as p50/p99. pg_stat_statements' top statements are printed when
-// the server preloads it.
+// ack waits for) is reported as p50/p99. PostgreSQL's CPU per run is read from /proc (the
+// server on this machine); pg_stat_statements' top statements are printed when the server
+// preloads it.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -22,6 +23,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "services/collector/store/database.h"
 #include "services/collector/store/run_store.h"
+#include "tests/bench/fleet/probes.h"
 #include "tests/bench/ingest/wide_run.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/test_database.h"
@@ -52,12 +54,6 @@ Args Parse(int argc, char** argv) {
 }
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-double Percentile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return values[static_cast<size_t>(q * static_cast<double>(values.size() - 1))];
-}
 
 std::vector<v1::RunSummary> MakeRuns(const Args& args, int first_id) {
   std::vector<v1::RunSummary> runs;
@@ -134,26 +130,6 @@ double RawCopy(store::Database& db, const std::vector<v1::RunSummary>& runs) {
   return Seconds(Clock::now() - start);
 }
 
-void PrintStatements(store::Database& db) {
-  (void)db.Run("pg_stat_statements", [](pqxx::connection_base& c) {
-    try {
-      pqxx::nontransaction tx{c};
-      auto rows = tx.exec(
-          "SELECT round(total_exec_time::numeric / calls, 3), calls, left(query, 90)"
-          " FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'"
-          " ORDER BY total_exec_time DESC LIMIT 8");
-      std::cout << "top statements (ms per call, calls, query):\n";
-      for (const auto& row : rows) {
-        std::cout << "  " << row[0].c_str() << "  " << row[1].c_str() << "  " << row[2].c_str()
-                  << "\n";
-      }
-    } catch (const std::exception&) {
-      std::cout << "pg_stat_statements: not loaded (shared_preload_libraries)\n";
-    }
-    return absl::OkStatus();
-  });
-}
-
 int Main(int argc, char** argv) {
   const Args args = Parse(argc, argv);
   testing::TestDatabase database;
@@ -163,35 +139,39 @@ int Main(int argc, char** argv) {
   options.max_connections = static_cast<size_t>(std::min(args.uploaders, 12));
   auto db = store::Database::Open(options);
   if (!db.ok()) return (std::cerr << db.status() << "\n", 1);
-  (void)(*db)->Run("pg_stat_statements", [](pqxx::connection_base& c) {
-    try {
-      pqxx::nontransaction tx{c};
-      tx.exec("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-      tx.exec("SELECT pg_stat_statements_reset()");
-    } catch (const std::exception&) {
-    }
-    return absl::OkStatus();
-  });
   store::RunStore store(**db);
   // Warm up (series rows exist afterwards, as they do in a collector that has run a while).
   (void)Ingest(store, MakeRuns({.runs = 3, .ops = args.ops, .steps = args.steps}, 900000), 1);
 
   const auto runs = MakeRuns(args, 1);
   const double rows = static_cast<double>(args.runs) * args.ops;
+  PostgresProbe postgres(database.conninfo());
+  StatementsProbe statements(database.conninfo());
+  statements.Reset();
+  auto before = postgres.Take();
   auto start = Clock::now();
   std::vector<double> latencies = Ingest(store, runs, args.uploaders);
   const double ingest_s = Seconds(Clock::now() - start);
+  auto ingested = postgres.Take();
   const double copy_s = RawCopy(**db, runs);
+  auto copied = postgres.Take();
+  // PostgreSQL's CPU (every process of the server, this machine only) per run, in ms.
+  auto cpu_per_run = [&](const PostgresProbe::Sample& from, const PostgresProbe::Sample& to) {
+    if (!from.cpu_seconds || !to.cpu_seconds) return std::string("n/a");
+    return absl::StrFormat("%.2f ms", 1000 * (*to.cpu_seconds - *from.cpu_seconds) / args.runs);
+  };
 
   std::cout << absl::StrFormat(
       "runs %d x %d ops x %d steps, %d uploader(s)\n"
-      "IngestRun:  %.0f operator rows/s (%.1f ms per run; p50 %.1f ms, p99 %.1f ms)\n"
-      "raw COPY:   %.0f operator rows/s (%.1f ms per run)\n"
+      "IngestRun:  %.0f operator rows/s (%.1f ms per run; p50 %.1f ms, p99 %.1f ms;"
+      " PostgreSQL CPU %s per run)\n"
+      "raw COPY:   %.0f operator rows/s (%.1f ms per run; PostgreSQL CPU %s per run)\n"
       "ratio:      %.2f of the raw COPY rate\n",
       args.runs, args.ops, args.steps, args.uploaders, rows / ingest_s, 1000 * ingest_s / args.runs,
-      1000 * Percentile(latencies, 0.5), 1000 * Percentile(latencies, 0.99), rows / copy_s,
-      1000 * copy_s / args.runs, copy_s / ingest_s);
-  PrintStatements(**db);
+      1000 * Percentile(latencies, 50), 1000 * Percentile(latencies, 99),
+      cpu_per_run(before, ingested), rows / copy_s, 1000 * copy_s / args.runs,
+      cpu_per_run(ingested, copied), copy_s / ingest_s);
+  statements.Print(static_cast<double>(args.runs), "run (ingest and its raw COPY)");
   return 0;
 }
 
