@@ -191,7 +191,7 @@ TEST(ReportHtml, ComparesOperatorsWithTheRegressionsLastGoodRun) {
       {"last good run of regression 3", "<code>fused-2</code>",
        // aten::mul is new (+1164.5 µs), aten::rms_norm gone (-403.3 µs, -100 %).
        "<td class=\"op\">aten::mul</td>", ">+1.165 ms</td><td class=\"num worse\">new</td>",
-       ">-403.3 µs</td><td class=\"num better\">-100.0%</td>",
+       ">-403.3 µs</td><td class=\"num better\">-100.0 %</td>",
        // The whole run: 403.3 µs -> 2.014 ms per step.
        ">403.3 µs</td><td class=\"num\">2.014 ms</td>", "+399.4 %"});
 }
