@@ -18,7 +18,7 @@ constexpr size_t kNameWidth = 55;  // torch's max_name_column_width
 // "1.017 s". "us", not "µs": the columns are padded to a width in bytes.
 std::string FormatTime(double us) { return wire::ScaledTime(us, "us"); }
 
-std::string SignedTime(double us) { return (us > 0 ? "+" : "") + FormatTime(us); }
+std::string SignedTime(double us) { return wire::SignedTime(us, "us"); }
 
 std::string Name(const std::string& name) {
   if (name.size() <= kNameWidth) return name;
