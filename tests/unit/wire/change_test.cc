@@ -3,33 +3,37 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace devtime::wire {
 namespace {
 
+// Each case: µs, as ScaledTime writes it.
+void ExpectScaled(const std::vector<std::pair<double, std::string>>& cases) {
+  for (const auto& [us, text] : cases) EXPECT_EQ(ScaledTime(us), text) << us;
+}
+
 TEST(ScaledTime, KeepsMicrosecondsBelowOneMillisecond) {
-  EXPECT_EQ(ScaledTime(0.5), "0.5 µs");
-  EXPECT_EQ(ScaledTime(0), "0.0 µs");
-  EXPECT_EQ(ScaledTime(403.3), "403.3 µs");
-  EXPECT_EQ(ScaledTime(999.9), "999.9 µs");
+  ExpectScaled({{0.5, "0.5 µs"}, {0, "0.0 µs"}, {403.3, "403.3 µs"}, {999.9, "999.9 µs"}});
 }
 
 TEST(ScaledTime, SwitchesUnitWhereRoundingWouldReachTheNextOne) {
-  EXPECT_EQ(ScaledTime(999.96), "1.000 ms");  // not "1000.0 µs"
-  EXPECT_EQ(ScaledTime(2354.9), "2.355 ms");
-  EXPECT_EQ(ScaledTime(23549), "23.55 ms");
-  EXPECT_EQ(ScaledTime(235490), "235.5 ms");
-  EXPECT_EQ(ScaledTime(999940), "999.9 ms");
-  EXPECT_EQ(ScaledTime(999960), "1.000 s");
+  ExpectScaled({{999.96, "1.000 ms"},  // not "1000.0 µs"
+                {2354.9, "2.355 ms"},
+                {23549, "23.55 ms"},
+                {235490, "235.5 ms"},
+                {999940, "999.9 ms"},
+                {999960, "1.000 s"}});
 }
 
 TEST(ScaledTime, WritesACpuStepOfASecondInSecondsWithFourDigits) {
-  EXPECT_EQ(ScaledTime(1016805.6), "1.017 s");
-  EXPECT_EQ(ScaledTime(125e6), "125.0 s");
+  ExpectScaled({{1016805.6, "1.017 s"}, {125e6, "125.0 s"}});
 }
 
 TEST(ScaledTime, NegativeTimesKeepTheirSignAndUnit) {
-  EXPECT_EQ(ScaledTime(-0.5), "-0.5 µs");
-  EXPECT_EQ(ScaledTime(-1016805.6), "-1.017 s");
+  ExpectScaled({{-0.5, "-0.5 µs"}, {-1016805.6, "-1.017 s"}});
   EXPECT_EQ(SignedTime(-403.3), "-403.3 µs");
   EXPECT_EQ(SignedTime(1164.5), "+1.165 ms");
   EXPECT_EQ(SignedTime(0), "0.0 µs");
