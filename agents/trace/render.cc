@@ -7,21 +7,18 @@
 #include "absl/strings/str_format.h"
 #include "agents/trace/summarizer.h"
 #include "agents/trace/trace_summary.h"
+#include "proto/wire/units.h"
 
 namespace devtime::trace {
 namespace {
 
 constexpr size_t kNameWidth = 55;  // torch's max_name_column_width
 
-// torch's _format_time: us below 1 ms, ms below 1 s, then s.
-std::string FormatTime(double us) {
-  const double a = std::fabs(us);
-  if (a >= 1e6) return absl::StrFormat("%.3fs", us / 1e6);
-  if (a >= 1e3) return absl::StrFormat("%.3fms", us / 1e3);
-  return absl::StrFormat("%.3fus", us);
-}
+// A time as every devtime table writes it (proto/wire/units.h): "403.3 us", "2.355 ms",
+// "1.017 s". "us", not "µs": the columns are padded to a width in bytes.
+std::string FormatTime(double us) { return wire::ScaledTime(us, "us"); }
 
-std::string SignedTime(double us) { return (us > 0 ? "+" : "") + FormatTime(us); }
+std::string SignedTime(double us) { return wire::SignedTime(us, "us"); }
 
 std::string Name(const std::string& name) {
   if (name.size() <= kNameWidth) return name;

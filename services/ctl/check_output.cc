@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "services/ctl/report_chart.h"
 #include "services/ctl/report_html.h"  // HtmlEscape: also right for XML text and attributes
+#include "services/ctl/table.h"
 
 namespace devtime::ctl {
 namespace {
@@ -16,15 +17,15 @@ const char* KindName(OpDelta::Kind kind) {
 
 std::string Percent(const OpDelta& op) {
   if (op.kind != OpDelta::Kind::kChanged || op.before_us <= 0) return KindName(op.kind);
-  return absl::StrFormat("%+.1f %%", (op.after_us / op.before_us - 1) * 100);
+  return FormatChange(wire::ChangeOf(op.before_us, op.after_us));
 }
 
 std::string Summary(const CheckVerdict& v) {
-  std::string text = absl::StrFormat("%s time per step %s → %s (%+.1f %%", v.diff.basis,
-                                     ScaledTime(v.diff.before_us), ScaledTime(v.diff.after_us),
-                                     v.diff.relative_change * 100);
+  std::string text = absl::StrFormat(
+      "%s time per step %s → %s (%s", v.diff.basis, ScaledTime(v.diff.before_us),
+      ScaledTime(v.diff.after_us), FormatChange(wire::ChangeOf(v.diff.before_us, v.diff.after_us)));
   if (v.diff.tested) text += absl::StrFormat(", p = %.3g", v.diff.p_value);
-  return text + absl::StrFormat("); fails at ≥ %+.1f %%%s", v.options.min_change * 100,
+  return text + absl::StrFormat("); fails at ≥ %s%s", FormatFraction(v.options.min_change),
                                 v.diff.tested ? absl::StrFormat(" with p ≤ %g", v.options.max_p)
                                               : std::string(" (too few steps for a t-test)"));
 }

@@ -59,7 +59,7 @@ void PrintRunHeader(const Session& session, const v1::GetRunResponse& response) 
   out << "started   " << wire::FormatTime(run.started_at()) << "\n"
       << "status    " << StatusCell(response.info()) << "\n";
   const char* basis = IsCpu(id) ? "self CPU" : "device";
-  out << "per step  " << FormatMicros(response.info().device_us_per_step()) << " us " << basis
+  out << "per step  " << ScaledTime(response.info().device_us_per_step()) << " " << basis
       << " time over " << response.info().step_count() << " steps\n";
   if (!run.environment().empty()) {
     std::vector<std::pair<std::string, std::string>> env(run.environment().begin(),
@@ -86,19 +86,19 @@ void PrintOperators(const Session& session, const v1::RunSummary& run) {
   std::stable_sort(ops.begin(), ops.end(),
                    [&](auto* a, auto* b) { return self_time(*a) > self_time(*b); });
   std::string unit = cpu ? "self CPU" : "self device";
-  TextTable table({"operator", "calls", unit + " (us)", "%", "step mean", "step min", "step max",
-                   cpu ? "CPU total (us)" : "device total (us)"},
+  TextTable table({"operator", "calls", unit, "%", "step mean", "step min", "step max",
+                   cpu ? "CPU total" : "device total"},
                   {Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
                    Align::kRight, Align::kRight, Align::kRight});
   for (const auto* op : ops) {
     StepSpread s = Spread(op->step_self_device_us());
-    auto cell = [&](double v) { return s.present ? FormatMicros(v) : std::string("-"); };
-    table.AddRow({op->name(), std::to_string(op->calls()), FormatMicros(self_time(*op)),
+    auto cell = [&](double v) { return s.present ? ScaledTime(v) : std::string("-"); };
+    table.AddRow({op->name(), std::to_string(op->calls()), ScaledTime(self_time(*op)),
                   total > 0 ? FormatPercent(self_time(*op) / total) : "-", cell(s.mean),
                   cell(s.min), cell(s.max),
-                  FormatMicros(cpu ? op->total_cpu_us() : op->total_device_us())});
+                  ScaledTime(cpu ? op->total_cpu_us() : op->total_device_us())});
   }
-  session.out << table.Render() << "total " << unit << ": " << FormatMicros(total) << " us in "
+  session.out << table.Render() << "total " << unit << ": " << ScaledTime(total) << " in "
               << run.ops_size() << " operators\n";
 }
 
@@ -115,11 +115,11 @@ const char* JoinMethodName(v1::DeviceJoinMethod method) {
   }
 }
 
-// "NeuronCore join: order, 12 executions 4709.8 us; 0 unjoined": how the system trace's
+// "NeuronCore join: order, 12 executions 4.710 ms; 0 unjoined": how the system trace's
 // executions reached the operators, so a reader knows how far to trust the per-op device time.
 std::string JoinLine(const v1::DeviceJoinCoverage& join) {
   auto executions = [](uint64_t count, double us) {
-    return std::to_string(count) + " executions " + FormatMicros(us) + " us";
+    return std::to_string(count) + " executions " + ScaledTime(us);
   };
   std::string line = std::string("NeuronCore join: ") + JoinMethodName(join.method());
   switch (join.method()) {
@@ -137,7 +137,7 @@ std::string JoinLine(const v1::DeviceJoinCoverage& join) {
       break;
   }
   line += "; " + std::to_string(join.unjoined_executions()) + " unjoined";
-  if (join.unjoined_executions() > 0) line += " (" + FormatMicros(join.unjoined_us()) + " us)";
+  if (join.unjoined_executions() > 0) line += " (" + ScaledTime(join.unjoined_us()) + ")";
   return line;
 }
 
@@ -146,16 +146,14 @@ std::string JoinLine(const v1::DeviceJoinCoverage& join) {
 void PrintDeviceDetails(const Session& session, const v1::RunSummary& run) {
   auto& out = session.out;
   if (!IsCpu(run.identity())) {
-    out << "device time total " << FormatMicros(run.device_total_us()) << " us (unattributed "
-        << FormatMicros(run.unattributed_device_us()) << " us)\n";
+    out << "device time total " << ScaledTime(run.device_total_us()) << " (unattributed "
+        << ScaledTime(run.unattributed_device_us()) << ")\n";
   }
   if (run.has_device_join()) out << JoinLine(run.device_join()) << "\n";
   if (!run.kernels().empty()) {
-    TextTable table({"kernel", "calls", "device (us)"},
-                    {Align::kLeft, Align::kRight, Align::kRight});
+    TextTable table({"kernel", "calls", "device"}, {Align::kLeft, Align::kRight, Align::kRight});
     for (const auto& kernel : run.kernels()) {
-      table.AddRow(
-          {kernel.name(), std::to_string(kernel.calls()), FormatMicros(kernel.device_us())});
+      table.AddRow({kernel.name(), std::to_string(kernel.calls()), ScaledTime(kernel.device_us())});
     }
     out << "\ntop kernels\n" << table.Render();
   }
@@ -173,7 +171,7 @@ void PrintRuns(const Session& session, const v1::ListRunsResponse& response, For
     return;
   }
   TextTable table({"run id", "started (UTC)", "model", "workload", "instance", "device", "status",
-                   "ops", "steps", "us/step"},
+                   "ops", "steps", "time/step"},
                   {Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft,
                    Align::kLeft, Align::kLeft, Align::kRight, Align::kRight, Align::kRight});
   for (const auto& run : response.runs()) {
@@ -182,7 +180,7 @@ void PrintRuns(const Session& session, const v1::ListRunsResponse& response, For
                   id.instance_type().empty() ? "-" : id.instance_type(),
                   wire::DeviceKindName(id.device_kind()), StatusCell(run),
                   std::to_string(run.op_count()), std::to_string(run.step_count()),
-                  FormatMicros(run.device_us_per_step())});
+                  ScaledTime(run.device_us_per_step())});
   }
   session.out << (table.empty() ? "no runs match\n" : table.Render());
 }

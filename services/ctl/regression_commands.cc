@@ -13,9 +13,8 @@ namespace {
 
 using Align = TextTable::Align;
 
-std::string Percent(double relative_change) {
-  return absl::StrFormat("%+.1f%%", 100.0 * relative_change);
-}
+// A stored change (the collector computed it with wire::ChangeOf): "+482.0 %".
+std::string Percent(double relative_change) { return FormatFraction(relative_change); }
 
 // "step", or "drift" (an unset kind is a step: collectors before kinds had only steps).
 std::string Kind(const v1::Regression& r) { return r.kind().empty() ? "step" : r.kind(); }
@@ -29,7 +28,7 @@ std::string ChangeCell(const v1::Regression& r) {
 
 std::string TopOp(const v1::Regression& r) {
   for (const auto& op : r.attribution().ops()) {
-    if (op.delta_us() > 0.0) return absl::StrFormat("%s %+.1f us", op.op(), op.delta_us());
+    if (op.delta_us() > 0.0) return op.op() + " " + SignedTime(op.delta_us());
   }
   return "-";
 }
@@ -54,24 +53,24 @@ std::string StateCell(const v1::Regression& r) {
 
 void PrintOps(const Session& session, const v1::Attribution& attribution) {
   TextTable ops(
-      {"operator", "before us/step", "after us/step", "delta us", "share", "calls/step"},
+      {"operator", "before/step", "after/step", "delta/step", "share", "calls/step"},
       {Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight});
   for (const auto& op : attribution.ops()) {
-    ops.AddRow({op.op(), FormatMicros(op.before_us()), FormatMicros(op.after_us()),
-                absl::StrFormat("%+.1f", op.delta_us()), FormatPercent(op.share()),
+    ops.AddRow({op.op(), ScaledTime(op.before_us()), ScaledTime(op.after_us()),
+                SignedTime(op.delta_us()), FormatPercent(op.share()),
                 absl::StrFormat("%g -> %g", op.before_calls(), op.after_calls())});
   }
   if (!ops.empty()) session.out << "\noperators (last good -> first bad run)\n" << ops.Render();
 }
 
 void PrintLayersAndEnvironment(const Session& session, const v1::Attribution& attribution) {
-  TextTable layers({"layer", "before us/step", "after us/step", "delta us"},
+  TextTable layers({"layer", "before/step", "after/step", "delta/step"},
                    {Align::kLeft, Align::kRight, Align::kRight, Align::kRight});
   for (const auto& layer : attribution.layers()) {
     layers.AddRow(
         {layer.layer() == attribution.dominant_layer() ? layer.layer() + " *" : layer.layer(),
-         FormatMicros(layer.before_us()), FormatMicros(layer.after_us()),
-         absl::StrFormat("%+.1f", layer.delta_us())});
+         ScaledTime(layer.before_us()), ScaledTime(layer.after_us()),
+         SignedTime(layer.delta_us())});
   }
   if (!layers.empty()) session.out << "\nlayers (* grew most)\n" << layers.Render();
   TextTable env({"environment key", "last good run", "first bad run"});
@@ -84,11 +83,11 @@ void PrintLayersAndEnvironment(const Session& session, const v1::Attribution& at
 
 void PrintSeriesAndHistory(const Session& session, const v1::Regression& r) {
   TextTable series(
-      {"series", "before us", "after us", "change", "z", "baseline runs"},
+      {"series", "baseline/step", "first bad/step", "change", "z", "baseline runs"},
       {Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight});
   for (const auto& s : r.series()) {
-    series.AddRow({s.op().empty() ? "(whole run)" : s.op(), FormatMicros(s.before()),
-                   FormatMicros(s.after()), Percent(s.relative_change()),
+    series.AddRow({s.op().empty() ? "(whole run)" : s.op(), ScaledTime(s.before()),
+                   ScaledTime(s.after()), Percent(s.relative_change()),
                    absl::StrFormat("%.1f", s.z()), std::to_string(s.baseline_runs())});
   }
   if (!series.empty()) session.out << "\nseries that moved\n" << series.Render();
@@ -102,6 +101,19 @@ void PrintSeriesAndHistory(const Session& session, const v1::Regression& r) {
   if (!history.empty()) session.out << "\nhistory\n" << history.Render();
 }
 
+// What the change is measured against (proto/wire/change.h): a step's baseline is the
+// median of the runs since the last change point, a drift's the fitted level at its start.
+std::string BaselineNote(const v1::Regression& r) {
+  if (r.kind() == "drift") return "(fitted level at the drift's start -> at its newest run)";
+  for (const auto& s : r.series()) {
+    if (s.op().empty() && s.baseline_runs() > 0) {
+      return absl::StrFormat("(first bad run against the median of %d baseline runs)",
+                             s.baseline_runs());
+    }
+  }
+  return "(first bad run against the median of the baseline runs)";
+}
+
 void PrintRegression(const Session& session, const v1::Regression& r) {
   auto& out = session.out;
   out << "regression " << r.id() << "  " << StateCell(r) << ", " << r.severity() << ", " << Kind(r)
@@ -109,13 +121,15 @@ void PrintRegression(const Session& session, const v1::Regression& r) {
       << r.summary() << "\n\n"
       << "model       " << r.model() << " / " << r.workload()
       << (r.instance_type().empty() ? "" : " on " + r.instance_type()) << "\n"
-      << "change      " << FormatMicros(r.before()) << " -> " << FormatMicros(r.after())
-      << " us/step (" << Percent(r.relative_change()) << ", z = " << absl::StrFormat("%.1f", r.z())
-      << ", confidence " << absl::StrFormat("%.4f", r.confidence()) << ")\n";
+      << "change      " << ScaledTime(r.before()) << " -> " << ScaledTime(r.after())
+      << " per step (" << Percent(r.relative_change()) << ", z = " << absl::StrFormat("%.1f", r.z())
+      << ", confidence " << absl::StrFormat("%.4f", r.confidence()) << ")\n"
+      << "            " << BaselineNote(r) << "\n";
   if (r.kind() == "drift") {
     out << "drift       " << ChangeCell(r) << " (" << r.drift().runs() << " runs, "
-        << absl::StrFormat("%+.2f us/step per run, Kendall tau %.2f, p = %.2g", r.drift().slope(),
-                           r.drift().kendall_tau(), r.drift().p_value())
+        << SignedTime(r.drift().slope()) << "/step per run, "
+        << absl::StrFormat("Kendall tau %.2f, p = %.2g", r.drift().kendall_tau(),
+                           r.drift().p_value())
         << ")\n"
         << "newest      " << r.drift().end_run_id() << " at "
         << wire::FormatTime(r.drift().end_at()) << "\n";

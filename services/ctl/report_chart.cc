@@ -307,19 +307,6 @@ std::string Utc(double seconds, const char* format) {
   return std::string(buffer, n);
 }
 
-std::string ScaledTime(double us, const char* micro) {
-  double magnitude = std::fabs(us);
-  if (magnitude < 999.95) return absl::StrFormat("%.1f %s", us, micro);
-  Unit unit = magnitude < 999950 ? Unit{1e3, "ms"} : Unit{1e6, "s"};
-  double v = us / unit.us, m = std::fabs(v);
-  int decimals = m >= 99.995 ? 1 : m >= 9.9995 ? 2 : 3;
-  return absl::StrFormat("%.*f %s", decimals, v, unit.name);
-}
-
-std::string SignedTime(double us, const char* micro) {
-  return (us > 0 ? "+" : "") + ScaledTime(us, micro);
-}
-
 std::string SeriesName(const ReportSeries& s) {
   return s.instance_type.empty() ? s.workload : s.workload + " · " + s.instance_type;
 }

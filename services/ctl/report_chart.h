@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/wire/change.h"
 #include "services/ctl/report_model.h"
 
 namespace devtime::ctl {
@@ -32,12 +33,9 @@ const char* StateColor(const std::string& state);
 // UTC calendar text of `seconds` since the epoch, strftime `format`.
 std::string Utc(double seconds, const char* format);
 
-// A time in µs, in the unit that reads best: "375.5 µs", "2.355 ms", "1.017 s" (about four
-// significant digits). `micro` names microseconds: "µs" on the page, "us" in the text table,
-// whose columns count bytes.
-std::string ScaledTime(double us, const char* micro = "µs");
-// The same with a sign: "+1.165 ms", "-403.3 µs", "0.0 µs".
-std::string SignedTime(double us, const char* micro = "µs");
+// Times as every devtime table writes them: "375.5 µs", "2.355 ms", "1.017 s".
+using wire::ScaledTime;
+using wire::SignedTime;
 
 // "workload" or "workload · instance type".
 std::string SeriesName(const ReportSeries& s);

@@ -14,8 +14,6 @@ constexpr const char* kBaselineColor = "#cbd5e1";
 
 // ---- small formatting helpers ---------------------------------------------------------------
 
-std::string SignedPercent(double fraction) { return absl::StrFormat("%+.1f%%", 100 * fraction); }
-
 std::string Day(const ReportTime& t) { return Utc(t.seconds, "%Y-%m-%d"); }
 
 std::string StateBadge(const std::string& state) {
@@ -69,7 +67,9 @@ std::string DeltaCells(double before, double after, bool has_baseline) {
   if (!has_baseline) return "<td class=\"num\">–</td><td class=\"num\">–</td>";
   double delta = after - before;
   const char* tone = delta > 0 ? "worse" : delta < 0 ? "better" : "";
-  std::string percent = before > 0 ? SignedPercent(delta / before) : (after > 0 ? "new" : "–");
+  const wire::Change change = wire::ChangeOf(before, after);
+  std::string percent =
+      change.defined ? wire::FormatFraction(change.fraction) : (after > 0 ? "new" : "–");
   return absl::StrFormat("<td class=\"num %s\">%s</td><td class=\"num %s\">%s</td>", tone,
                          SignedTime(delta), tone, percent);
 }
@@ -208,7 +208,7 @@ std::string LatestPerStep(const ReportSeries& s, const char* none, const char* m
 // The latest run's relative change against its baseline; `none` when there is no pair.
 std::string VsBaseline(const ReportSeries& s, const char* none) {
   if (!s.breakdown || !s.breakdown->baseline) return none;
-  return SignedPercent(s.breakdown->relative_change);
+  return wire::FormatFraction(s.breakdown->relative_change);
 }
 
 // When the latest OK run started; `none` when there is none.
@@ -259,7 +259,7 @@ std::string WorkloadName(const ReportRegression& r) {
 }
 
 std::string Change(const ReportRegression& r) {
-  return r.drift_rate.empty() ? SignedPercent(r.relative_change) : HtmlEscape(r.drift_rate);
+  return r.drift_rate.empty() ? wire::FormatFraction(r.relative_change) : HtmlEscape(r.drift_rate);
 }
 
 std::string RegressionsTable(const ReportModel& report) {
@@ -445,7 +445,7 @@ std::string RenderReportText(const ReportModel& report) {
       {Align::kLeft, Align::kLeft, Align::kLeft, Align::kRight, Align::kRight, Align::kLeft});
   for (const auto& s : report.series) {
     series.AddRow({s.workload, s.instance_type.empty() ? "-" : s.instance_type, LatestStart(s, "-"),
-                   LatestPerStep(s, "-", "us"), VsBaseline(s, "-"),
+                   LatestPerStep(s, "-", "µs"), VsBaseline(s, "-"),
                    s.breakdown && s.breakdown->baseline ? s.breakdown->baseline_label : "-"});
   }
   out += "\n" + series.Render();
@@ -456,7 +456,8 @@ std::string RenderReportText(const ReportModel& report) {
   for (const auto& r : report.regressions) {
     if (!r.live) continue;
     live.AddRow({std::to_string(r.id), r.state, r.severity, r.workload,
-                 SignedPercent(r.relative_change), r.first_bad_run_id + " " + Day(r.first_bad_at)});
+                 wire::FormatFraction(r.relative_change),
+                 r.first_bad_run_id + " " + Day(r.first_bad_at)});
   }
   if (!live.empty()) out += "\n" + live.Render();
   return out;

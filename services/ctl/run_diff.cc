@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "proto/wire/change.h"
 #include "services/collector/detect/stats.h"
 #include "services/ctl/table.h"
 
@@ -28,12 +29,6 @@ double PerStep(const v1::OpStat& op, bool cpu, double steps) {
     return sum / op.step_self_device_us_size();
   }
   return (cpu ? op.self_cpu_us() : op.self_device_us()) / steps;
-}
-
-std::string Signed(double value, const char* format) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return (value > 0 ? "+" : "") + std::string(buffer);
 }
 
 }  // namespace
@@ -65,11 +60,7 @@ RunDiff DiffRuns(const v1::RunSummary& before, const v1::RunSummary& after) {
     d.after_us = PerStep(op, cpu, after_steps);
     d.after_calls = static_cast<double>(op.calls()) / after_steps;
   }
-  for (auto& [name, d] : ops) {
-    diff.before_us += d.before_us;
-    diff.after_us += d.after_us;
-    diff.ops.push_back(d);
-  }
+  for (auto& [name, d] : ops) diff.ops.push_back(d);
   std::stable_sort(diff.ops.begin(), diff.ops.end(), [](const OpDelta& a, const OpDelta& b) {
     return std::abs(a.after_us - a.before_us) > std::abs(b.after_us - b.before_us);
   });
@@ -77,14 +68,16 @@ RunDiff DiffRuns(const v1::RunSummary& before, const v1::RunSummary& after) {
   auto before_totals = StepTotals(before, cpu), after_totals = StepTotals(after, cpu);
   if (before_totals.size() >= 2 && after_totals.size() >= 2) {
     auto b = detect::MeanStd(before_totals, 1), a = detect::MeanStd(after_totals, 1);
-    diff.before_us = b.mean;
-    diff.after_us = a.mean;
     auto test = detect::PooledTTest(b.mean, b.stddev, static_cast<double>(before_totals.size()),
                                     a.mean, a.stddev, static_cast<double>(after_totals.size()));
     diff.p_value = std::isnan(test.p) ? (a.mean == b.mean ? 1.0 : 0.0) : test.p;
     diff.tested = true;
   }
-  diff.relative_change = diff.before_us > 0 ? (diff.after_us - diff.before_us) / diff.before_us : 0;
+  // The whole run: each run's series value, as the collector stores and the detector judges
+  // it (proto/wire/change.h), so that compare, check and the report agree with regressions.
+  diff.before_us = wire::TimePerStep(before);
+  diff.after_us = wire::TimePerStep(after);
+  diff.relative_change = wire::ChangeOf(diff.before_us, diff.after_us).fraction;
 
   std::map<std::string, EnvChange> env;
   for (const auto& [key, value] : before.environment()) env[key] = {key, value, ""};
@@ -106,19 +99,17 @@ bool IsRegression(const RunDiff& diff, const CheckOptions& options) {
 
 std::string RenderDiff(const RunDiff& diff, std::size_t max_ops) {
   using Align = TextTable::Align;
-  std::string out;
-  char line[256];
-  std::snprintf(line, sizeof line, "%s time per step: %.1f us -> %.1f us (%s%%)",
-                diff.basis.c_str(), diff.before_us, diff.after_us,
-                Signed(diff.relative_change * 100, "%.1f").c_str());
-  out += line;
+  std::string out = diff.basis + " time per step: " + ScaledTime(diff.before_us) + " -> " +
+                    ScaledTime(diff.after_us) + " (" +
+                    FormatChange(wire::ChangeOf(diff.before_us, diff.after_us)) + ")";
   if (diff.tested) {
+    char line[128];
     std::snprintf(line, sizeof line, ", p = %.3g (t-test over steps)", diff.p_value);
     out += line;
   }
   out += "\n\n";
   TextTable table(
-      {"operator", "", "before us/step", "after us/step", "delta us", "delta %", "calls/step"},
+      {"operator", "", "before/step", "after/step", "delta/step", "delta %", "calls/step"},
       {Align::kLeft, Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
        Align::kRight});
   std::size_t shown = 0;
@@ -127,14 +118,12 @@ std::string RenderDiff(const RunDiff& diff, std::size_t max_ops) {
     const char* kind = op.kind == OpDelta::Kind::kAdded     ? "added"
                        : op.kind == OpDelta::Kind::kRemoved ? "removed"
                                                             : "";
-    double delta = op.after_us - op.before_us;
-    std::string percent = op.before_us > 0 ? Signed(delta / op.before_us * 100, "%.1f") + "%" : "-";
     char calls[64];
     std::snprintf(calls, sizeof calls, "%.3g -> %.3g", op.before_calls, op.after_calls);
-    table.AddRow({op.name, kind,
-                  op.kind == OpDelta::Kind::kAdded ? "-" : FormatMicros(op.before_us),
-                  op.kind == OpDelta::Kind::kRemoved ? "-" : FormatMicros(op.after_us),
-                  Signed(delta, "%.1f"), percent, calls});
+    table.AddRow({op.name, kind, op.kind == OpDelta::Kind::kAdded ? "-" : ScaledTime(op.before_us),
+                  op.kind == OpDelta::Kind::kRemoved ? "-" : ScaledTime(op.after_us),
+                  SignedTime(op.after_us - op.before_us),
+                  FormatChange(wire::ChangeOf(op.before_us, op.after_us)), calls});
   }
   out += table.Render();
   if (diff.ops.size() > max_ops) {

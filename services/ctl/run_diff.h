@@ -27,9 +27,9 @@ struct EnvChange {
 
 struct RunDiff {
   std::string basis;     // "device" or "self CPU": what the times measure
-  double before_us = 0;  // per step
+  double before_us = 0;  // each run's time per step (wire::TimePerStep: its series value)
   double after_us = 0;
-  double relative_change = 0;  // (after - before) / before
+  double relative_change = 0;  // wire::ChangeOf(before_us, after_us).fraction
   double p_value = 1;          // two-sample t-test over the per-step totals; 1 if too few steps
   bool tested = false;         // both runs had >= 2 steps
   std::vector<OpDelta> ops;    // largest |Δ| first

@@ -53,12 +53,6 @@ std::string TextTable::Render() const {
   return out;
 }
 
-std::string FormatMicros(double us) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.1f", us);
-  return buffer;
-}
-
 std::string FormatPercent(double fraction) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.1f%%", fraction * 100);

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "proto/wire/change.h"
+
 namespace devtime::ctl {
 
 class TextTable {
@@ -24,9 +26,14 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// "1164.5" — microseconds with one decimal.
-std::string FormatMicros(double us);
-// "49.5%".
+// Times and changes as every devtime table writes them (proto/wire/change.h): "403.3 µs",
+// "2.355 ms", "+482.0 %". TextTable counts display columns, so "µs" aligns.
+using wire::FormatChange;
+using wire::FormatFraction;
+using wire::ScaledTime;
+using wire::SignedTime;
+
+// A share of a whole: "49.5%".
 std::string FormatPercent(double fraction);
 
 }  // namespace devtime::ctl

@@ -5,11 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <string>
 
 #include "agents/agent_commands.h"
 #include "devtime/v1/run.pb.h"
+#include "proto/wire/change.h"
 #include "proto/wire/json.h"
 #include "tests/support/collector_fixture.h"
 #include "tests/support/files.h"
@@ -23,12 +23,8 @@ using devtime::testing::AgentCommand;
 using devtime::testing::TestRunId;
 using ::testing::HasSubstr;
 
-// Microseconds as devtimectl prints them: one decimal.
-std::string FormatUs(double us) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.1f", us);
-  return text;
-}
+// Times as devtimectl prints them (proto/wire/change.h): "4.710 ms", "0.0 µs".
+using wire::ScaledTime;
 
 std::string Fixture(const std::string& name) {
   return std::string(DEVTIME_SOURCE_DIR) + "/tests/fixtures/trace/" + name;
@@ -85,19 +81,19 @@ TEST_F(RunFieldsTest, NeuronRunShowsDeviceTotalsJoinKernelsAndWarnings) {
   auto show = Ctl({"runs", "show", TestRunId(31)});
   ASSERT_EQ(show.exit_code, 0) << show.err;
   EXPECT_THAT(show.out,
-              HasSubstr("device time total " + FormatUs(sent.device_total_us()) +
-                        " us (unattributed " + FormatUs(sent.unattributed_device_us()) + " us)"));
+              HasSubstr("device time total " + ScaledTime(sent.device_total_us()) +
+                        " (unattributed " + ScaledTime(sent.unattributed_device_us()) + ")"));
   EXPECT_THAT(show.out,
               HasSubstr("NeuronCore join: order, " +
                         std::to_string(sent.device_join().by_order_executions()) + " executions " +
-                        FormatUs(sent.device_join().by_order_us()) + " us; " +
+                        ScaledTime(sent.device_join().by_order_us()) + "; " +
                         std::to_string(sent.device_join().unjoined_executions()) + " unjoined"));
   // The numbers of the RMSNorm fixture: 12 NeuronCore executions (2 steps x 6 launches), all
   // joined by order on their queue, none left unattributed.
-  EXPECT_THAT(show.out, HasSubstr("device time total 4709.8 us (unattributed 0.0 us)"));
-  EXPECT_THAT(show.out, HasSubstr("NeuronCore join: order, 12 executions 4709.8 us; 0 unjoined"));
+  EXPECT_THAT(show.out, HasSubstr("device time total 4.710 ms (unattributed 0.0 µs)"));
+  EXPECT_THAT(show.out, HasSubstr("NeuronCore join: order, 12 executions 4.710 ms; 0 unjoined"));
   EXPECT_THAT(show.out, HasSubstr("top kernels"));
-  EXPECT_THAT(show.out, ::testing::ContainsRegex("nc_exec_running +12 +4709.8"));
+  EXPECT_THAT(show.out, ::testing::ContainsRegex("nc_exec_running +12 +4.710 ms"));
   EXPECT_THAT(show.out, HasSubstr("warnings\n  [neff_without_ntff] model_1.neff has no NTFF"));
 }
 

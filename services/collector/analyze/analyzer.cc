@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "absl/strings/str_format.h"
+#include "proto/wire/change.h"
 #include "services/collector/analyze/attribution.h"
 
 namespace devtime::analyze {
@@ -104,9 +105,10 @@ class RunAnalysis {
       if (!request.ok()) return request.status();
       r->confirmation_request_id = *request;
     }
-    r->reason = absl::StrFormat("gate: %+.1f %% against %d baseline runs (z = %.1f)%s",
-                                100.0 * gate.relative_change, gate.baseline_count, gate.z,
-                                r->confirmation_request_id ? "; confirmation run requested" : "");
+    r->reason =
+        absl::StrFormat("gate: %s against %d baseline runs (z = %.1f)%s",
+                        wire::FormatFraction(gate.relative_change), gate.baseline_count, gate.z,
+                        r->confirmation_request_id ? "; confirmation run requested" : "");
     return tx_.Open(*r).status();
   }
 

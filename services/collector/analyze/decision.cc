@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_format.h"
+#include "proto/wire/change.h"
 
 namespace devtime::analyze {
 namespace {
@@ -54,13 +55,13 @@ absl::StatusOr<Decision> Confirm(const std::string& run_id, std::span<const Seri
   const std::string which = live.confirmation_requested ? "confirmation run " : "next run ";
   if (Slower(*gate)) {
     return Move(Verdict::kConfirmed, live, v1::REGRESSION_STATE_OPEN, v1::RESOLUTION_UNSPECIFIED,
-                absl::StrFormat("%s%s agrees: %+.1f %% against the baseline (z = %.1f)", which,
-                                run_id, 100.0 * gate->relative_change, gate->z),
+                absl::StrFormat("%s%s agrees: %s against the baseline (z = %.1f)", which, run_id,
+                                wire::FormatFraction(gate->relative_change), gate->z),
                 run_id);
   }
   return Move(Verdict::kRefuted, live, v1::REGRESSION_STATE_INVALID, v1::RESOLUTION_UNSPECIFIED,
-              absl::StrFormat("%s%s is back at the baseline (%+.1f %%): not reproduced", which,
-                              run_id, 100.0 * gate->relative_change),
+              absl::StrFormat("%s%s is back at the baseline (%s): not reproduced", which, run_id,
+                              wire::FormatFraction(gate->relative_change)),
               run_id);
 }
 
@@ -252,18 +253,22 @@ std::optional<SeriesChange> OperatorDrift(const std::string& run_id, const std::
 }
 
 SeriesChange ChangeOf(const std::string& metric, const std::string& op, const DriftFigures& drift) {
-  const LevelChange level{.before = drift.start_value,
-                          .after = drift.end_value,
-                          .relative_change = drift.relative_change,
-                          .z = drift.z};
+  // The change as every table prints it (proto/wire/change.h): the same figure as the
+  // drift's own relative_change, computed by the one definition.
+  const LevelChange level{
+      .before = drift.start_value,
+      .after = drift.end_value,
+      .relative_change = wire::ChangeOf(drift.start_value, drift.end_value).fraction,
+      .z = drift.z};
   return SeriesChange{level, metric, op, drift.runs};
 }
 
 SeriesChange ChangeOf(const std::string& metric, const std::string& op,
                       const detect::GateResult& gate) {
+  // Baseline: the median of the runs since the last change point; candidate: this run.
   const LevelChange level{.before = gate.baseline,
                           .after = gate.value,
-                          .relative_change = gate.relative_change,
+                          .relative_change = wire::ChangeOf(gate.baseline, gate.value).fraction,
                           .z = gate.z};
   return SeriesChange{level, metric, op, static_cast<int>(gate.baseline_count)};
 }

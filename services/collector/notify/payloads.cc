@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "proto/wire/change.h"
 #include "proto/wire/json.h"
 #include "proto/wire/names.h"
 #include "services/collector/notify/http_client.h"
@@ -25,8 +26,8 @@ std::string Signed(double value) {
 }
 
 std::string OperatorDelta(const v1::OpDelta& op) {
-  std::string text =
-      absl::StrFormat("%s %+.1f us/step", PrintablePrefix(op.op(), kMaxPieceBytes), op.delta_us());
+  std::string text = absl::StrCat(PrintablePrefix(op.op(), kMaxPieceBytes), " ",
+                                  wire::SignedTime(op.delta_us()), "/step");
   bool absent_before = op.before_us() == 0 && op.before_calls() == 0;
   bool absent_after = op.after_us() == 0 && op.after_calls() == 0;
   double calls = op.after_calls() - op.before_calls();
@@ -41,10 +42,10 @@ std::string OperatorDelta(const v1::OpDelta& op) {
 }
 
 std::string FallbackSummary(const v1::Regression& r) {
-  return absl::StrFormat("%s/%s on %s: %s %+.1f%%", r.model(), r.workload(),
+  return absl::StrFormat("%s/%s on %s: %s %s", r.model(), r.workload(),
                          r.instance_type().empty() ? "unknown instance" : r.instance_type(),
                          r.metric().empty() ? "device time per step" : r.metric(),
-                         r.relative_change() * 100);
+                         wire::FormatFraction(r.relative_change()));
 }
 
 std::string ResolutionName(v1::Resolution resolution) {
@@ -203,14 +204,15 @@ std::string Summary(const v1::Regression& regression) {
                    regression.instance_type().empty() ? "" : " on " + regression.instance_type());
   std::string text =
       regression.kind() == "drift"
-          ? absl::StrFormat(
-                "%s: %s time per step drifting %s (%+.1f %% over %d runs, %.1f -> "
-                "%.1f us)",
-                where, what, DriftRate(regression), 100.0 * regression.relative_change(),
-                regression.drift().runs(), regression.before(), regression.after())
-          : absl::StrFormat("%s: %s time per step %+.1f %% (%.1f -> %.1f us)", where, what,
-                            100.0 * regression.relative_change(), regression.before(),
-                            regression.after());
+          ? absl::StrFormat("%s: %s time per step drifting %s (%s over %d runs, %s -> %s)", where,
+                            what, DriftRate(regression),
+                            wire::FormatFraction(regression.relative_change()),
+                            regression.drift().runs(), wire::ScaledTime(regression.before()),
+                            wire::ScaledTime(regression.after()))
+          : absl::StrFormat("%s: %s time per step %s (%s -> %s)", where, what,
+                            wire::FormatFraction(regression.relative_change()),
+                            wire::ScaledTime(regression.before()),
+                            wire::ScaledTime(regression.after()));
   std::string top = TopOperators(regression.attribution(), 3);
   if (!top.empty()) text += "; top: " + top;
   std::string env = EnvironmentChanges(regression.attribution());

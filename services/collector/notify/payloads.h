@@ -48,7 +48,7 @@ std::optional<nlohmann::json> AlertmanagerAlert(const v1::Regression& regression
 nlohmann::json AlertmanagerAlerts(const std::vector<v1::Regression>& regressions, absl::Time now,
                                   absl::Duration firing_for, const std::string& external_url);
 
-// "aten::mul +1164.5 us/step (+2 calls), aten::add -3.1 us/step (new), ...": the first `limit`
+// "aten::mul +1.165 ms/step (+2 calls), aten::add -3.1 µs/step (new), ...": the first `limit`
 // operators of the attribution (it lists the largest |delta| first).
 std::string TopOperators(const v1::Attribution& attribution, std::size_t limit = 5);
 
@@ -59,10 +59,11 @@ std::string EnvironmentChanges(const v1::Attribution& attribution, std::size_t l
 // "last good <id>, first bad <id>, confirmation <id>", without the parts that are unset.
 std::string RunsAnnotation(const v1::Regression& regression);
 // The regression in one line, stored as its summary and shown in lists, e.g.
-// "rmsnorm/fused on trn1.2xlarge: device time per step +484.0 % (403.3 -> 2355.0 us);
-//  top: aten::mul +1164.5 us/step (new), ...; changed: neuronx-cc 2.21 -> 2.22"; a drift:
+// "rmsnorm/fused on trn1.2xlarge: device time per step +484.0 % (403.3 µs -> 2.355 ms);
+//  top: aten::mul +1.165 ms/step (new), ...; changed: neuronx-cc 2.21 -> 2.22"; a drift:
 // "... device time per step drifting +3.1 %/30 runs since <run> (+6.2 % over 60 runs,
-//  400.0 -> 424.8 us); top: ...".
+//  400.0 µs -> 424.8 µs); top: ...". Change and times as proto/wire/change.h writes them:
+// the change is the stored one, the first bad run against the detector's baseline.
 std::string Summary(const v1::Regression& regression);
 
 // A drift's rate: "+3.1 %/30 runs since <start run>".

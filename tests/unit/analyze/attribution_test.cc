@@ -106,9 +106,9 @@ TEST(Summary, SaysWhatHowMuchWhichOpsAndWhatChanged) {
   *r.mutable_attribution() = store::ToProto(Attribute(Fused(), Naive()));
   EXPECT_THAT(collector::notify::Summary(r),
               HasSubstr("rmsnorm/fused on trn1.2xlarge: device time per step "
-                        "+483.9 % (403.3 -> 2354.9 us)"));
+                        "+483.9 % (403.3 µs -> 2.355 ms)"));
   EXPECT_THAT(collector::notify::Summary(r),
-              HasSubstr("top: aten::mul +1164.5 us/step (new), aten::add"));
+              HasSubstr("top: aten::mul +1.165 ms/step (new), aten::add"));
   EXPECT_THAT(collector::notify::Summary(r),
               HasSubstr("changed: flags -O2 -> (absent); neuronx-cc 2.21.18 -> "
                         "2.22.4; new-key (absent) -> x"));

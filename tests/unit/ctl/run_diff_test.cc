@@ -47,7 +47,7 @@ TEST(DiffRuns, LostFusionShowsTheNaiveOpsAndTheCompilerChange) {
   EXPECT_TRUE(IsRegression(diff, {}));
 
   std::string text = RenderDiff(diff);
-  EXPECT_THAT(text, HasSubstr("device time per step: 403.3 us -> 2354.9 us (+483.9%)"));
+  EXPECT_THAT(text, HasSubstr("device time per step: 403.3 µs -> 2.355 ms (+483.9 %)"));
   EXPECT_THAT(text, HasSubstr("aten::rms_norm"));
   EXPECT_THAT(text, HasSubstr("removed"));
   EXPECT_THAT(text, HasSubstr("neuronx-cc: 2.21.0 -> 2.22.4"));

@@ -26,8 +26,8 @@ TEST(TextTable, RefusesRowsOfTheWrongWidth) {
   EXPECT_THROW(table.AddRow({"only one"}), std::logic_error);
 }
 
-TEST(Format, MicrosAndPercent) {
-  EXPECT_EQ(FormatMicros(1164.54), "1164.5");
+TEST(Format, TimesAreScaledSharesArePercents) {
+  EXPECT_EQ(ScaledTime(1164.54), "1.165 ms");
   EXPECT_EQ(FormatPercent(0.4945), "49.5%");
 }
 

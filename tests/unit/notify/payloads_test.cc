@@ -69,7 +69,7 @@ TEST(AlertmanagerAlert, ADriftIsLabelledWithItsKind) {
 TEST(Summary, ADriftSaysItsRatePerThirtyRunsAndWhereItStarted) {
   EXPECT_EQ(Summary(Drift()),
             "rmsnorm/fused on trn1.2xlarge: device time per step drifting +3.1 %/30 runs since "
-            "run-start (+6.2 % over 60 runs, 400.0 -> 424.8 us)");
+            "run-start (+6.2 % over 60 runs, 400.0 µs -> 424.8 µs)");
   EXPECT_EQ(DriftRate(Drift()), "+3.1 %/30 runs since run-start");
 }
 
@@ -78,11 +78,11 @@ TEST(AlertmanagerAlert, AnnotationsSayWhatMovedWhatChangedAndWhichRuns) {
   ASSERT_TRUE(alert.has_value());
   const auto& annotations = alert->at("annotations");
   EXPECT_EQ(annotations.at("summary"),
-            "rmsnorm/fused on trn1.2xlarge: device time per step +483.9% (403.3 -> 2355.0 us)");
+            "rmsnorm/fused on trn1.2xlarge: device time per step +483.9 % (403.3 µs -> 2.355 ms)");
   EXPECT_EQ(annotations.at("top_operators"),
-            "aten::mul +1164.5 us/step (new), aten::pow +402.0 us/step (new), "
-            "aten::rms_norm -400.0 us/step (gone), aten::add +280.2 us/step (+2 calls), "
-            "aten::mean +101.0 us/step (new)");
+            "aten::mul +1.165 ms/step (new), aten::pow +402.0 µs/step (new), "
+            "aten::rms_norm -400.0 µs/step (gone), aten::add +280.2 µs/step (+2 calls), "
+            "aten::mean +101.0 µs/step (new)");
   EXPECT_EQ(annotations.at("environment_changes"), "neuronx-cc 2.21 -> 2.22");
   EXPECT_EQ(annotations.at("runs"),
             "last good run-good, first bad run-bad, confirmation run-confirm");
@@ -165,7 +165,7 @@ TEST(AlertmanagerAlert, WritesASummaryWhenTheStoreHasNone) {
   auto alert = AlertNow(regression);
   ASSERT_TRUE(alert.has_value());
   EXPECT_EQ(alert->at("annotations").at("summary"),
-            "rmsnorm/fused on trn1.2xlarge: device_us_per_step +483.9%");
+            "rmsnorm/fused on trn1.2xlarge: device_us_per_step +483.9 %");
 }
 
 TEST(AlertmanagerAlerts, KeepsOrderAndSkipsWhatIsNotAnAlert) {
@@ -183,7 +183,7 @@ TEST(AlertmanagerAlerts, KeepsOrderAndSkipsWhatIsNotAnAlert) {
 TEST(TopOperators, TakesTheFirstOperatorsOfTheAttribution) {
   auto regression = SampleRegression(7, kNow);
   EXPECT_EQ(TopOperators(regression.attribution(), 2),
-            "aten::mul +1164.5 us/step (new), aten::pow +402.0 us/step (new)");
+            "aten::mul +1.165 ms/step (new), aten::pow +402.0 µs/step (new)");
   EXPECT_EQ(TopOperators(v1::Attribution(), 5), "");
 }
 
@@ -204,7 +204,7 @@ TEST(TopOperators, ShowsFractionalCallChangesAndNoneWhenUnchanged) {
   same->set_before_calls(4);
   same->set_after_calls(4);
   EXPECT_EQ(TopOperators(attribution),
-            "aten::copy_ -5.0 us/step (-0.5 calls), aten::mm +1.0 us/step");
+            "aten::copy_ -5.0 µs/step (-0.5 calls), aten::mm +1.0 µs/step");
 }
 
 TEST(EnvironmentChanges, NamesAbsentValuesAndCountsWhatItLeavesOut) {

@@ -33,7 +33,8 @@ inline v1::Regression SampleRegression(int64_t id, absl::Time fired_at) {
   r.set_before(403.3);
   r.set_after(2355.0);
   r.set_relative_change(2355.0 / 403.3 - 1);
-  r.set_summary("rmsnorm/fused on trn1.2xlarge: device time per step +483.9% (403.3 -> 2355.0 us)");
+  r.set_summary(
+      "rmsnorm/fused on trn1.2xlarge: device time per step +483.9 % (403.3 µs -> 2.355 ms)");
   auto* ops = r.mutable_attribution()->mutable_ops();
   auto add_op = [&](const char* name, double before_us, double after_us, double before_calls,
                     double after_calls) {

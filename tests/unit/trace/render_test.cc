@@ -26,7 +26,7 @@ TEST(RenderTable, ShowsDeviceColumnsSortedByDeviceTime) {
   EXPECT_LT(t.find("aten::copy_"), t.find("aten::linear")) << t;
   EXPECT_LT(t.find("aten::linear"), t.find("Step markers")) << t;
   EXPECT_LT(t.find("Step markers"), t.find("ProfilerStep*")) << t;
-  EXPECT_TRUE(Contains(t, "Self device time total: 120.000us (unattributed: 7.500us)")) << t;
+  EXPECT_TRUE(Contains(t, "Self device time total: 120.0 us (unattributed: 7.5 us)")) << t;
   EXPECT_TRUE(Contains(t, "Warning: 1 device events")) << t;
 }
 
@@ -106,7 +106,7 @@ TEST(RenderComparison, ListsAddedRemovedAndChangedOps) {
                OpStats{"aten::relu", 2, 1, 1, 5, 5, {}}, OpStats{"aten::new", 6, 1, 1, 7, 7, {}}};
   const std::string t = RenderComparison(before, after);
   EXPECT_TRUE(Contains(t, "self device total")) << t;
-  EXPECT_TRUE(Contains(t, "+50.000us")) << t;
+  EXPECT_TRUE(Contains(t, "+50.0 us")) << t;
   EXPECT_TRUE(Contains(t, "+50.0%")) << t;
   EXPECT_TRUE(Contains(t, "added")) << t;
   EXPECT_TRUE(Contains(t, "removed")) << t;
@@ -158,13 +158,13 @@ TEST(RenderTable, NeuronRunShowsLayersStepsAndNoEmptyDeviceColumns) {
   const std::string t = RenderTable(*s);
   EXPECT_NE(t.find("Device: neuron"), std::string::npos) << t;
   EXPECT_EQ(t.find("Self device  "), std::string::npos) << t;  // no all-zero op columns
-  EXPECT_NE(t.find("Self device time total: 1.520ms (unattributed: 1.520ms)"), std::string::npos)
+  EXPECT_NE(t.find("Self device time total: 1.520 ms (unattributed: 1.520 ms)"), std::string::npos)
       << t;
-  EXPECT_NE(t.find("Device time per step (mean of 2): 760.000us, min 720.000us, max 800.000us"),
+  EXPECT_NE(t.find("Device time per step (mean of 2): 760.0 us, min 720.0 us, max 800.0 us"),
             std::string::npos)
       << t;
-  EXPECT_NE(t.find("Layers: framework dispatch 4.040ms, runtime scheduling 1.837ms, device "
-                   "execution 1.520ms, idle 2.480ms"),
+  EXPECT_NE(t.find("Layers: framework dispatch 4.040 ms, runtime scheduling 1.837 ms, device "
+                   "execution 1.520 ms, idle 2.480 ms"),
             std::string::npos)
       << t;
   EXPECT_NE(t.find("Warning: NeuronCore time"), std::string::npos) << t;
@@ -178,8 +178,8 @@ TEST(RenderComparison, NeuronRunsCompareDevicePerStep) {
       Summarize(WithoutLaunches(dir_b, "neuron_fetch/i-012590440bb9fd263_pid_98399"));
   ASSERT_TRUE(a.ok() && b.ok());
   const std::string t = RenderComparison(*a, *b);
-  EXPECT_NE(t.find("Device time per step (not attributed to ops): before 760.000us, after "
-                   "2.500us"),
+  EXPECT_NE(t.find("Device time per step (not attributed to ops): before 760.0 us, after "
+                   "2.5 us"),
             std::string::npos)
       << t;
 }

@@ -1,0 +1,86 @@
+// proto/wire/change.h: the one definition of a change and the one way times are written.
+#include "proto/wire/change.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace devtime::wire {
+namespace {
+
+// Each case: µs, as ScaledTime writes it.
+void ExpectScaled(const std::vector<std::pair<double, std::string>>& cases) {
+  for (const auto& [us, text] : cases) EXPECT_EQ(ScaledTime(us), text) << us;
+}
+
+TEST(ScaledTime, KeepsMicrosecondsBelowOneMillisecond) {
+  ExpectScaled({{0.5, "0.5 µs"}, {0, "0.0 µs"}, {403.3, "403.3 µs"}, {999.9, "999.9 µs"}});
+}
+
+TEST(ScaledTime, SwitchesUnitWhereRoundingWouldReachTheNextOne) {
+  ExpectScaled({{999.96, "1.000 ms"},  // not "1000.0 µs"
+                {2354.9, "2.355 ms"},
+                {23549, "23.55 ms"},
+                {235490, "235.5 ms"},
+                {999940, "999.9 ms"},
+                {999960, "1.000 s"}});
+}
+
+TEST(ScaledTime, WritesACpuStepOfASecondInSecondsWithFourDigits) {
+  ExpectScaled({{1016805.6, "1.017 s"}, {125e6, "125.0 s"}});
+}
+
+TEST(ScaledTime, NegativeTimesKeepTheirSignAndUnit) {
+  ExpectScaled({{-0.5, "-0.5 µs"}, {-1016805.6, "-1.017 s"}});
+  EXPECT_EQ(SignedTime(-403.3), "-403.3 µs");
+  EXPECT_EQ(SignedTime(1164.5), "+1.165 ms");
+  EXPECT_EQ(SignedTime(0), "0.0 µs");
+  EXPECT_EQ(ScaledTime(2354.9, "us"), "2.355 ms");
+  EXPECT_EQ(ScaledTime(12.5, "us"), "12.5 us");
+}
+
+TEST(Change, IsTheCandidateOverTheBaselineMinusOne) {
+  const Change c = ChangeOf(403.3, 2354.9);
+  EXPECT_TRUE(c.defined);
+  EXPECT_DOUBLE_EQ(c.delta_us, 2354.9 - 403.3);
+  EXPECT_DOUBLE_EQ(c.fraction, 2354.9 / 403.3 - 1);
+  EXPECT_EQ(FormatChange(c), "+483.9 %");
+  EXPECT_EQ(FormatChange(ChangeOf(100, 97)), "-3.0 %");
+  EXPECT_EQ(FormatChange(ChangeOf(100, 100)), "+0.0 %");
+}
+
+TEST(Change, FromNoTimeAtAllIsUndefined) {
+  const Change c = ChangeOf(0, 12);
+  EXPECT_FALSE(c.defined);
+  EXPECT_EQ(c.fraction, 0);
+  EXPECT_EQ(c.delta_us, 12);
+  EXPECT_EQ(FormatChange(c), "-");
+  EXPECT_EQ(FormatChange(c, "new"), "new");
+}
+
+TEST(TimePerStep, IsTheMeanOfTheStepsElseTheOperatorsOverTheActiveSteps) {
+  v1::RunSummary run;
+  run.add_ops()->set_self_device_us(900);
+  run.add_ops()->set_self_device_us(300);
+  EXPECT_EQ(TimePerStep(run), 1200);  // no steps, no capture: one step
+  run.mutable_capture()->set_active_steps(4);
+  EXPECT_EQ(TimePerStep(run), 300);
+  run.add_steps()->set_device_us(410);  // one step is enough: its time, not the operators'
+  EXPECT_EQ(TimePerStep(run), 410);
+  run.add_steps()->set_device_us(390);
+  EXPECT_EQ(TimePerStep(run), 400);
+}
+
+TEST(TimePerStep, CountsSelfCpuTimeForACpuOnlyRun) {
+  v1::RunSummary run;
+  run.mutable_identity()->set_device_kind(v1::DEVICE_KIND_CPU);
+  auto* step = run.add_steps();
+  step->set_cpu_us(1016805.6);
+  step->set_device_us(0);
+  EXPECT_EQ(TimePerStep(run), 1016805.6);
+}
+
+}  // namespace
+}  // namespace devtime::wire
