@@ -75,8 +75,10 @@ TEST_F(TracesTest, TheAgentKeepsAJobsTraceAndRunsTracesSaysWhereAndHowToOpenIt) 
                       command, kHost));
   ASSERT_EQ(Ctl({"jobs", "apply", "-f", jobs}).exit_code, 0);
   auto agent = RunAgent(dir_, kHost, "trace_store: file://" + Store() + "\n");
-  auto now = Ctl({"jobs", "run-now", "fused"});
-  ASSERT_EQ(now.exit_code, 0) << now.err;
+  // run-now is refused until the agent has said hello (no agent would match the job).
+  ASSERT_TRUE(WaitUntil([&] {
+    return Ctl({"jobs", "run-now", "fused"}).exit_code == 0;
+  })) << devtime::testing::ReadFile(dir_ + "/" + kHost + ".log");
   std::string run_id;
   ASSERT_TRUE(WaitUntil(
       [&] {
