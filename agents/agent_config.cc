@@ -40,11 +40,31 @@ const std::map<std::string, Field> kSingleValueSettings = {
     {"tls_ca", &AgentConfig::tls_ca},
     {"tls_cert", &AgentConfig::tls_cert},
     {"tls_key", &AgentConfig::tls_key},
+    {"trace_store", &AgentConfig::trace_store},
+    {"trace_retention_days", &AgentConfig::trace_retention_days},
 };
 
 const char* NonEmptyEnv(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+// trace_store as a directory: a file:// URI becomes its path; any other scheme is refused,
+// since the agent copies the files itself and speaks no remote protocol.
+absl::Status CheckTraceStore(AgentConfig& config) {
+  std::string store = config.trace_store.string();
+  if (store.rfind("file://", 0) == 0) {
+    store.erase(0, std::string_view("file://").size());
+  } else if (store.find("://") != std::string::npos) {
+    return absl::InvalidArgumentError(
+        "only a local directory or a file:// URI; mount remote storage (NFS, s3fs, ...) and "
+        "give the mount point");
+  }
+  if (!store.empty() && store.front() != '/') {
+    return absl::InvalidArgumentError("must be an absolute path (the links name it)");
+  }
+  config.trace_store = store;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -107,6 +127,13 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& yaml, const std:
             }
           },
           setting->second);
+      absl::Status checked = absl::OkStatus();
+      if (key == "trace_store") checked = CheckTraceStore(config);
+      if (key == "trace_retention_days" &&
+          (config.trace_retention_days == 0 || config.trace_retention_days > 36'500)) {
+        checked = absl::InvalidArgumentError("must be 1..36500 (days)");
+      }
+      if (!checked.ok()) return Problem(source, value, key, std::string(checked.message()));
     }
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(source + ":" + std::to_string(e.mark.line + 1) + ": " +

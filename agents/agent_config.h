@@ -31,6 +31,11 @@ struct AgentConfig {
   std::string tls_ca;      // PEM CA of the collector's certificate: connect with TLS
   std::string tls_cert;    // PEM client certificate (mutual TLS)
   std::string tls_key;
+  // Where each run's trace files are kept (agents/trace_store.h): a local directory or a
+  // file:// URI ("" = not kept; the runs' artifacts then name the files in work_dir). A
+  // remote store is mounted (NFS, s3fs, ...) and given as its mount point.
+  std::filesystem::path trace_store;
+  uint64_t trace_retention_days = 30;  // run folders in trace_store older than this are removed
 };
 
 // Parses `yaml` (from `source`, for messages) and fills defaults: work_dir, spool_dir and

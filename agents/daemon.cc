@@ -9,6 +9,7 @@
 #include "agents/files.h"
 #include "agents/job_runner.h"
 #include "agents/run_summary_builder.h"
+#include "agents/trace_store.h"
 #include "agents/uploader.h"
 #include "proto/wire/channel.h"
 #include "proto/wire/job_spec.h"
@@ -428,6 +429,10 @@ bool AgentDaemon::FinishAttempt(const v1::JobSpec& job, v1::JobSlot slot, std::s
     labels.started_at = absl::ToChronoTime(started);
     labels.finished_at = absl::ToChronoTime(finished);
     run = BuildRunSummary(*summary, labels);
+    if (auto kept = KeepRunTraces(config_, output, &run); !kept.ok()) {  // links stay in work_dir
+      DaemonLog(job.name() + " run " + run_id +
+                ": trace files not kept: " + std::string(kept.message()));
+    }
   }
   if (!failure.empty()) run = FailedRun(job, identity_, run_id, started, finished, failure);
   if (failure.empty() && run.status() == v1::RUN_STATUS_INVALID) {

@@ -14,6 +14,7 @@
 #include "services/ctl/check_output.h"
 #include "services/ctl/run_diff.h"
 #include "services/ctl/table.h"
+#include "services/ctl/trace_commands.h"
 
 namespace devtime::ctl {
 namespace {
@@ -351,6 +352,7 @@ void AddRunCommands(CLI::App& app, CommandContext& context) {
   AddFormatOption(runs_show, &show->format);
   OnParsed(runs_show, context,
            [show](const Session& s) { return RunsShow(s, show->run, show->scope, show->format); });
+  AddRunTracesCommand(runs, context);
 }
 
 void AddModelCommands(CLI::App& app, CommandContext& context) {

@@ -7,6 +7,7 @@
 #include "proto/wire/names.h"
 #include "proto/wire/time.h"
 #include "services/ctl/table.h"
+#include "services/ctl/trace_commands.h"
 
 namespace devtime::ctl {
 namespace {
@@ -144,6 +145,7 @@ void PrintRegression(const Session& session, const v1::Regression& r) {
         << (r.confirmation_requested() ? " (confirmation run)" : " (next run)") << "\n";
   }
   if (!r.job().empty()) out << "job         " << r.job() << " on " << r.host() << "\n";
+  PrintRegressionTraces(out, r);
   PrintOps(session, r.attribution());
   PrintLayersAndEnvironment(session, r.attribution());
   PrintSeriesAndHistory(session, r);

@@ -290,6 +290,31 @@ std::string RegressionsTable(const ReportModel& report) {
   return html + "</tbody></table>";
 }
 
+// A trace file as a link, named by its file name. Only file:// URIs are links: an uploaded
+// URI is data (never a javascript: link), and the page stays free of remote addresses.
+std::string TraceFileLink(const std::string& uri) {
+  const std::string name = uri.substr(uri.find_last_of('/') + 1);
+  if (uri.rfind("file://", 0) != 0) return "<code>" + HtmlEscape(uri) + "</code>";
+  return absl::StrFormat("<a href=\"%s\" title=\"%s\">%s</a>", HtmlEscape(uri), HtmlEscape(uri),
+                         HtmlEscape(name.empty() ? uri : name));
+}
+
+// Where the regression's two runs keep their trace files, and the commands that open them.
+std::string TracesList(const ReportRegression& r) {
+  if (r.traces.empty()) return "";
+  std::string items;
+  for (const ReportTraces& t : r.traces) {
+    std::string files;
+    for (const std::string& uri : t.uris) files += " " + TraceFileLink(uri);
+    std::string openings;
+    for (const std::string& line : t.openings)
+      openings += "<br><code>" + HtmlEscape(line) + "</code>";
+    absl::StrAppendFormat(&items, "<li>%s %s:%s%s</li>", HtmlEscape(t.label), RunLink(t.run_id),
+                          files, openings);
+  }
+  return "<p>Trace files</p><ul class=\"runs traces\">" + items + "</ul>";
+}
+
 // The section a regression's marker and table row link to: what the collector said of it.
 std::string RegressionSection(const ReportRegression& r) {
   std::string ops;
@@ -300,11 +325,11 @@ std::string RegressionSection(const ReportRegression& r) {
   return absl::StrFormat(
       "<section class=\"regression-detail\" id=\"%s\"><h3>Regression %d %s · %s</h3>"
       "<p>%s</p><ul class=\"runs\"><li>%s %s, change %s</li><li>first bad run %s, started %s"
-      "</li><li>environment: %s</li></ul>%s</section>",
+      "</li><li>environment: %s</li></ul>%s%s</section>",
       RegressionAnchor(r.id), r.id, StateBadge(r.state), HtmlEscape(WorkloadName(r)),
       HtmlEscape(r.summary), HtmlEscape(r.severity), HtmlEscape(r.kind), Change(r),
       RunLink(r.first_bad_run_id), HtmlEscape(r.first_bad_at.text),
-      EnvironmentChanges(r.environment),
+      EnvironmentChanges(r.environment), TracesList(r),
       ops.empty() ? ""
                   : "<table><thead><tr><th>operator</th><th>Δ / step</th></tr></thead><tbody>" +
                         ops + "</tbody></table>");

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "proto/wire/names.h"
 #include "proto/wire/time.h"
+#include "proto/wire/trace_links.h"
 #include "services/collector/detect/stats.h"
 #include "services/ctl/report.h"
 #include "services/ctl/run_diff.h"
@@ -171,6 +172,15 @@ std::vector<ReportOpHistory> OpHistory(const std::vector<v1::RunSummary>& recent
   return top;
 }
 
+void AddTraces(const std::string& label, const std::string& run_id,
+               const google::protobuf::RepeatedPtrField<v1::Artifact>& traces,
+               std::vector<ReportTraces>* out) {
+  if (traces.empty()) return;
+  ReportTraces kept{label, run_id, {}, wire::OpeningLines(traces)};
+  for (const v1::Artifact& a : traces) kept.uris.push_back(a.uri());
+  out->push_back(std::move(kept));
+}
+
 ReportRegression Regression(const v1::Regression& r) {
   ReportRegression out;
   out.id = r.id();
@@ -192,6 +202,8 @@ ReportRegression Regression(const v1::Regression& r) {
   for (const auto& change : r.attribution().environment()) {
     out.environment.push_back({change.key(), change.before(), change.after()});
   }
+  AddTraces("last good run", r.last_good_run_id(), r.last_good_traces(), &out.traces);
+  AddTraces("first bad run", r.first_bad_run_id(), r.first_bad_traces(), &out.traces);
   return out;
 }
 

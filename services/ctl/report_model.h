@@ -116,6 +116,15 @@ struct ReportOpChange {
   double delta_us = 0;  // per step, last good -> first bad run
 };
 
+// Where one run of a regression keeps its trace files, and how to open them
+// (proto/wire/trace_links.h).
+struct ReportTraces {
+  std::string label;  // "last good run", "first bad run"
+  std::string run_id;
+  std::vector<std::string> uris;      // the trace files (file://... links)
+  std::vector<std::string> openings;  // "Perfetto UI: trace_processor --httpd '...', then ..."
+};
+
 // A regression of the model, with what the page says about it.
 struct ReportRegression {
   int64_t id = 0;
@@ -132,6 +141,7 @@ struct ReportRegression {
   ReportTime first_bad_at;
   std::vector<ReportOpChange> ops;  // the attribution's operators, largest |delta| first
   std::vector<ReportEnvChange> environment;
+  std::vector<ReportTraces> traces;  // last good, then first bad; runs without any left out
 };
 
 struct ReportModel {

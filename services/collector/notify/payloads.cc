@@ -9,6 +9,7 @@
 #include "proto/wire/change.h"
 #include "proto/wire/json.h"
 #include "proto/wire/names.h"
+#include "proto/wire/trace_links.h"
 #include "services/collector/notify/http_client.h"
 
 namespace devtime::collector::notify {
@@ -118,6 +119,17 @@ std::string RunsAnnotation(const v1::Regression& regression) {
   return absl::StrJoin(pieces, ", ");
 }
 
+std::string TracesAnnotation(const v1::Regression& regression) {
+  std::vector<std::string> lines;
+  for (const auto& [which, traces] : {std::pair{"last good: ", &regression.last_good_traces()},
+                                      std::pair{"first bad: ", &regression.first_bad_traces()}}) {
+    for (const std::string& opening : wire::OpeningLines(*traces)) {
+      lines.push_back(which + PrintablePrefix(opening, 2 * kMaxPieceBytes));
+    }
+  }
+  return absl::StrJoin(lines, "\n");
+}
+
 std::optional<nlohmann::json> AlertmanagerAlert(const v1::Regression& regression, absl::Time now,
                                                 absl::Duration firing_for,
                                                 const std::string& external_url) {
@@ -150,6 +162,7 @@ std::optional<nlohmann::json> AlertmanagerAlert(const v1::Regression& regression
   SetIfNotEmpty(annotations, "top_operators", TopOperators(regression.attribution()));
   SetIfNotEmpty(annotations, "environment_changes", EnvironmentChanges(regression.attribution()));
   SetIfNotEmpty(annotations, "runs", RunsAnnotation(regression));
+  SetIfNotEmpty(annotations, "traces", TracesAnnotation(regression));
   SetIfNotEmpty(annotations, "state", wire::RegressionStateName(regression.state()));
   if (regression.state() == v1::REGRESSION_STATE_RESOLVED) {
     SetIfNotEmpty(annotations, "resolution", ResolutionName(regression.resolution()));

@@ -7,8 +7,8 @@
 //                kind ("step" or "drift"), regression_id (decimal string). Alertmanager identifies
 //                an alert by its whole label set, so these never change over a regression's life;
 //                empty ones are left out (Alertmanager drops empty labels anyway).
-//   annotations  summary, top_operators, environment_changes, runs, state (+ resolution when
-//                resolved); empty ones are left out. Annotations may change between pushes.
+//   annotations  summary, top_operators, environment_changes, runs, traces, state (+ resolution
+//                when resolved); empty ones are left out. Annotations may change between pushes.
 //   startsAt     fired_at (created_at when the store left fired_at unset)
 //   endsAt       ended_at once the regression ended (resolved/invalid, or ended_at set);
 //                while firing, now + `firing_for` so the alert ends by itself if the collector
@@ -58,6 +58,10 @@ std::string EnvironmentChanges(const v1::Attribution& attribution, std::size_t l
 
 // "last good <id>, first bad <id>, confirmation <id>", without the parts that are unset.
 std::string RunsAnnotation(const v1::Regression& regression);
+// How to open the last good and the first bad run's trace files (proto/wire/trace_links.h),
+// one line each: "last good: Perfetto UI: trace_processor --httpd '/traces/m/w/<id>/trace.json',
+// then open https://ui.perfetto.dev\nfirst bad: ..."; "" when neither run has any.
+std::string TracesAnnotation(const v1::Regression& regression);
 // The regression in one line, stored as its summary and shown in lists, e.g.
 // "rmsnorm/fused on trn1.2xlarge: device time per step +484.0 % (403.3 µs -> 2.355 ms);
 //  top: aten::mul +1.165 ms/step (new), ...; changed: neuronx-cc 2.21 -> 2.22"; a drift:

@@ -383,7 +383,7 @@ const std::vector<Migration>& AllMigrations() {
        kIngestFastPath},
       {6, "history partitioned by month: op_stats, run_steps, series_points", kPartitionedHistory},
       {7, "regression kinds: step and drift", kRegressionKindSchema},
-      {9, "leaner ingest: no unread keys on op_stats and series_points, lz4 summaries",
+      {8, "leaner ingest: no unread keys on op_stats and series_points, lz4 summaries",
        kLeanerIngestSchema},
   };
   return migrations;

@@ -6,6 +6,7 @@
 #include "nlohmann/json.hpp"
 #include "proto/wire/json.h"
 #include "proto/wire/names.h"
+#include "proto/wire/trace_links.h"
 #include "services/collector/analyze/lifecycle.h"
 #include "services/collector/store/regression_codec.h"
 #include "services/collector/store/sql_util.h"
@@ -23,6 +24,13 @@ constexpr absl::Duration kEventMaxAge = absl::Hours(24 * 7);
 // pg_try_advisory_xact_lock key of the notification pass ("devtime-notify").
 constexpr long long kNotifierLockKey = 0x6e6f74696679;
 
+// The artifacts of the regression's `which` ("last_good", "first_bad") run, read from the
+// run when the regression is read ("[]" once the run is gone).
+std::string RunArtifacts(const std::string& which) {
+  return "coalesce((SELECT artifacts::text FROM runs WHERE runs.run_id = regressions." + which +
+         "_run_id), '[]') AS " + which + "_artifacts";
+}
+
 const std::string kColumns =
     "regression_id, state, resolution, severity, model, workload, instance_type, job, host,"
     " metric, last_good_run_id::text, first_bad_run_id::text,"
@@ -30,7 +38,8 @@ const std::string kColumns =
     " after_us, relative_change, z, confidence, series::text, attribution::text, summary, " +
     EpochMicros("created_at") + ", " + EpochMicros("updated_at") + ", " +
     EpochMicros("first_bad_at") + ", " + EpochMicros("fired_at") + ", " + EpochMicros("ended_at") +
-    ", kind, coalesce(drift::text, '')";
+    ", kind, coalesce(drift::text, ''), " + RunArtifacts("last_good") + ", " +
+    RunArtifacts("first_bad");
 
 const std::string kSeriesIs = "model = $1 AND workload = $2 AND instance_type = $3 AND metric = $4";
 
@@ -42,19 +51,27 @@ std::string SeriesJson(const v1::Regression& regression) {
   return json + "]";
 }
 
-// The row's jsonb columns were written by this file from the same messages, so a parse
-// failure means a hand-edited row: DATA_LOSS naming it rather than a silent drop.
-absl::Status ParseSeries(const std::string& json, int64_t id, v1::Regression& out) {
+// The row's jsonb columns were written by this file and run_store.cc from the same messages,
+// so a parse failure means a hand-edited row: DATA_LOSS naming it rather than a silent drop.
+// Each element of the array `json` is parsed into add() (a repeated field's Add).
+template <typename Add>
+absl::Status ParseArray(const std::string& json, const std::string& what, Add add) {
   const auto parsed = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_array()) {
-    return absl::DataLossError(absl::StrCat("regression ", id, " series: not a JSON array"));
-  }
+  if (!parsed.is_array()) return absl::DataLossError(what + ": not a JSON array");
   for (const auto& element : parsed) {
-    absl::Status status = wire::ParseJson(
-        element.dump(), "regression " + std::to_string(id) + " series", out.add_series());
+    absl::Status status = wire::ParseJson(element.dump(), what, add());
     if (!status.ok()) return absl::DataLossError(status.message());
   }
   return absl::OkStatus();
+}
+
+// The trace files (proto/wire/trace_links.h) among a run's stored artifacts.
+absl::Status ParseTraces(const std::string& json, const std::string& what,
+                         google::protobuf::RepeatedPtrField<v1::Artifact>* traces) {
+  google::protobuf::RepeatedPtrField<v1::Artifact> artifacts;
+  absl::Status status = ParseArray(json, what, [&] { return artifacts.Add(); });
+  if (status.ok()) *traces = wire::TraceFiles(artifacts);
+  return status;
 }
 
 absl::StatusOr<v1::Regression> FromRow(const pqxx::row& row) {
@@ -78,10 +95,14 @@ absl::StatusOr<v1::Regression> FromRow(const pqxx::row& row) {
   r.set_relative_change(row[16].as<double>());
   r.set_z(row[17].as<double>());
   r.set_confidence(row[18].as<double>());
-  if (absl::Status s = ParseSeries(row[19].as<std::string>(), r.id(), r); !s.ok()) return s;
-  absl::Status status = wire::ParseJson(row[20].as<std::string>(),
-                                        "regression " + std::to_string(r.id()) + " attribution",
-                                        r.mutable_attribution());
+  const std::string what = "regression " + std::to_string(r.id());
+  if (absl::Status s =
+          ParseArray(row[19].as<std::string>(), what + " series", [&] { return r.add_series(); });
+      !s.ok()) {
+    return s;
+  }
+  absl::Status status =
+      wire::ParseJson(row[20].as<std::string>(), what + " attribution", r.mutable_attribution());
   if (!status.ok()) return absl::DataLossError(status.message());
   r.set_summary(row[21].as<std::string>());
   *r.mutable_created_at() = FromMicros(row[22].as<long long>());
@@ -91,10 +112,16 @@ absl::StatusOr<v1::Regression> FromRow(const pqxx::row& row) {
   if (!row[26].is_null()) *r.mutable_ended_at() = FromMicros(row[26].as<long long>());
   r.set_kind(row[27].as<std::string>());
   if (const std::string drift = row[28].as<std::string>(); !drift.empty()) {
-    status = wire::ParseJson(drift, "regression " + std::to_string(r.id()) + " drift",
-                             r.mutable_drift());
+    status = wire::ParseJson(drift, what + " drift", r.mutable_drift());
     if (!status.ok()) return absl::DataLossError(status.message());
   }
+  status = ParseTraces(row[29].as<std::string>(), what + " last good run's artifacts",
+                       r.mutable_last_good_traces());
+  if (status.ok()) {
+    status = ParseTraces(row[30].as<std::string>(), what + " first bad run's artifacts",
+                         r.mutable_first_bad_traces());
+  }
+  if (!status.ok()) return status;
   return r;
 }
 

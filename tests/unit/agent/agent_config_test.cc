@@ -91,5 +91,29 @@ TEST(AgentConfig, InstanceTypeComesFromTheEnvironmentWhenNotSet) {
   EXPECT_EQ(configured->instance_type, "trn2.48xlarge");
 }
 
+TEST(AgentConfig, TraceStoreIsADirectoryOrAFileUriKeptThirtyDaysByDefault) {
+  auto unset = ParseAgentConfig("name: a\n", "agent.yaml");
+  ASSERT_TRUE(unset.ok()) << unset.status();
+  EXPECT_TRUE(unset->trace_store.empty());
+  EXPECT_EQ(unset->trace_retention_days, 30u);
+  auto uri = ParseAgentConfig("trace_store: file:///srv/traces\ntrace_retention_days: 7\n", "a");
+  ASSERT_TRUE(uri.ok()) << uri.status();
+  EXPECT_EQ(uri->trace_store, "/srv/traces");
+  EXPECT_EQ(uri->trace_retention_days, 7u);
+}
+
+TEST(AgentConfig, TraceStoreRefusesRemoteSchemesRelativePathsAndNoRetention) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"name: a\ntrace_store: s3://bucket/traces\n", "agent.yaml:2: trace_store: only a local"},
+      {"trace_store: traces\n", "agent.yaml:1: trace_store: must be an absolute path"},
+      {"trace_retention_days: 0\n", "agent.yaml:1: trace_retention_days: must be 1..36500"},
+  };
+  for (const auto& [yaml, message] : cases) {
+    auto config = ParseAgentConfig(yaml, "agent.yaml");
+    ASSERT_FALSE(config.ok()) << yaml;
+    EXPECT_THAT(std::string(config.status().message()), HasSubstr(message));
+  }
+}
+
 }  // namespace
 }  // namespace devtime::agent

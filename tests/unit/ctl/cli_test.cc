@@ -109,6 +109,7 @@ TEST(Commands, EveryLeafSubcommandLeavesItsCommand) {
   const std::vector<std::vector<std::string>> leaves = {
       {"runs", "list"},
       {"runs", "show", "r"},
+      {"runs", "traces", "r"},
       {"models", "list"},
       {"jobs", "apply", "-f", "jobs.yaml"},
       {"jobs", "list"},

@@ -22,7 +22,7 @@ expect() {  # expect "WANTED" WORD...: completing the last WORD gives exactly WA
 }
 
 expect "runs" devtimectl ru
-expect "list show" devtimectl runs ""
+expect "list show traces" devtimectl runs ""
 expect "run-now" devtimectl --collector 127.0.0.1:1 jobs r
 expect "--model" devtimectl runs list --mo
 expect "regressions report" devtimectl re

@@ -230,6 +230,34 @@ TEST(ReportHtml, TableListsOnlyLiveRegressions) {
   EXPECT_THAT(table, Not(HasSubstr("fused-1<")));  // resolved: not in the table
 }
 
+TEST(ReportHtml, RegressionSectionLinksBothRunsTraceFilesWithTheCommandsThatOpenThem) {
+  ModelReport report = SampleReport();
+  v1::Regression& r = report.regressions[0];
+  v1::Artifact* good = r.add_last_good_traces();
+  good->set_kind("framework_trace");
+  good->set_uri("file:///traces/m/fused/good/trace.json");
+  v1::Artifact* bad = r.add_first_bad_traces();
+  bad->set_kind("ntff");
+  bad->set_uri("file:///traces/m/fused/bad/s/a.ntff");
+  v1::Artifact* remote = r.add_first_bad_traces();
+  remote->set_kind("framework_trace");
+  remote->set_uri("javascript:alert(1)//t.json");
+  std::string html = RenderHtml(report);
+  const std::string id = "id=\"regression-" + std::to_string(r.id()) + "\"";
+  std::string section = html.substr(html.find(id));
+  section = section.substr(0, section.find("</section>"));
+  ExpectContains(section,
+                 {"last good run <a href=\"#run-" + r.last_good_run_id() + "\">",
+                  "<a href=\"file:///traces/m/fused/good/trace.json\"", ">trace.json</a>",
+                  "<code>Perfetto UI: trace_processor --httpd &#39;/traces/m/fused/good/"
+                  "trace.json&#39;, then open https://ui.perfetto.dev</code>",
+                  "first bad run <a href=\"#run-" + r.first_bad_run_id() + "\">",
+                  "<code>Neuron Explorer: neuron-explorer view -d &#39;/traces/m/fused/bad/s&#39;"
+                  "</code>",
+                  "<code>javascript:alert(1)//t.json</code>"});
+  EXPECT_THAT(html, Not(HasSubstr("href=\"javascript:")));
+}
+
 TEST(ReportHtml, SaysWhyRegressionsAreMissing) {
   ModelReport report = SampleReport();
   report.regressions.clear();

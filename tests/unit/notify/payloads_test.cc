@@ -91,6 +91,26 @@ TEST(AlertmanagerAlert, AnnotationsSayWhatMovedWhatChangedAndWhichRuns) {
   EXPECT_FALSE(alert->contains("generatorURL"));
 }
 
+TEST(AlertmanagerAlert, TracesAnnotationSaysHowToOpenBothRunsTraceFiles) {
+  auto regression = SampleRegression(7, kNow);
+  auto add = [](google::protobuf::RepeatedPtrField<v1::Artifact>* traces, const char* kind,
+                const char* uri) {
+    v1::Artifact* artifact = traces->Add();
+    artifact->set_kind(kind);
+    artifact->set_uri(uri);
+  };
+  add(regression.mutable_last_good_traces(), "framework_trace", "file:///t/good/trace.json");
+  add(regression.mutable_first_bad_traces(), "ntff", "file:///t/bad/s/a.ntff");
+  add(regression.mutable_first_bad_traces(), "neff", "file:///t/bad/s/neffs/a.neff");
+  auto alert = AlertNow(regression);
+  ASSERT_TRUE(alert.has_value());
+  EXPECT_EQ(alert->at("annotations").at("traces"),
+            "last good: Perfetto UI: trace_processor --httpd '/t/good/trace.json', then open "
+            "https://ui.perfetto.dev\n"
+            "first bad: Neuron Explorer: neuron-explorer view -d '/t/bad/s'");
+  EXPECT_FALSE(AlertNow(SampleRegression(7, kNow))->at("annotations").contains("traces"));
+}
+
 TEST(AlertmanagerAlert, AcknowledgedStillFires) {
   auto alert = AlertNow(InState(v1::REGRESSION_STATE_ACKNOWLEDGED, kNow - absl::Hours(1)));
   ASSERT_TRUE(alert.has_value());

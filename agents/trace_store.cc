@@ -1,0 +1,178 @@
+#include "agents/trace_store.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agents/files.h"
+#include "proto/wire/trace_links.h"
+
+namespace devtime::agent {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr char kTempSuffix[] = ".tmp";
+
+absl::Status FileError(const std::string& what, const fs::path& path, int error) {
+  std::string message = "trace store: " + what + " " + path.string() + ": " + std::strerror(error);
+  if (error == ENOSPC || error == EDQUOT) return absl::ResourceExhaustedError(message);
+  return absl::InternalError(message);
+}
+
+// One path component from an identity string (validated UTF-8 without control characters,
+// but free to hold '/' or be "..").
+std::string SafeName(std::string name) {
+  for (char& c : name) {
+    if (c == '/' || c == '\\') c = '_';
+  }
+  if (name.empty() || name.front() == '.') name.insert(name.begin(), '_');
+  return name;
+}
+
+// The SHA-256 (lowercase hex) of the file at `path`, read back after the copy so that it
+// describes the stored bytes; the file is fsync'd through the same descriptor.
+absl::StatusOr<std::string> HashAndSync(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return FileError("cannot open", path, errno);
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> digest(EVP_MD_CTX_new(),
+                                                                 &EVP_MD_CTX_free);
+  absl::Status status;
+  if (!digest || EVP_DigestInit_ex(digest.get(), EVP_sha256(), nullptr) != 1) {
+    status = absl::InternalError("trace store: OpenSSL has no SHA-256");
+  }
+  std::vector<char> buffer(1 << 20);
+  while (status.ok()) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n == 0) break;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) status = FileError("cannot read", path, errno);
+    if (n > 0) EVP_DigestUpdate(digest.get(), buffer.data(), static_cast<std::size_t>(n));
+  }
+  if (status.ok() && ::fsync(fd) != 0) status = FileError("cannot fsync", path, errno);
+  ::close(fd);
+  if (!status.ok()) return status;
+  std::array<unsigned char, EVP_MAX_MD_SIZE> bytes{};
+  unsigned int size = 0;
+  EVP_DigestFinal_ex(digest.get(), bytes.data(), &size);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) {
+    hex += kHex[bytes[i] >> 4];
+    hex += kHex[bytes[i] & 0xf];
+  }
+  return hex;
+}
+
+// Where the file `source` goes inside the run's folder: its path under `output`, or only its
+// name when it lies elsewhere.
+fs::path RelativePlace(const fs::path& source, const fs::path& output) {
+  const fs::path relative = source.lexically_normal().lexically_relative(output.lexically_normal());
+  if (relative.empty() || *relative.begin() == "..") return source.filename();
+  return relative;
+}
+
+// Copies every artifact's file into `folder` (a fresh one); `kept` gets the new artifacts.
+absl::Status CopyInto(const fs::path& folder, const fs::path& final_folder, const fs::path& output,
+                      const v1::RunSummary& run,
+                      google::protobuf::RepeatedPtrField<v1::Artifact>* kept) {
+  std::vector<fs::path> folders = {folder};
+  for (const v1::Artifact& artifact : run.artifacts()) {
+    const std::string local = wire::LocalPath(artifact.uri());
+    v1::Artifact* stored = kept->Add();
+    *stored = artifact;
+    if (local.empty()) continue;  // not a file of this host: named as it was
+    const fs::path place = RelativePlace(local, fs::absolute(output));
+    const fs::path target = folder / place;
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+    if (ec) return FileError("cannot create", target.parent_path(), ec.value());
+    for (fs::path dir = target.parent_path(); dir != folder; dir = dir.parent_path()) {
+      folders.push_back(dir);
+    }
+    fs::copy_file(local, target, fs::copy_options::overwrite_existing, ec);
+    if (ec) return FileError("cannot copy " + local + " to", target, ec.value());
+    auto sha256 = HashAndSync(target);
+    if (!sha256.ok()) return sha256.status();
+    stored->set_uri("file://" + (final_folder / place).string());
+    stored->set_size_bytes(fs::file_size(target, ec));
+    stored->set_sha256(*sha256);
+  }
+  // Deepest first, so that each folder's entries are durable before its parent's.
+  std::sort(folders.begin(), folders.end());
+  folders.erase(std::unique(folders.begin(), folders.end()), folders.end());
+  for (auto it = folders.rbegin(); it != folders.rend(); ++it) {
+    if (absl::Status synced = SyncDirectory(*it); !synced.ok()) return synced;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+fs::path RunTraceFolder(const fs::path& root, const v1::RunSummary& run) {
+  return root / SafeName(run.identity().model()) / SafeName(run.identity().workload()) /
+         SafeName(run.identity().run_id());
+}
+
+absl::Status KeepTraceFiles(const fs::path& root, const fs::path& output, v1::RunSummary* run) {
+  const fs::path folder = RunTraceFolder(root, *run);
+  const fs::path temp = folder.string() + kTempSuffix;
+  std::error_code ec;
+  fs::remove_all(temp, ec);  // what a crash left of an earlier try
+  fs::create_directories(temp, ec);
+  if (ec) return FileError("cannot create", temp, ec.value());
+  google::protobuf::RepeatedPtrField<v1::Artifact> kept;
+  absl::Status status = CopyInto(temp, folder, output, *run, &kept);
+  if (status.ok()) {
+    fs::remove_all(folder, ec);  // kept before (a run finished again after a restart)
+    fs::rename(temp, folder, ec);
+    if (ec) status = FileError("cannot rename", temp, ec.value());
+  }
+  if (status.ok()) status = SyncDirectory(folder.parent_path());
+  if (!status.ok()) {
+    fs::remove_all(temp, ec);  // a partial copy links to nothing
+    return status;
+  }
+  *run->mutable_artifacts() = std::move(kept);
+  return absl::OkStatus();
+}
+
+int PruneTraceStore(const fs::path& root, fs::file_time_type cutoff) {
+  int removed = 0;
+  std::error_code ec;
+  auto children = [&ec](const fs::path& dir) {
+    std::vector<fs::path> out;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (entry.is_directory(ec)) out.push_back(entry.path());
+    }
+    return out;
+  };
+  for (const fs::path& model : children(root)) {
+    for (const fs::path& workload : children(model)) {
+      for (const fs::path& run : children(workload)) {
+        // A folder being written (*.tmp) changes with every file: only an abandoned one is old.
+        const auto changed = fs::last_write_time(run, ec);
+        if (ec || changed >= cutoff) continue;
+        if (fs::remove_all(run, ec) > 0 && !ec) ++removed;
+      }
+    }
+  }
+  return removed;
+}
+
+absl::Status KeepRunTraces(const AgentConfig& config, const fs::path& output, v1::RunSummary* run) {
+  if (config.trace_store.empty()) return absl::OkStatus();
+  absl::Status kept = KeepTraceFiles(config.trace_store, output, run);
+  const auto retention = std::chrono::hours(24) * config.trace_retention_days;
+  PruneTraceStore(config.trace_store, fs::file_time_type::clock::now() - retention);
+  return kept;
+}
+
+}  // namespace devtime::agent
