@@ -109,7 +109,7 @@ absl::Status CopyInto(const fs::path& folder, const fs::path& final_folder, cons
   std::sort(folders.begin(), folders.end());
   folders.erase(std::unique(folders.begin(), folders.end()), folders.end());
   for (auto it = folders.rbegin(); it != folders.rend(); ++it) {
-    if (absl::Status synced = SyncDirectory(*it); !synced.ok()) return synced;
+    if (absl::Status synced = wire::Env::Default()->SyncDirectory(*it); !synced.ok()) return synced;
   }
   return absl::OkStatus();
 }
@@ -135,7 +135,7 @@ absl::Status KeepTraceFiles(const fs::path& root, const fs::path& output, v1::Ru
     fs::rename(temp, folder, ec);
     if (ec) status = FileError("cannot rename", temp, ec.value());
   }
-  if (status.ok()) status = SyncDirectory(folder.parent_path());
+  if (status.ok()) status = wire::Env::Default()->SyncDirectory(folder.parent_path());
   if (!status.ok()) {
     fs::remove_all(temp, ec);  // a partial copy links to nothing
     return status;

@@ -268,11 +268,11 @@ std::string Unanalysed(const testing::TestDatabase& db) {
 }
 
 // [sessions], [idle] and [run-now]; the fleet, still connected when --sessions-during-ingest.
-std::unique_ptr<SimulatedFleet> SessionPhases(const Options& options,
-                                              const testing::TestDatabase& db,
-                                              const Collector& collector,
-                                              v1::Collector::Stub& admin,
-                                              const PostgresProbe& postgres) {
+std::unique_ptr<SimulatedFleet> RunSessionPhases(const Options& options,
+                                                 const testing::TestDatabase& db,
+                                                 const Collector& collector,
+                                                 v1::Collector::Stub& admin,
+                                                 const PostgresProbe& postgres) {
   std::printf("\n[sessions] %d agents connect\n", options.fleet.sessions);
   auto connecting = Clock::now();
   auto fleet = std::make_unique<SimulatedFleet>(collector.address(), options.fleet.sessions,
@@ -323,7 +323,8 @@ int Run(const Options& options) {
   }
 
   std::unique_ptr<SimulatedFleet> fleet;
-  if (options.fleet.sessions > 0) fleet = SessionPhases(options, db, collector, *admin, postgres);
+  if (options.fleet.sessions > 0)
+    fleet = RunSessionPhases(options, db, collector, *admin, postgres);
 
   std::printf("\n[ingest] %d uploaders x %d runs, %s\n", options.ingest.uploaders,
               options.ingest.runs_per_uploader,
