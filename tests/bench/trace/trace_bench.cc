@@ -14,13 +14,14 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cinttypes>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -289,21 +290,26 @@ double PeakRssMb() {
 
 // The peak of the process's anonymous resident memory (RSS minus file-backed pages: heap,
 // stacks; not the mapped trace, whose pages the reader drops as it goes) while it lives,
-// sampled from /proc/self/statm every 2 ms by a thread that mostly sleeps. "Peak RSS beyond the
-// mapped input" (issue 12) is this figure; ru_maxrss counts the mapped pages too.
+// sampled from /proc/self/statm every 2 ms by a thread that waits for Stop in between (and
+// ends as soon as it is called). "Peak RSS beyond the mapped input" (issue 12) is this
+// figure; ru_maxrss counts the mapped pages too.
 class AnonPeak {
  public:
   AnonPeak()
       : thread_([this] {
-          while (!stop_.load()) {
+          std::unique_lock lock(mu_);
+          do {
             Sample();
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
-          }
+          } while (!stopped_.wait_for(lock, std::chrono::milliseconds(2), [&] { return stop_; }));
         }) {}
   ~AnonPeak() { Stop(); }
   double Stop() {
     if (thread_.joinable()) {
-      stop_ = true;
+      {
+        std::lock_guard lock(mu_);
+        stop_ = true;
+      }
+      stopped_.notify_one();
       thread_.join();
       Sample();
     }
@@ -321,7 +327,9 @@ class AnonPeak {
     }
     std::fclose(f);
   }
-  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::condition_variable stopped_;
+  bool stop_ = false;  // guarded by mu_
   uint64_t peak_pages_ = 0;
   std::thread thread_;
 };
