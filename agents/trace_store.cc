@@ -1,7 +1,6 @@
 #include "agents/trace_store.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,8 @@
 #include <vector>
 
 #include "agents/files.h"
+#include "proto/wire/env.h"
+#include "proto/wire/sha256.h"
 #include "proto/wire/trace_links.h"
 
 namespace devtime::agent {
@@ -22,9 +23,7 @@ namespace {
 constexpr char kTempSuffix[] = ".tmp";
 
 absl::Status FileError(const std::string& what, const fs::path& path, int error) {
-  std::string message = "trace store: " + what + " " + path.string() + ": " + std::strerror(error);
-  if (error == ENOSPC || error == EDQUOT) return absl::ResourceExhaustedError(message);
-  return absl::InternalError(message);
+  return wire::OsError("trace store: " + what, path, error);
 }
 
 // One path component from an identity string (validated UTF-8 without control characters,
@@ -42,33 +41,20 @@ std::string SafeName(std::string name) {
 absl::StatusOr<std::string> HashAndSync(const fs::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return FileError("cannot open", path, errno);
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> digest(EVP_MD_CTX_new(),
-                                                                 &EVP_MD_CTX_free);
+  wire::Sha256 sha;
   absl::Status status;
-  if (!digest || EVP_DigestInit_ex(digest.get(), EVP_sha256(), nullptr) != 1) {
-    status = absl::InternalError("trace store: OpenSSL has no SHA-256");
-  }
   std::vector<char> buffer(1 << 20);
   while (status.ok()) {
     const ssize_t n = ::read(fd, buffer.data(), buffer.size());
     if (n == 0) break;
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) status = FileError("cannot read", path, errno);
-    if (n > 0) EVP_DigestUpdate(digest.get(), buffer.data(), static_cast<std::size_t>(n));
+    if (n > 0) sha.Update(buffer.data(), static_cast<std::size_t>(n));
   }
   if (status.ok() && ::fsync(fd) != 0) status = FileError("cannot fsync", path, errno);
   ::close(fd);
   if (!status.ok()) return status;
-  std::array<unsigned char, EVP_MAX_MD_SIZE> bytes{};
-  unsigned int size = 0;
-  EVP_DigestFinal_ex(digest.get(), bytes.data(), &size);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < size; ++i) {
-    hex += kHex[bytes[i] >> 4];
-    hex += kHex[bytes[i] & 0xf];
-  }
-  return hex;
+  return wire::Hex(sha.Final());
 }
 
 // Where the file `source` goes inside the run's folder: its path under `output`, or only its

@@ -6,8 +6,8 @@
 // The definition:
 //   - a run's time per step is its series value: the mean of its steps' device times (self
 //     CPU times for CPU-only runs), else its operators' self time over its step divisor (the
-//     capture's active steps, else 1) — TimePerStep() here, store::RunValue() in the collector
-//     and the `device_us_per_step` it stores for every run;
+//     capture's active steps, else 1) — TimePerStep() here, which store::RunValue() in the
+//     collector calls for the `device_us_per_step` it stores for every run;
 //   - a change goes from a baseline to a candidate time per step: delta = candidate -
 //     baseline, fraction = candidate / baseline - 1 (0 when the baseline is no time at all,
 //     below 1e-6 µs, as the detector's RelativeChange) — ChangeOf();

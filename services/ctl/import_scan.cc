@@ -1,7 +1,5 @@
 #include "services/ctl/import_scan.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <array>
 #include <fstream>
@@ -12,6 +10,7 @@
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
 #include "agents/trace/neuron_dir.h"
+#include "proto/wire/sha256.h"
 #include "proto/wire/time.h"
 
 namespace devtime::ctl {
@@ -118,26 +117,7 @@ absl::Status FindBelow(const fs::path& root, const ImportLayout& layout,
   return absl::OkStatus();
 }
 
-// SHA-256 through OpenSSL's EVP interface (the SHA256_* calls are deprecated in OpenSSL 3).
-class Sha256 {
- public:
-  Sha256() : context_(EVP_MD_CTX_new()) { EVP_DigestInit_ex(context_, EVP_sha256(), nullptr); }
-  Sha256(const Sha256&) = delete;
-  Sha256& operator=(const Sha256&) = delete;
-  ~Sha256() { EVP_MD_CTX_free(context_); }
-
-  void Update(const void* data, std::size_t size) { EVP_DigestUpdate(context_, data, size); }
-  std::array<unsigned char, 32> Final() {
-    std::array<unsigned char, 32> digest{};
-    EVP_DigestFinal_ex(context_, digest.data(), nullptr);
-    return digest;
-  }
-
- private:
-  EVP_MD_CTX* context_;
-};
-
-absl::Status HashFile(const fs::path& file, Sha256* sha) {
+absl::Status HashFile(const fs::path& file, wire::Sha256* sha) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return absl::NotFoundError(file.string() + ": cannot read");
   std::array<char, 1 << 16> buffer;
@@ -149,7 +129,7 @@ absl::Status HashFile(const fs::path& file, Sha256* sha) {
   return absl::OkStatus();
 }
 
-void HashText(std::string_view text, Sha256* sha) {
+void HashText(std::string_view text, wire::Sha256* sha) {
   sha->Update(text.data(), text.size());
   sha->Update("", 1);  // a separator no name holds: ("ab","c") ≠ ("a","bc")
 }
@@ -233,7 +213,7 @@ absl::StatusOr<std::vector<Capture>> FindCaptures(const std::vector<fs::path>& r
 absl::StatusOr<std::string> ContentRunId(const fs::path& capture, const std::string& model,
                                          const std::string& workload,
                                          std::chrono::system_clock::time_point started_at) {
-  Sha256 sha;
+  wire::Sha256 sha;
   HashText(model, &sha);
   HashText(workload, &sha);
   HashText(std::to_string(

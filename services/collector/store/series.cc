@@ -4,6 +4,7 @@
 #include <numeric>
 #include <vector>
 
+#include "proto/wire/change.h"
 #include "proto/wire/names.h"
 
 namespace devtime::store {
@@ -25,20 +26,15 @@ int StepDivisor(const v1::RunSummary& run) {
 }
 
 SeriesValue RunValue(const v1::RunSummary& run) {
-  bool cpu = UsesCpuTime(run);
-  std::vector<double> per_step;
-  for (const auto& step : run.steps()) per_step.push_back(cpu ? step.cpu_us() : step.device_us());
-  if (per_step.empty()) {
-    double total = 0;
-    for (const auto& op : run.ops()) total += cpu ? op.self_cpu_us() : op.self_device_us();
-    return {total / StepDivisor(run), std::nullopt};
-  }
-  double count = static_cast<double>(per_step.size());
-  double mean = std::accumulate(per_step.begin(), per_step.end(), 0.0) / count;
-  if (per_step.size() < 2) return {mean, std::nullopt};
+  const double mean = wire::TimePerStep(run);  // the one definition (proto/wire/change.h)
+  if (run.steps_size() < 2) return {mean, std::nullopt};
+  const bool cpu = UsesCpuTime(run);
   double squares = 0;
-  for (double v : per_step) squares += (v - mean) * (v - mean);
-  return {mean, std::sqrt(squares / (count - 1))};
+  for (const auto& step : run.steps()) {
+    const double v = cpu ? step.cpu_us() : step.device_us();
+    squares += (v - mean) * (v - mean);
+  }
+  return {mean, std::sqrt(squares / (run.steps_size() - 1))};
 }
 
 SeriesValue OpPoint(const v1::RunSummary& run, const v1::OpStat& op) {
