@@ -157,7 +157,10 @@ TEST_F(RegressionsTest, LostFusionIsSuspectedConfirmedByARunNowAlertedAndTriaged
   // Last night the compiler update lost the fusion: 403 us -> 2,355 us per step.
   UploadAnalysed(NightlyRun(13, Night(13), kNaive, "2.22.4", rng));
 
-  auto live = ListRegressions("--state=suspected");
+  // Suspected, or already open: run-now reaches the agent in milliseconds, so its
+  // confirmation may be judged before this list is read. The trail at the end shows it was
+  // suspected first.
+  auto live = ListRegressions();
   ASSERT_EQ(live.size(), 1u) << collector_.Log();
   const int64_t id = std::stoll(live[0]["id"].get<std::string>());
   EXPECT_EQ(live[0]["first_bad_run_id"], "00000000-0000-4000-8000-000000000013");
