@@ -267,6 +267,40 @@ std::string Unanalysed(const testing::TestDatabase& db) {
   }
 }
 
+// [detection]: the analysis queue after the burst, until every acked run has been judged
+// (runs.analyzed_at set): how long the detector lags behind ingest, and what judging costs.
+void DetectionPhase(const Options& options, const testing::TestDatabase& db, pid_t collector,
+                    const PostgresProbe& postgres) {
+  std::printf("\n[detection] the analysis queue drains after the burst\n");
+  auto waiting = Clock::now();
+  std::string left = Unanalysed(db);
+  const long long queued = std::atoll(left.c_str());
+  WindowProbe probe(collector, postgres);
+  const bool drained = testing::WaitUntil([&] { return (left = Unanalysed(db)) == "0"; },
+                                          std::chrono::seconds(options.phase_timeout),
+                                          std::chrono::milliseconds(100));
+  Window window = probe.Finish();
+  const double seconds = Ms(Clock::now() - waiting) / 1000;
+  Print("runs queued after ingest", static_cast<double>(queued));
+  if (!drained)
+    std::printf("  not drained within %d s: %s left\n", options.phase_timeout, left.c_str());
+  Print("time until every run was judged", seconds, "s");
+  if (queued > 0 && seconds > 0) {
+    Print("runs judged/s after ingest",
+          static_cast<double>(queued - std::atoll(left.c_str())) / seconds, "runs/s");
+  }
+  PrintWindow(window);
+  if (window.pg_cpu_seconds && queued > 0) {
+    Print("PostgreSQL CPU per judged run",
+          1000 * *window.pg_cpu_seconds / static_cast<double>(queued), "ms");
+  }
+  Print("collector CPU per judged run",
+        queued > 0
+            ? 10 * window.collector_cpu_percent * window.seconds / static_cast<double>(queued)
+            : 0,
+        "ms");
+}
+
 // [sessions], [idle] and [run-now]; the fleet, still connected when --sessions-during-ingest.
 std::unique_ptr<SimulatedFleet> RunSessionPhases(const Options& options,
                                                  const testing::TestDatabase& db,
@@ -367,6 +401,7 @@ int Run(const Options& options) {
   }
   std::printf("  %-34s %12s\n", "runs not analysed at the end", Unanalysed(db).c_str());
   statements.Print(static_cast<double>(ingest.acked_runs), "acked run");
+  DetectionPhase(options, db, collector.pid(), postgres);
 
   std::printf("\n[raw COPY] the same %zu runs into same-shaped scratch tables, one connection\n",
               all.size());
