@@ -14,10 +14,12 @@
 #include "services/collector/store/migrations.h"
 #include "services/collector/store/regression_store.h"
 #include "services/collector/store/run_store.h"
+#include "services/collector/store/series.h"
 #include "tests/bench/ingest/wide_run.h"
 #include "tests/support/sample_runs.h"
 #include "tests/support/store_fixture.h"
 #include "tests/support/test_database.h"
+#include "tests/support/wait.h"
 
 namespace devtime::store {
 namespace {
@@ -91,6 +93,53 @@ TEST_F(StoreTest, ConcurrentDifferentRunsOfOneSeriesAllStore) {
   EXPECT_EQ(db_.Count("runs"), 8);
   EXPECT_EQ(db_.Count("series"), 5);  // whole run + 4 operators, shared by all 8 runs
   EXPECT_EQ(db_.Count("series_points"), 40);
+}
+
+// A first run creates its series with one plain INSERT; when another collector's ingest
+// created some of them first (here: still uncommitted, so this ingest waits for it), the
+// INSERT's unique violation sends it to the careful path, which takes the other's ids.
+TEST_F(StoreTest, SeriesCreatedMeanwhileByAnotherIngestAreSharedNotDuplicated) {
+  v1::RunSummary run = NaiveRmsNormRun(TestRunId(1), "naive", 1795917600);
+  const auto& id = run.identity();
+  pqxx::connection other_collector{db_.conninfo()};
+  pqxx::work creating{other_collector};
+  const long long theirs = creating
+                               .exec_params1(
+                                   "INSERT INTO series (model, workload, instance_type, metric, op)"
+                                   " VALUES ($1, $2, $3, $4, $5) RETURNING series_id",
+                                   id.model(), id.workload(), id.instance_type(),
+                                   store::MetricOf(run), run.ops(1).name())[0]
+                               .as<long long>();
+  absl::StatusOr<store::IngestOutcome> outcome;
+  std::thread ingest([&] { outcome = runs_->IngestRun(run); });
+  const bool waiting = devtime::testing::WaitUntil(
+      [&] {
+        return db_.Query(
+                   "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                   " AND datname = current_database()") != "0";
+      },
+      std::chrono::seconds(30), std::chrono::milliseconds(20));
+  creating.commit();
+  ingest.join();
+  ASSERT_TRUE(waiting) << "the ingest never waited for the other collector's series";
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->result, store::IngestResult::kStored);
+  EXPECT_EQ(db_.Count("series"), 5);  // whole run + 4 operators, one of them the other's
+  EXPECT_EQ(
+      db_.Query("SELECT count(*) FROM series_points WHERE series_id = " + std::to_string(theirs)),
+      "1");
+
+  // A collector that knows none of the group's ids (a restart) finds them in one scan and
+  // creates only its new operator's series.
+  store::RunStore restarted{*store_};
+  v1::RunSummary next = NaiveRmsNormRun(TestRunId(2), "naive", 1795917600 + 86400);
+  auto* extra = next.add_ops();
+  *extra = next.ops(0);
+  extra->set_name("aten::extra");
+  auto stored = restarted.IngestRun(next);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(db_.Count("series"), 6);
+  EXPECT_EQ(db_.Count("series_points"), 11);
 }
 
 TEST_F(StoreTest, SameRunIdWithDifferentContentIsRejectedAndOriginalKept) {
