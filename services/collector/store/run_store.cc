@@ -260,8 +260,7 @@ class SeriesLookup {
     const std::string& instance_type;
     const std::string& metric;
   };
-  SeriesLookup(pqxx::work& tx, Group group, const std::string& key_prefix)
-      : tx_(tx), group_(group), key_prefix_(key_prefix) {}
+  SeriesLookup(pqxx::work& tx, Group group) : tx_(tx), group_(group) {}
 
   void Want(const std::string& op, std::size_t index) { wanted_.emplace(op, index); }
 
@@ -331,38 +330,51 @@ class SeriesLookup {
         series_ids[it->second] = series_id;
         wanted_.erase(it);
       }
-      learned_.emplace_back(key_prefix_ + op, series_id);
+      learned_.emplace_back(std::move(op), series_id);
     }
   }
 
   pqxx::work& tx_;
   Group group_;
-  const std::string& key_prefix_;
   std::unordered_map<std::string, std::size_t> wanted_;  // op -> index in the run's series
   std::vector<std::pair<std::string, long long>> learned_;
 };
 
 }  // namespace
 
-// Series ids by model/workload/instance type/metric/op. Series rows are never deleted, so an
-// id once committed stays valid; ids are added only after the transaction that read or
-// created them committed.
+// Series ids by group (model/workload/instance type/metric) and op: one lock and no key
+// building per run (501 concatenated keys were a tenth of the collector's CPU per upload).
+// Series rows are never deleted, so an id once committed stays valid; ids are added only
+// after the transaction that read or created them committed.
 class RunStore::SeriesCache {
  public:
-  std::optional<long long> Find(const std::string& key) {
+  // Fills ids[i] (0 = unknown) for each of `ops` the cache knows in `group`; whether it knew
+  // any of them.
+  bool Find(const std::string& group, const std::vector<std::string>& ops,
+            std::vector<std::int64_t>& ids) {
     std::lock_guard lock(mu_);
-    auto it = ids_.find(key);
-    if (it == ids_.end()) return std::nullopt;
-    return it->second;
+    auto known = groups_.find(group);
+    if (known == groups_.end()) return false;
+    bool any = false;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (auto it = known->second.find(ops[i]); it != known->second.end()) {
+        ids[i] = it->second;
+        any = true;
+      }
+    }
+    return any;
   }
-  void Add(const std::vector<std::pair<std::string, long long>>& ids) {
+  void Add(const std::string& group, const std::vector<std::pair<std::string, long long>>& ids) {
+    if (ids.empty()) return;
     std::lock_guard lock(mu_);
-    for (const auto& [key, id] : ids) ids_.emplace(key, id);
+    auto& known = groups_[group];
+    for (const auto& [op, id] : ids) known.emplace(op, id);
   }
 
  private:
   std::mutex mu_;
-  std::unordered_map<std::string, long long> ids_;  // guarded by mu_
+  // guarded by mu_
+  std::unordered_map<std::string, std::unordered_map<std::string, long long>> groups_;
 };
 
 RunStore::RunStore(Database& db) : db_(db), series_(std::make_unique<SeriesCache>()) {}
@@ -374,7 +386,7 @@ std::vector<std::pair<std::string, long long>> RunStore::WriteSeriesPoints(
     pqxx::work& tx, const v1::RunSummary& run, const std::string& at, const SeriesValue& point) {
   const auto& id = run.identity();
   const std::string metric = MetricOf(run);
-  const std::string prefix = SeriesKeyOf(run);
+  const std::string group = SeriesKeyOf(run);
   std::vector<std::string> ops{""};
   std::vector<std::optional<double>> values{point.value}, noises{point.noise};
   ops.reserve(run.ops_size() + 1);
@@ -385,15 +397,10 @@ std::vector<std::pair<std::string, long long>> RunStore::WriteSeriesPoints(
     noises.push_back(op_point.noise);
   }
   std::vector<std::int64_t> series_ids(ops.size(), 0);
-  SeriesLookup lookup{tx, {id.model(), id.workload(), id.instance_type(), metric}, prefix};
-  bool group_cached = false;
+  const bool group_cached = series_->Find(group, ops, series_ids);
+  SeriesLookup lookup{tx, {id.model(), id.workload(), id.instance_type(), metric}};
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (auto known = series_->Find(prefix + ops[i])) {
-      series_ids[i] = *known;
-      group_cached = true;
-    } else {
-      lookup.Want(ops[i], i);
-    }
+    if (series_ids[i] == 0) lookup.Want(ops[i], i);
   }
   lookup.Resolve(group_cached, series_ids);
   tx.exec_prepared("ingest_points", id.run_id(), at, BinaryInt8Array(series_ids),
@@ -434,7 +441,7 @@ absl::StatusOr<IngestOutcome> RunStore::IngestRun(const v1::RunSummary& run) {
     std::vector<std::pair<std::string, long long>> learned;
     if (run.status() == v1::RUN_STATUS_OK) learned = WriteSeriesPoints(tx, run, at, point);
     tx.commit();
-    series_->Add(learned);
+    series_->Add(SeriesKeyOf(run), learned);
     outcome = {IngestResult::kStored, FromMicros(inserted[0][0].as<long long>())};
     return absl::OkStatus();
   });
