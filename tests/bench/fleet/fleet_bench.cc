@@ -26,6 +26,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <latch>
 #include <thread>
 
 #include "CLI/CLI.hpp"
@@ -190,7 +191,11 @@ IngestResult Ingest(const Options& options, const std::string& address,
   IngestResult result;
   std::mutex mu;
   auto phase_end = Clock::now() + std::chrono::seconds(options.phase_timeout);
-  auto start = Clock::now();
+  // Every uploader connects first, then all start at once: an agent uploads over the channel
+  // its session holds open (agents/daemon.cc), so a nightly burst finds it connected, and
+  // the fleet's jobs end together.
+  std::latch connected(static_cast<std::ptrdiff_t>(runs.size()));
+  Clock::time_point start;
   std::vector<std::thread> threads;
   for (std::size_t k = 0; k < runs.size(); ++k) {
     threads.emplace_back([&, k] {
@@ -198,8 +203,14 @@ IngestResult Ingest(const Options& options, const std::string& address,
       args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
       args.SetInt("devtime.bench.uploader", static_cast<int>(k));
       args.SetMaxSendMessageSize(64 << 20);
-      auto stub = v1::Collector::NewStub(
-          grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+      auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+      // a channel that did not connect fails its calls, counted below
+      channel->WaitForConnected(std::chrono::system_clock::now() +
+                                std::chrono::seconds(options.phase_timeout));
+      auto stub = v1::Collector::NewStub(channel);
+      connected.count_down();
+      connected.wait();
+      if (k == 0) start = Clock::now();
       for (std::size_t r = 0; r < runs[k].size(); ++r) {
         const v1::RunSummary& run = runs[k][r];
         if (Clock::now() > phase_end) break;
