@@ -12,9 +12,10 @@
 //     it reports the collector's threads, RSS and CPU and PostgreSQL's transactions/s and CPU;
 //  2. run-now: RunJobNow for one agent at a time, timed until that agent's stream has it;
 //  3. ingest: the sessions close (--sessions-during-ingest keeps them), then K uploaders, each
-//     on its own connection, upload their runs back to back (K uploads in flight): operator
-//     rows/s, ack p50/p99;
-//  4. raw COPY of the same rows into same-shaped scratch tables on the same database (one
+//     on its own connection (connected first, then all at once), upload their runs back to
+//     back (K uploads in flight): operator rows/s, ack p50/p99;
+//  4. detection: waits until the analysis queue has judged every acked run;
+//  5. raw COPY of the same rows into same-shaped scratch tables on the same database (one
 //     transaction per run, and one bulk COPY), and ingest's rate as a fraction of it.
 // The database is dropped at the end. See README.md beside this file.
 #include <unistd.h>
