@@ -1,0 +1,68 @@
+// ShapeTester::RedundantSteps: which steps of a same-direction group a continuous creep
+// explains (shape.h).
+#include "services/collector/detect/shape.h"
+
+#include <random>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace devtime::detect {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+// Unit-variance Gaussian noise plus `shape(i)`, in robust-sigma units as the analysis has it.
+template <typename Shape>
+std::vector<double> Series(size_t n, uint64_t seed, Shape shape) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  std::vector<double> u(n);
+  for (size_t i = 0; i < n; ++i) u[i] = shape(i) + gauss(rng);
+  return u;
+}
+
+constexpr size_t kMinTail = 10;
+
+TEST(RedundantSteps, ARampExplainsItsWholeStaircase) {
+  // 6 sigma over 300 runs: the two-level pieces of a staircase at 100 and 200.
+  const auto u = Series(300, 1, [](size_t i) { return 0.02 * static_cast<double>(i); });
+  const ShapeTester tester(u);
+  const std::vector<size_t> group = {100, 200};
+  EXPECT_THAT(tester.RedundantSteps(0, 300, group, kMinTail), ElementsAre(100, 200));
+}
+
+TEST(RedundantSteps, FlatLevelsAreNoTrend) {
+  // Three flat levels 3 sigma apart: the steps are the model.
+  const auto u = Series(300, 2, [](size_t i) { return i < 100 ? 0.0 : i < 200 ? 3.0 : 6.0; });
+  const ShapeTester tester(u);
+  const std::vector<size_t> group = {100, 200};
+  EXPECT_THAT(tester.RedundantSteps(0, 300, group, kMinTail), IsEmpty());
+  const std::vector<size_t> late = {290};  // a late step: no 10-run creep imitates it
+  const auto v = Series(300, 3, [](size_t i) { return i < 290 ? 0.0 : 4.0; });
+  EXPECT_THAT(ShapeTester(v).RedundantSteps(0, 300, late, kMinTail), IsEmpty());
+}
+
+TEST(RedundantSteps, AJumpOnTheRampStaysTheOthersGo) {
+  // A ramp from run 50 with a 10-sigma jump at 150; the staircase also cut at 100 and 220.
+  const auto u = Series(300, 4, [](size_t i) {
+    const double ramp = i < 50 ? 0.0 : 0.03 * static_cast<double>(i - 50);
+    return ramp + (i >= 150 ? 10.0 : 0.0);
+  });
+  const ShapeTester tester(u);
+  const std::vector<size_t> group = {100, 150, 220};
+  EXPECT_THAT(tester.RedundantSteps(0, 300, group, kMinTail), ElementsAre(100, 220));
+}
+
+TEST(RedundantSteps, NothingToDoForAnEmptyGroupOrATinySpan) {
+  const auto u = Series(40, 5, [](size_t i) { return 0.1 * static_cast<double>(i); });
+  const ShapeTester tester(u);
+  EXPECT_THAT(tester.RedundantSteps(0, 40, {}, kMinTail), IsEmpty());
+  const std::vector<size_t> group = {5};
+  EXPECT_THAT(tester.RedundantSteps(0, 11, group, kMinTail), IsEmpty());
+}
+
+}  // namespace
+}  // namespace devtime::detect
