@@ -91,14 +91,7 @@ class Analysis {
     do {
       Prune(taus, verdicts, known);
     } while (options_.shape_test && RemoveStaircases(taus, verdicts, known));
-    // Refine each position between its neighbours, within +-refine_window runs (Locate).
-    for (size_t i = 0; i < taus.size(); ++i) {
-      const size_t best = Locate(Before(taus, i), taus[i], After(taus, i, n));
-      if (best != taus[i]) {
-        q_hats[best] = q_hats[taus[i]];
-        taus[i] = best;
-      }
-    }
+    Refine(taus, q_hats);
     // The figures of each reported change point are those between its neighbours, small
     // ones included: the levels on either side of its own jump.
     std::vector<ChangePoint> result;
@@ -120,6 +113,17 @@ class Analysis {
   struct SideTest : ChangePoint {
     bool effect_ok = false;
   };
+
+  // Moves each change point, between its neighbours, within +-refine_window runs (Locate).
+  void Refine(std::vector<size_t>& taus, std::vector<double>& q_hats) const {
+    for (size_t i = 0; i < taus.size(); ++i) {
+      const size_t best = Locate(Before(taus, i), taus[i], After(taus, i, u_.size()));
+      if (best != taus[i]) {
+        q_hats[best] = q_hats[taus[i]];
+        taus[i] = best;
+      }
+    }
+  }
 
   // Where in [a, b) the step found at tau most probably is (step 5). The one-step model's
   // posterior over the position t, with flat priors on both levels, is proportional to
