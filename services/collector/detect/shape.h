@@ -72,13 +72,13 @@ class ShapeTester {
   std::vector<size_t> RedundantSteps(size_t a, size_t b, std::span<const size_t> group,
                                      size_t min_tail) const;
 
- private:
-  // Residual sum of squares over [a, b) of one level per segment between `jumps`.
+  // The two models' fits (jumps sorted, inside (a, b)): the residual sum of squares over
+  // [a, b) of one level per segment between `jumps`; and the smallest over kinks kappa in
+  // [a, b - min_tail] of level + slope x (i - kappa)+ + a level jump at each of `jumps`.
   double LevelsRss(size_t a, size_t b, std::span<const size_t> jumps) const;
-  // The smallest residual sum of squares over [a, b), over kinks kappa in [a, b - min_tail],
-  // of level + slope x (i - kappa)+ + a level jump at each of `jumps`.
   double TrendRss(size_t a, size_t b, std::span<const size_t> jumps, size_t min_tail) const;
 
+ private:
   std::span<const double> u_;
   std::vector<long double> prefix_;          // sums of u
   std::vector<long double> prefix_index_;    // sums of i u

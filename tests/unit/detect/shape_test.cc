@@ -2,6 +2,9 @@
 // explains (shape.h).
 #include "services/collector/detect/shape.h"
 
+#include <algorithm>
+#include <limits>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -25,6 +28,67 @@ std::vector<double> Series(size_t n, uint64_t seed, Shape shape) {
 }
 
 constexpr size_t kMinTail = 10;
+
+// Least squares by the normal equations (Gauss-Jordan), for checking the closed forms.
+double NaiveRss(const std::vector<std::vector<double>>& columns, const std::vector<double>& y) {
+  const size_t k = columns.size();
+  std::vector<std::vector<double>> m(k, std::vector<double>(k + 1, 0.0));
+  for (size_t r = 0; r < k; ++r) {
+    for (size_t c = 0; c < k; ++c) {
+      for (size_t i = 0; i < y.size(); ++i) m[r][c] += columns[r][i] * columns[c][i];
+    }
+    for (size_t i = 0; i < y.size(); ++i) m[r][k] += columns[r][i] * y[i];
+  }
+  for (size_t col = 0; col < k; ++col) {
+    for (size_t r = 0; r < k; ++r) {
+      if (r == col) continue;
+      const double f = m[r][col] / m[col][col];
+      for (size_t c = col; c <= k; ++c) m[r][c] -= f * m[col][c];
+    }
+  }
+  double rss = 0.0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    double fit = 0.0;
+    for (size_t r = 0; r < k; ++r) fit += m[r][k] / m[r][r] * columns[r][i];
+    rss += (y[i] - fit) * (y[i] - fit);
+  }
+  return rss;
+}
+
+// The columns of the model over [a, b): 1, a jump at each of `jumps`, and with kappa the hinge
+// (i - kappa)+.
+std::vector<std::vector<double>> Columns(size_t a, size_t b, const std::vector<size_t>& jumps,
+                                         std::optional<size_t> kappa) {
+  std::vector<std::vector<double>> columns = {std::vector<double>(b - a, 1.0)};
+  for (size_t s : jumps) {
+    columns.emplace_back(b - a);
+    for (size_t i = a; i < b; ++i) columns.back()[i - a] = i >= s ? 1.0 : 0.0;
+  }
+  if (kappa) {
+    columns.emplace_back(b - a);
+    for (size_t i = a; i < b; ++i) {
+      columns.back()[i - a] = i > *kappa ? static_cast<double>(i - *kappa) : 0.0;
+    }
+  }
+  return columns;
+}
+
+TEST(TrendRss, MatchesLeastSquaresOverEveryKink) {
+  const auto u =
+      Series(120, 7, [](size_t i) { return i < 60 ? 0.0 : 0.05 * static_cast<double>(i - 60); });
+  const ShapeTester tester(u);
+  const size_t a = 10, b = 110;
+  const std::vector<double> y(u.begin() + a, u.begin() + b);
+  for (const std::vector<size_t>& jumps : {std::vector<size_t>{}, std::vector<size_t>{40, 75}}) {
+    EXPECT_NEAR(tester.LevelsRss(a, b, jumps), NaiveRss(Columns(a, b, jumps, std::nullopt), y),
+                1e-6);
+    double best = std::numeric_limits<double>::infinity();
+    for (size_t kappa = a; kappa + kMinTail <= b; ++kappa) {
+      best = std::min(best, NaiveRss(Columns(a, b, jumps, kappa), y));
+    }
+    EXPECT_NEAR(tester.TrendRss(a, b, jumps, kMinTail), best, 1e-6);
+  }
+}
 
 TEST(RedundantSteps, ARampExplainsItsWholeStaircase) {
   // 6 sigma over 300 runs: the two-level pieces of a staircase at 100 and 200.
