@@ -88,36 +88,10 @@ class Analysis {
     // estimated at 0.98 % took the real steps next to it with it.
     std::vector<Verdict> verdicts(taus.size());
     std::vector<bool> known(taus.size(), false);
-    while (!taus.empty()) {
-      size_t weakest = taus.size();
-      double weakest_score = -1.0;
-      for (size_t i = 0; i < taus.size(); ++i) {
-        const size_t a = Before(taus, i), b = After(taus, i, n);
-        Verdict& v = verdicts[i];
-        if (!known[i] || v.a != a || v.b != b) {
-          v = Judge(a, taus[i], b);
-          known[i] = true;
-        }
-        if (v.pass || v.small) continue;
-        if (v.score > weakest_score) {
-          weakest_score = v.score;
-          weakest = i;
-        }
-      }
-      if (weakest == taus.size()) break;
-      const auto at = static_cast<std::ptrdiff_t>(weakest);
-      taus.erase(taus.begin() + at);
-      verdicts.erase(verdicts.begin() + at);
-      known.erase(known.begin() + at);
-    }
-    // Refine each position between its neighbours, within +-refine_window runs (Locate).
-    for (size_t i = 0; i < taus.size(); ++i) {
-      const size_t best = Locate(Before(taus, i), taus[i], After(taus, i, n));
-      if (best != taus[i]) {
-        q_hats[best] = q_hats[taus[i]];
-        taus[i] = best;
-      }
-    }
+    do {
+      Prune(taus, verdicts, known);
+    } while (options_.shape_test && RemoveStaircases(taus, verdicts, known));
+    Refine(taus, q_hats);
     // The figures of each reported change point are those between its neighbours, small
     // ones included: the levels on either side of its own jump.
     std::vector<ChangePoint> result;
@@ -139,6 +113,17 @@ class Analysis {
   struct SideTest : ChangePoint {
     bool effect_ok = false;
   };
+
+  // Moves each change point, between its neighbours, within +-refine_window runs (Locate).
+  void Refine(std::vector<size_t>& taus, std::vector<double>& q_hats) const {
+    for (size_t i = 0; i < taus.size(); ++i) {
+      const size_t best = Locate(Before(taus, i), taus[i], After(taus, i, u_.size()));
+      if (best != taus[i]) {
+        q_hats[best] = q_hats[taus[i]];
+        taus[i] = best;
+      }
+    }
+  }
 
   // Where in [a, b) the step found at tau most probably is (step 5). The one-step model's
   // posterior over the position t, with flat priors on both levels, is proportional to
@@ -306,6 +291,96 @@ class Analysis {
     const ShapeVerdict v = shape_->Test(a, tau, b, kSigmaFloor);
     if (!v.applicable) return 0.0;
     return CorrectForSelection(v.step_like ? v.level_p : v.trend_p, static_cast<double>(b - a));
+  }
+
+  // One prune pass (see Run): until every change point passes or is small.
+  void Prune(std::vector<size_t>& taus, std::vector<Verdict>& verdicts, std::vector<bool>& known) {
+    const size_t n = u_.size();
+    while (!taus.empty()) {
+      size_t weakest = taus.size();
+      double weakest_score = -1.0;
+      for (size_t i = 0; i < taus.size(); ++i) {
+        const size_t a = Before(taus, i), b = After(taus, i, n);
+        Verdict& v = verdicts[i];
+        if (!known[i] || v.a != a || v.b != b) {
+          v = Judge(a, taus[i], b);
+          known[i] = true;
+        }
+        if (v.pass || v.small) continue;
+        if (v.score > weakest_score) {
+          weakest_score = v.score;
+          weakest = i;
+        }
+      }
+      if (weakest == taus.size()) break;
+      Erase(weakest, taus, verdicts, known);
+    }
+  }
+
+  static void Erase(size_t i, std::vector<size_t>& taus, std::vector<Verdict>& verdicts,
+                    std::vector<bool>& known) {
+    const auto at = static_cast<std::ptrdiff_t>(i);
+    taus.erase(taus.begin() + at);
+    verdicts.erase(verdicts.begin() + at);
+    known.erase(known.begin() + at);
+  }
+
+  // Staircases along a trend (ShapeTester::RedundantSteps): each maximal group of consecutive
+  // change points in one direction (small ones included: they are levels of the staircase
+  // too) competes with a continuous creep over the span between the change points around it;
+  // the steps the creep explains go, so that the span reads as one segment (where DetectDrift
+  // reports the creep) and not as a staircase. True when any went: the prune pass then runs
+  // again, since the neighbours of the others changed.
+  bool RemoveStaircases(std::vector<size_t>& taus, std::vector<Verdict>& verdicts,
+                        std::vector<bool>& known) {
+    const size_t n = u_.size();
+    if (taus.empty()) return false;
+    if (!shape_) shape_.emplace(u_);
+    auto up = [&](size_t i) {  // the direction of change point i between its neighbours
+      const size_t a = Before(taus, i), t = taus[i], b = After(taus, i, n);
+      return (prefix_[b] - prefix_[t]) / static_cast<long double>(b - t) >
+             (prefix_[t] - prefix_[a]) / static_cast<long double>(t - a);
+    };
+    std::vector<size_t> redundant;
+    for (size_t i = 0; i < taus.size();) {
+      size_t j = i + 1;
+      while (j < taus.size() && up(j) == up(i)) ++j;
+      const std::span<const size_t> group = std::span(taus).subspan(i, j - i);
+      const size_t a = Before(taus, i), b = After(taus, j - 1, n);
+      const std::vector<size_t> gone = shape_->RedundantSteps(a, b, group, kMinCreepRuns);
+      if (!gone.empty() && CreepsWhereGone(a, b, group, gone)) {
+        redundant.insert(redundant.end(), gone.begin(), gone.end());
+      }
+      i = j;
+    }
+    for (size_t tau : redundant) {
+      Erase(static_cast<size_t>(std::find(taus.begin(), taus.end(), tau) - taus.begin()), taus,
+            verdicts, known);
+    }
+    return !redundant.empty();
+  }
+
+  // Whether each segment of [a, b) that the removal of `gone` from `group` (both sorted) leaves
+  // around a removed step is a drift DetectDrift reports: the creep that replaces a step must
+  // be one, or the span would report nothing at all (DetectDrift has its own tests: significance,
+  // minimum effect, and that no single level jump fits better).
+  bool CreepsWhereGone(size_t a, size_t b, std::span<const size_t> group,
+                       const std::vector<size_t>& gone) const {
+    std::vector<size_t> bounds = {a};
+    for (size_t tau : group) {
+      if (!std::binary_search(gone.begin(), gone.end(), tau)) bounds.push_back(tau);
+    }
+    bounds.push_back(b);
+    for (size_t s = 0; s + 1 < bounds.size(); ++s) {
+      const size_t from = bounds[s], to = bounds[s + 1];
+      const auto first = std::upper_bound(gone.begin(), gone.end(), from);
+      if (first == gone.end() || *first >= to) continue;  // no removed step in it
+      std::vector<Point> segment(to - from);
+      for (size_t i = from; i < to; ++i) segment[i - from] = {valid_.values[i], valid_.noise[i]};
+      const auto drift = DetectDrift(segment, options_);
+      if (!drift.ok() || !drift->has_value()) return false;
+    }
+    return true;
   }
 
   // The p-value a change point between a and b must reach: max_pvalue, and

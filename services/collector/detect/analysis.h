@@ -14,6 +14,10 @@
 
 namespace devtime::detect {
 
+// The shortest creep: a drift starts at least this many valid runs before the end of its span
+// (DetectDrift), and a trend that replaces a staircase (analysis.cc) alike.
+inline constexpr size_t kMinCreepRuns = 10;
+
 // The valid (non-NaN) runs of a span of points, with their input indices.
 struct Valid {
   std::vector<double> values;

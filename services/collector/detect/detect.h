@@ -38,6 +38,11 @@
 //       not reported even when many runs make it statistically visible;
 //     one that is too small stays as a neighbour of the others (two real levels are not
 //     merged into one segment, where they would read as a staircase) but is not reported;
+//     then (shape_test) each group of consecutive change points in one direction competes
+//     with a continuous creep over its span (shape.h, RedundantSteps: BIC of the staircase
+//     against flat-then-linear plus the fewest of its steps); the steps the creep explains go
+//     when DetectDrift reports the creep in what they leave, and pruning runs again: a creep
+//     is one segment with one drift finding, not a staircase of steps;
 //  5. each change point moves, within +-refine_window runs and between its neighbours, to
 //     the position with the most posterior mass of the one-step model within +-2 runs of it
 //     (analysis.cc, Locate): the Bayes choice for "within 2 runs" of the true position.

@@ -19,8 +19,6 @@ namespace devtime::detect {
 namespace {
 
 constexpr size_t kExactTheilSen = 700;
-// A creep starts at least this many valid runs before the end of the span.
-constexpr size_t kMinCreepRuns = 10;
 
 double TwoSidedNormalP(double z) { return std::erfc(std::fabs(z) / std::numbers::sqrt2); }
 

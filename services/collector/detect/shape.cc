@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <initializer_list>
+#include <limits>
+#include <vector>
 
 #include "services/collector/detect/stats.h"
 
@@ -218,6 +220,113 @@ ShapeVerdict ShapeTester::Test(size_t a, size_t tau, size_t b, double sigma_floo
     v.trend_p = StudentTwoSidedP(v.trend_t, std::max(1.0, length * f_full - 4.0));
   }
   return v;
+}
+
+double ShapeTester::LevelsRss(size_t a, size_t b, std::span<const size_t> jumps) const {
+  Real rss = 0;
+  size_t from = a;
+  for (size_t k = 0; k <= jumps.size(); ++k) {
+    const size_t to = k < jumps.size() ? jumps[k] : b;
+    const Real s = prefix_[to] - prefix_[from];
+    rss += prefix_squares_[to] - prefix_squares_[from] - s * s / static_cast<Real>(to - from);
+    from = to;
+  }
+  return static_cast<double>(std::max<Real>(rss, 0.0L));
+}
+
+double ShapeTester::TrendRss(size_t a, size_t b, std::span<const size_t> jumps,
+                             size_t min_tail) const {
+  // The levels (1 and the jumps) span the segment indicators, so adding h = (i - kappa)+
+  // lowers their residual sum of squares by (h~ . u~)^2 / (h~ . h~), ~ = less the segment
+  // means. A segment [l, r) after kappa adds constants, h being i less a constant there:
+  // sum (i - mean i) u_i and sum (i - mean i)^2 = c (c^2 - 1) / 12 (c = r - l). The segment
+  // holding kappa adds, with h = j over j = 0 .. r - kappa - 1, S_hu - S_h S_u / c and
+  // S_hh - S_h^2 / c. O(1) per kink position with suffix sums over the segments.
+  std::vector<size_t> bounds = {a};
+  bounds.insert(bounds.end(), jumps.begin(), jumps.end());
+  bounds.push_back(b);
+  const size_t segments = bounds.size() - 1;
+  std::vector<Real> after_hu(segments + 1, 0.0L), after_hh(segments + 1, 0.0L);
+  for (size_t s = segments; s-- > 0;) {
+    const size_t l = bounds[s], r = bounds[s + 1];
+    const Real c = static_cast<Real>(r - l);
+    const Real mean_i = (static_cast<Real>(l) + static_cast<Real>(r - 1)) / 2;
+    const Real centred_iu =
+        (prefix_index_[r] - prefix_index_[l]) - mean_i * (prefix_[r] - prefix_[l]);
+    after_hu[s] = after_hu[s + 1] + centred_iu;
+    after_hh[s] = after_hh[s + 1] + c * (c * c - 1) / 12;
+  }
+  // The scan in double with running sums over [kappa, r) (exact enough for the best gain, as
+  // in Test's kink scan).
+  double best_gain = 0.0;
+  size_t s = 0;
+  double tail_u = 0.0, tail_iu = 0.0, segment_u = 0.0, c = 1.0, rest_hu = 0.0, rest_hh = 0.0;
+  for (size_t kappa = a; kappa + min_tail <= b; ++kappa) {
+    if (kappa == bounds[s + (kappa == a ? 0 : 1)]) {  // entering a segment
+      if (kappa != a) ++s;
+      const size_t l = bounds[s], r = bounds[s + 1];
+      tail_u = segment_u = static_cast<double>(prefix_[r] - prefix_[l]);
+      tail_iu = static_cast<double>(prefix_index_[r] - prefix_index_[l]);
+      c = static_cast<double>(r - l);
+      rest_hu = static_cast<double>(after_hu[s + 1]);
+      rest_hh = static_cast<double>(after_hh[s + 1]);
+    }
+    const double k = static_cast<double>(kappa);
+    const double m = static_cast<double>(bounds[s + 1] - kappa);
+    const double sum_h = m * (m - 1) / 2;
+    const double hu = (tail_iu - k * tail_u) - sum_h * segment_u / c + rest_hu;
+    const double hh = (m - 1) * m * (2 * m - 1) / 6 - sum_h * sum_h / c + rest_hh;
+    if (hh > 1e-9) best_gain = std::max(best_gain, hu * hu / hh);
+    tail_u -= u_[kappa];
+    tail_iu -= k * u_[kappa];
+  }
+  return std::max(0.0, LevelsRss(a, b, jumps) - best_gain);
+}
+
+std::vector<size_t> ShapeTester::RedundantSteps(size_t a, size_t b, std::span<const size_t> group,
+                                                size_t min_tail) const {
+  const double n = static_cast<double>(b - a);
+  if (group.empty() || b - a < min_tail + 2) return {};
+  const double log_n = std::log(n);
+  // BIC; the residual sum of squares floored so that a noiseless fit stays finite.
+  auto criterion = [&](double rss, size_t parameters) {
+    return n * std::log(std::max(rss, 1e-12 * n) / n) + static_cast<double>(parameters) * log_n;
+  };
+  const double staircase = criterion(LevelsRss(a, b, group), 1 + 2 * group.size());
+  std::vector<size_t> kept;  // sorted
+  double trend = criterion(TrendRss(a, b, kept, min_tail), 3);
+  std::vector<bool> in(group.size(), false);
+  constexpr double kPositiveEvidence = 2.0;  // see below
+  while (kept.size() < group.size()) {
+    // Adding the last step would keep them all, which removes none: only worth fitting when
+    // the trend without it would win.
+    if (kept.size() + 1 == group.size() && !(trend + kPositiveEvidence < staircase)) break;
+    double best = std::numeric_limits<double>::infinity();
+    size_t best_k = group.size();
+    for (size_t k = 0; k < group.size(); ++k) {
+      if (in[k]) continue;
+      std::vector<size_t> with = kept;
+      with.insert(std::upper_bound(with.begin(), with.end(), group[k]), group[k]);
+      const double c = criterion(TrendRss(a, b, with, min_tail), 3 + 2 * with.size());
+      if (c < best) {
+        best = c;
+        best_k = k;
+      }
+    }
+    if (!(best < trend)) break;
+    trend = best;
+    in[best_k] = true;
+    kept.insert(std::upper_bound(kept.begin(), kept.end(), group[best_k]), group[best_k]);
+  }
+  // The steps passed their tests: the trend must be better by positive evidence, a BIC
+  // difference of 2 (a Bayes factor of about e; Kass and Raftery), not by a hair. Real steps
+  // that a ramp happens to fit about as well (a step near b, two close steps) stay steps.
+  if (kept.size() == group.size() || !(trend + kPositiveEvidence < staircase)) return {};
+  std::vector<size_t> redundant;
+  for (size_t k = 0; k < group.size(); ++k) {
+    if (!in[k]) redundant.push_back(group[k]);
+  }
+  return redundant;
 }
 
 }  // namespace devtime::detect

@@ -53,6 +53,31 @@ class ShapeTester {
   // (robust-sigma units), as the two-sample test does.
   ShapeVerdict Test(size_t a, size_t tau, size_t b, double sigma_floor) const;
 
+  // Staircases along a trend: of `group`, consecutive steps in one direction (sorted, inside
+  // (a, b), where a and b are the change points around them or the ends), the ones that a
+  // continuous trend explains; empty when the steps are the better model. Each step passed Test
+  // between its neighbours, but along a creep those neighbours are the staircase's other steps:
+  // over a few dozen runs of a slope a noisy stretch looks like a jump, and a kinked line
+  // fitted to that short span has no room to show it is a trend. Over the whole span the
+  // models compete: the staircase (a level per segment, 2g + 1 parameters with the positions)
+  // against a continuous flat-then-linear line (level, slope and where the creep starts, at
+  // least min_tail runs before b: 3 parameters, the creep DetectDrift reports) plus the fewest
+  // of the steps it needs (2 parameters each), added one at a time (forward selection, each
+  // addition the one that lowers the criterion most) while that pays. The criterion is BIC,
+  // n log(RSS / n) + parameters x log(n): Gaussian likelihood with its own variance, so it
+  // needs no sigma, and a kink position, like a step position, counts as one parameter; the
+  // trend must win by 2 (positive evidence) since the steps passed their own tests. A step the
+  // trend cannot replace (a real jump on the creep, a step near b that a steep late ramp would
+  // have to imitate) stays. O(g^2) fits of O(b - a) each (g = group size).
+  std::vector<size_t> RedundantSteps(size_t a, size_t b, std::span<const size_t> group,
+                                     size_t min_tail) const;
+
+  // The two models' fits (jumps sorted, inside (a, b)): the residual sum of squares over
+  // [a, b) of one level per segment between `jumps`; and the smallest over kinks kappa in
+  // [a, b - min_tail] of level + slope x (i - kappa)+ + a level jump at each of `jumps`.
+  double LevelsRss(size_t a, size_t b, std::span<const size_t> jumps) const;
+  double TrendRss(size_t a, size_t b, std::span<const size_t> jumps, size_t min_tail) const;
+
  private:
   std::span<const double> u_;
   std::vector<long double> prefix_;          // sums of u

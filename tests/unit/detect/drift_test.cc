@@ -192,6 +192,70 @@ TEST(Analyze, AStepThenACreepIsAStepAndADriftAfterIt) {
   EXPECT_EQ((*current)->end_index, 299u);
 }
 
+// Counts of each kind of finding.
+struct Kinds {
+  size_t steps = 0, drifts = 0;
+};
+Kinds CountKinds(const std::vector<Finding>& findings) {
+  Kinds k;
+  for (const Finding& f : findings) ++(f.kind == FindingKind::kStep ? k.steps : k.drifts);
+  return k;
+}
+
+TEST(Analyze, ASlowCreepIsOneDriftNotAStaircase) {
+  // Small creeps (3-5 % over 200-300 runs, 3-5 sigma in all), where each step of the staircase
+  // passed its test between its neighbours: before the staircase check these gave 2-3 steps.
+  struct Case {
+    uint64_t seed;
+    size_t from;
+    double total;
+  };
+  for (const Case& c :
+       {Case{20, 100, 0.05}, Case{28, 0, 0.05}, Case{41, 0, 0.05}, Case{14, 100, 0.03}}) {
+    SCOPED_TRACE(c.seed);
+    auto findings = Analyze(Creep(300, c.from, c.total, 0.01, c.seed), {});
+    ASSERT_TRUE(findings.ok());
+    const Kinds kinds = CountKinds(*findings);
+    EXPECT_EQ(kinds.steps, 0u);
+    EXPECT_EQ(kinds.drifts, 1u);
+  }
+}
+
+TEST(Analyze, AStepOnACreepStaysAStepAndTheCreepsStaircaseGoes) {
+  // +10 % over 300 runs with a 6 % step at run 150: before, the creep before the step was
+  // also read as steps at 35, 86 and 118.
+  auto points = Creep(300, 0, 0.10, 0.01, 4);
+  for (size_t i = 150; i < 300; ++i) points[i].value *= 1.06;
+  auto findings = Analyze(points, {});
+  ASSERT_TRUE(findings.ok());
+  const Kinds kinds = CountKinds(*findings);
+  EXPECT_EQ(kinds.steps, 1u);
+  EXPECT_EQ(kinds.drifts, 2u);  // the creep on either side of the step
+  for (const Finding& f : *findings) {
+    if (f.kind == FindingKind::kStep) {
+      EXPECT_EQ(f.index, 150u);
+    }
+  }
+}
+
+TEST(Analyze, CloseStepsInOneDirectionNearTheEndStaySteps) {
+  // Two 3 % steps 30 runs apart in the last 60 runs: a late ramp fits them about as well,
+  // but not by the evidence a trend needs to replace steps.
+  for (uint64_t seed : {1, 2, 3}) {
+    SCOPED_TRACE(seed);
+    auto points = Creep(300, 0, 0.0, 0.01, seed);
+    for (size_t i = 240; i < 300; ++i) points[i].value *= 1.03;
+    for (size_t i = 270; i < 300; ++i) points[i].value *= 1.03;
+    auto findings = Analyze(points, {});
+    ASSERT_TRUE(findings.ok());
+    ASSERT_EQ(findings->size(), 2u);
+    EXPECT_EQ((*findings)[0].kind, FindingKind::kStep);
+    EXPECT_EQ((*findings)[0].index, 240u);
+    EXPECT_EQ((*findings)[1].kind, FindingKind::kStep);
+    EXPECT_EQ((*findings)[1].index, 270u);
+  }
+}
+
 TEST(Analyze, OtavaModeHasStepsOnly) {
   DetectorOptions otava;
   otava.mode = Mode::kOtava;
