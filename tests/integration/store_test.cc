@@ -140,6 +140,15 @@ TEST_F(StoreTest, SeriesCreatedMeanwhileByAnotherIngestAreSharedNotDuplicated) {
   ASSERT_TRUE(stored.ok()) << stored.status();
   EXPECT_EQ(db_.Count("series"), 6);
   EXPECT_EQ(db_.Count("series_points"), 11);
+
+  // With the group cached, a run's one new operator is looked up by name, then created.
+  v1::RunSummary third = NaiveRmsNormRun(TestRunId(3), "naive", 1795917600 + 2 * 86400);
+  *third.add_ops() = next.ops(next.ops_size() - 1);
+  third.mutable_ops(third.ops_size() - 1)->set_name("aten::another");
+  stored = restarted.IngestRun(third);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(db_.Count("series"), 7);
+  EXPECT_EQ(db_.Count("series_points"), 17);
 }
 
 TEST_F(StoreTest, SameRunIdWithDifferentContentIsRejectedAndOriginalKept) {
