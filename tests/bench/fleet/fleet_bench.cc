@@ -281,7 +281,8 @@ std::string Unanalysed(const testing::TestDatabase& db) {
 
 // [detection]: the analysis queue after the burst, until every acked run has been judged
 // (runs.analyzed_at set): how long the detector lags behind ingest, and what judging costs.
-void DetectionPhase(const Options& options, const testing::TestDatabase& db, pid_t collector,
+// Whether every run was judged within the phase timeout.
+bool DetectionPhase(const Options& options, const testing::TestDatabase& db, pid_t collector,
                     const PostgresProbe& postgres) {
   std::printf("\n[detection] the analysis queue drains after the burst\n");
   auto waiting = Clock::now();
@@ -306,11 +307,11 @@ void DetectionPhase(const Options& options, const testing::TestDatabase& db, pid
     Print("PostgreSQL CPU per judged run",
           1000 * *window.pg_cpu_seconds / static_cast<double>(queued), "ms");
   }
-  Print("collector CPU per judged run",
-        queued > 0
-            ? 10 * window.collector_cpu_percent * window.seconds / static_cast<double>(queued)
-            : 0,
-        "ms");
+  if (queued > 0) {
+    Print("collector CPU per judged run",
+          10 * window.collector_cpu_percent * window.seconds / static_cast<double>(queued), "ms");
+  }
+  return drained;
 }
 
 // [sessions], [idle] and [run-now]; the fleet, still connected when --sessions-during-ingest.
@@ -413,7 +414,7 @@ int Run(const Options& options) {
   }
   std::printf("  %-34s %12s\n", "runs not analysed at the end", Unanalysed(db).c_str());
   statements.Print(static_cast<double>(ingest.acked_runs), "acked run");
-  DetectionPhase(options, db, collector.pid(), postgres);
+  const bool judged = DetectionPhase(options, db, collector.pid(), postgres);
 
   std::printf("\n[raw COPY] the same %zu runs into same-shaped scratch tables, one connection\n",
               all.size());
@@ -438,6 +439,14 @@ int Run(const Options& options) {
   if (per_run.op_rows_per_second() > 0 && bulk.op_rows_per_second() > 0) {
     Print("ingest / per-run COPY", 100 * ingest_rate / per_run.op_rows_per_second(), "%");
     Print("ingest / bulk COPY", 100 * ingest_rate / bulk.op_rows_per_second(), "%");
+  }
+  // The figures above mean little if work was lost on the way: then the run fails (exit 1),
+  // which is what the CTest smoke run checks.
+  const auto sent = static_cast<long long>(all.size());
+  if (ingest.acked_runs != sent || !judged) {
+    std::printf("\nfleet_bench: incomplete: %lld of %lld runs acked, %s\n", ingest.acked_runs, sent,
+                judged ? "every acked run judged" : "not every acked run was judged");
+    return 1;
   }
   std::printf("\nfleet_bench: done\n");
   return 0;
