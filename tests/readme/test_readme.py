@@ -45,6 +45,8 @@ EXCLUDED = {
         "a benchmark: writes a 1 GB trace, minutes (CTest runs its smoke run)",
     "build/bin/detect_quality_bench": "a benchmark of minutes (CTest runs its smoke run)",
     "build/bin/detect_speed_bench": "a benchmark of minutes (CTest runs its smoke run)",
+    "build/bin/fleet_bench --sessions 2000 --uploaders 200":
+        "a load benchmark of minutes on a PostgreSQL server (CTest runs its smoke run)",
 }
 
 # README command -> a shell condition that is true once it is ready (polled, with a deadline).
