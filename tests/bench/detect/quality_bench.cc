@@ -1,7 +1,8 @@
 // Detection quality of the default detector and the Otava reference mode, side by side
 // (issue 5 item 7, issue 13 item 5). Usage: detect_quality_bench [--series N] [--seed-base S]
-// [--smoke]. --seed-base shifts every scenario's seed (scenario k uses S + k; default S = 1),
-// so a change can be checked on data it was not tuned on.
+// [--smoke] [--only TEXT]. --seed-base shifts every scenario's seed (scenario k uses S + k;
+// default S = 1), so a change can be checked on data it was not tuned on. --only runs just the
+// scenarios whose name contains TEXT (their seeds unchanged), to re-measure a few at scale.
 // Columns: precision, recall, F1 and false step change points per 10,000 points of the step
 // findings (+-2 runs); steps and drifts found per series; for scenarios with a labelled drift,
 // the share of drifting series with exactly one drift finding and no step ("1 drift"), and the
@@ -165,12 +166,14 @@ double Median(std::vector<double> v) {
 int main(int argc, char** argv) {
   size_t series = 200;
   uint64_t seed_base = 1;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--smoke") == 0) series = 5;
     if (std::strcmp(argv[i], "--series") == 0 && i + 1 < argc)
       series = std::strtoul(argv[++i], nullptr, 10);
     if (std::strcmp(argv[i], "--seed-base") == 0 && i + 1 < argc)
       seed_base = std::strtoull(argv[++i], nullptr, 10);
+    if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
   }
   std::vector<Row> rows;
   auto add = [&](const char* name, const char* target, auto&& tweak) {
@@ -258,6 +261,7 @@ int main(int argc, char** argv) {
   std::printf("%-70s %-8s %5s %5s %5s %7s %6s %6s %6s %5s  %s\n", "scenario", "mode", "P", "R",
               "F1", "FP/10k", "steps", "drifts", "1drift", "start", "target");
   for (const Row& row : rows) {
+    if (row.scenario.name.find(only) == std::string::npos) continue;
     for (Mode mode : {Mode::kDefault, Mode::kOtava}) {
       const Quality q = Evaluate(row.scenario, mode);
       const Score& s = q.steps;
