@@ -81,20 +81,14 @@ const std::string kCompareExisting = "SELECT content_sha256 = sha256($2), " +
 const std::string kGroupSeries =
     "SELECT op, series_id FROM series WHERE model = $1 AND workload = $2 AND instance_type = $3"
     " AND metric = $4";
+const std::string kSeriesIds = kGroupSeries + " AND op = ANY($5::text[])";
 
-const std::string kCreateSeries =
+const std::string kInsertSeries =
     "INSERT INTO series (model, workload, instance_type, metric, op)"
-    " SELECT $1, $2, $3, $4, w.op FROM unnest($5::text[]) w (op) ORDER BY w.op"
-    " RETURNING op, series_id";
-
+    " SELECT $1, $2, $3, $4, w.op FROM unnest($5::text[]) w (op) ORDER BY w.op";
+const std::string kCreateSeries = kInsertSeries + " RETURNING op, series_id";
 const std::string kCreateMissingSeries =
-    "INSERT INTO series (model, workload, instance_type, metric, op)"
-    " SELECT $1, $2, $3, $4, w.op FROM unnest($5::text[]) w (op)"
-    " ORDER BY w.op ON CONFLICT DO NOTHING RETURNING op, series_id";
-
-const std::string kSeriesIds =
-    "SELECT op, series_id FROM series WHERE model = $1 AND workload = $2 AND instance_type = $3"
-    " AND metric = $4 AND op = ANY($5::text[])";
+    kInsertSeries + " ON CONFLICT DO NOTHING RETURNING op, series_id";
 
 // A run's rows, one statement per table, its numbers in binary arrays (database.h): no
 // text for PostgreSQL to parse, one round trip each (a COPY takes two and, through libpqxx,
@@ -385,10 +379,10 @@ RunStore::~RunStore() = default;
 // Writes the run's series points; returns the series ids it learned (for the cache, once
 // committed).
 std::vector<std::pair<std::string, long long>> RunStore::WriteSeriesPoints(
-    pqxx::work& tx, const v1::RunSummary& run, const std::string& at, const SeriesValue& point) {
+    pqxx::work& tx, const v1::RunSummary& run, const std::string& group, const std::string& at,
+    const SeriesValue& point) {
   const auto& id = run.identity();
   const std::string metric = MetricOf(run);
-  const std::string group = SeriesKeyOf(run);
   std::vector<std::string> ops{""};
   std::vector<std::optional<double>> values{point.value}, noises{point.noise};
   ops.reserve(run.ops_size() + 1);
@@ -441,9 +435,10 @@ absl::StatusOr<IngestOutcome> RunStore::IngestRun(const v1::RunSummary& run) {
     WriteSteps(tx, run, at);
     // Invalid and failed runs are history, never data: zeros must not look like a speed-up.
     std::vector<std::pair<std::string, long long>> learned;
-    if (run.status() == v1::RUN_STATUS_OK) learned = WriteSeriesPoints(tx, run, at, point);
+    const std::string group = SeriesKeyOf(run);
+    if (run.status() == v1::RUN_STATUS_OK) learned = WriteSeriesPoints(tx, run, group, at, point);
     tx.commit();
-    series_->Add(SeriesKeyOf(run), learned);
+    series_->Add(group, learned);
     outcome = {IngestResult::kStored, FromMicros(inserted[0][0].as<long long>())};
     return absl::OkStatus();
   });

@@ -69,8 +69,10 @@ class RunStore {
 
  private:
   class SeriesCache;
+  // `group`: SeriesKeyOf(run), the series cache's key for the run's series.
   std::vector<std::pair<std::string, long long>> WriteSeriesPoints(pqxx::work& tx,
                                                                    const v1::RunSummary& run,
+                                                                   const std::string& group,
                                                                    const std::string& at,
                                                                    const SeriesValue& point);
 
