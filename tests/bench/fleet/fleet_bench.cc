@@ -67,6 +67,7 @@ struct Options {
   std::string collector = std::string(DEVTIME_BINARY_DIR) + "/bin/devtime-collector";
   std::vector<std::string> collector_args;
   int phase_timeout = 180;  // seconds
+  int rest_seconds = 5;     // 0 skips the [rest] window
   SessionPhases fleet;
   IngestPhases ingest;
 };
@@ -240,6 +241,15 @@ IngestResult Ingest(const Options& options, const std::string& address,
   return result;
 }
 
+// What the collector and PostgreSQL cost over `length` of doing nothing asked of them: the rest
+// and idle windows. Their figures are rates over a set time, so this is the benchmark's one
+// timed wait; every other phase waits for what it measures, with a deadline.
+Window MeasureFor(std::chrono::seconds length, pid_t collector, const PostgresProbe& postgres) {
+  WindowProbe probe(collector, postgres);
+  std::this_thread::sleep_for(length);
+  return probe.Finish();
+}
+
 // The idle window opens once the connect storm is over: the collector's batched heartbeat has
 // run with every session up (each bench agent marked seen after the last one had its
 // assignments), and PostgreSQL's transaction counter, which publishes the storm's thousands
@@ -265,9 +275,7 @@ void IdlePhase(const Options& options, const testing::TestDatabase& db, pid_t co
   } else {
     Print("transaction counter settled after", *settled, "s");
   }
-  WindowProbe idle(collector, postgres);
-  std::this_thread::sleep_for(std::chrono::seconds(options.fleet.idle_seconds));
-  PrintWindow(idle.Finish());
+  PrintWindow(MeasureFor(std::chrono::seconds(options.fleet.idle_seconds), collector, postgres));
 }
 
 std::string Unanalysed(const testing::TestDatabase& db) {
@@ -362,11 +370,9 @@ int Run(const Options& options) {
               options.fleet.sessions, options.fleet.connections, options.ingest.uploaders,
               options.ingest.runs_per_uploader, options.ingest.ops, options.ingest.steps);
 
-  std::printf("\n[rest] no sessions, 5 s\n");
-  {
-    WindowProbe rest(collector.pid(), postgres);
-    std::this_thread::sleep_for(std::chrono::seconds(5));
-    PrintWindow(rest.Finish());
+  if (options.rest_seconds > 0) {
+    std::printf("\n[rest] no sessions, %d s\n", options.rest_seconds);
+    PrintWindow(MeasureFor(std::chrono::seconds(options.rest_seconds), collector.pid(), postgres));
   }
 
   std::unique_ptr<SimulatedFleet> fleet;
@@ -482,6 +488,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 10000));
   app.add_option("--ops", options.ingest.ops, "operators per run")->capture_default_str();
   app.add_option("--steps", options.ingest.steps, "steps per run")->capture_default_str();
+  app.add_option("--rest-seconds", options.rest_seconds,
+                 "window with the collector alone before the sessions (0 skips it)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 3600));
   app.add_option("--idle-seconds", options.fleet.idle_seconds, "idle window with the sessions up")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600));
