@@ -429,7 +429,8 @@ bool AgentDaemon::FinishAttempt(const v1::JobSpec& job, v1::JobSlot slot, std::s
     labels.started_at = absl::ToChronoTime(started);
     labels.finished_at = absl::ToChronoTime(finished);
     run = BuildRunSummary(*summary, labels);
-    if (auto kept = KeepRunTraces(config_, output, &run); !kept.ok()) {  // links stay in work_dir
+    if (auto kept = KeepRunTraces(config_, output, &run, env_);
+        !kept.ok()) {  // links stay in work_dir
       DaemonLog(job.name() + " run " + run_id +
                 ": trace files not kept: " + std::string(kept.message()));
     }

@@ -36,23 +36,40 @@ std::string SafeName(std::string name) {
   return name;
 }
 
-// The SHA-256 (lowercase hex) of the file at `path`, read back after the copy so that it
-// describes the stored bytes; the file is fsync'd through the same descriptor.
-absl::StatusOr<std::string> HashAndSync(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return FileError("cannot open", path, errno);
+// Copies `source` to `target` (a new file) and returns the SHA-256 (lowercase hex) of the
+// bytes written, in one pass: each chunk is hashed as it is written, instead of reading a
+// trace of gigabytes a second time to hash the copy. The copy is fsync'd before it counts.
+absl::StatusOr<std::string> CopyHashAndSync(const fs::path& source, const fs::path& target) {
+  const int in = ::open(source.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return FileError("cannot open", source, errno);
+  const int out = ::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out < 0) {
+    const int error = errno;
+    ::close(in);
+    return FileError("cannot create", target, error);
+  }
   wire::Sha256 sha;
   absl::Status status;
   std::vector<char> buffer(1 << 20);
   while (status.ok()) {
-    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    const ssize_t n = ::read(in, buffer.data(), buffer.size());
     if (n == 0) break;
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) status = FileError("cannot read", path, errno);
-    if (n > 0) sha.Update(buffer.data(), static_cast<std::size_t>(n));
+    if (n < 0) {
+      status = FileError("cannot read", source, errno);
+      break;
+    }
+    sha.Update(buffer.data(), static_cast<std::size_t>(n));
+    for (ssize_t done = 0; done < n && status.ok();) {
+      const ssize_t wrote = ::write(out, buffer.data() + done, static_cast<std::size_t>(n - done));
+      if (wrote < 0 && errno == EINTR) continue;
+      if (wrote < 0) status = FileError("cannot write", target, errno);
+      if (wrote > 0) done += wrote;
+    }
   }
-  if (status.ok() && ::fsync(fd) != 0) status = FileError("cannot fsync", path, errno);
-  ::close(fd);
+  if (status.ok() && ::fsync(out) != 0) status = FileError("cannot fsync", target, errno);
+  ::close(in);
+  if (::close(out) != 0 && status.ok()) status = FileError("cannot close", target, errno);
   if (!status.ok()) return status;
   return wire::Hex(sha.Final());
 }
@@ -66,8 +83,8 @@ fs::path RelativePlace(const fs::path& source, const fs::path& output) {
 }
 
 // Copies every artifact's file into `folder` (a fresh one); `kept` gets the new artifacts.
-absl::Status CopyInto(const fs::path& folder, const fs::path& final_folder, const fs::path& output,
-                      const v1::RunSummary& run,
+absl::Status CopyInto(wire::Env& env, const fs::path& folder, const fs::path& final_folder,
+                      const fs::path& output, const v1::RunSummary& run,
                       google::protobuf::RepeatedPtrField<v1::Artifact>* kept) {
   std::vector<fs::path> folders = {folder};
   for (const v1::Artifact& artifact : run.artifacts()) {
@@ -83,9 +100,7 @@ absl::Status CopyInto(const fs::path& folder, const fs::path& final_folder, cons
     for (fs::path dir = target.parent_path(); dir != folder; dir = dir.parent_path()) {
       folders.push_back(dir);
     }
-    fs::copy_file(local, target, fs::copy_options::overwrite_existing, ec);
-    if (ec) return FileError("cannot copy " + local + " to", target, ec.value());
-    auto sha256 = HashAndSync(target);
+    auto sha256 = CopyHashAndSync(local, target);
     if (!sha256.ok()) return sha256.status();
     stored->set_uri("file://" + (final_folder / place).string());
     stored->set_size_bytes(fs::file_size(target, ec));
@@ -95,7 +110,7 @@ absl::Status CopyInto(const fs::path& folder, const fs::path& final_folder, cons
   std::sort(folders.begin(), folders.end());
   folders.erase(std::unique(folders.begin(), folders.end()), folders.end());
   for (auto it = folders.rbegin(); it != folders.rend(); ++it) {
-    if (absl::Status synced = wire::Env::Default()->SyncDirectory(*it); !synced.ok()) return synced;
+    if (absl::Status synced = env.SyncDirectory(*it); !synced.ok()) return synced;
   }
   return absl::OkStatus();
 }
@@ -107,7 +122,8 @@ fs::path RunTraceFolder(const fs::path& root, const v1::RunSummary& run) {
          SafeName(run.identity().run_id());
 }
 
-absl::Status KeepTraceFiles(const fs::path& root, const fs::path& output, v1::RunSummary* run) {
+absl::Status KeepTraceFiles(const fs::path& root, const fs::path& output, v1::RunSummary* run,
+                            wire::Env& env) {
   const fs::path folder = RunTraceFolder(root, *run);
   const fs::path temp = folder.string() + kTempSuffix;
   std::error_code ec;
@@ -115,13 +131,13 @@ absl::Status KeepTraceFiles(const fs::path& root, const fs::path& output, v1::Ru
   fs::create_directories(temp, ec);
   if (ec) return FileError("cannot create", temp, ec.value());
   google::protobuf::RepeatedPtrField<v1::Artifact> kept;
-  absl::Status status = CopyInto(temp, folder, output, *run, &kept);
+  absl::Status status = CopyInto(env, temp, folder, output, *run, &kept);
   if (status.ok()) {
     fs::remove_all(folder, ec);  // kept before (a run finished again after a restart)
     fs::rename(temp, folder, ec);
     if (ec) status = FileError("cannot rename", temp, ec.value());
   }
-  if (status.ok()) status = wire::Env::Default()->SyncDirectory(folder.parent_path());
+  if (status.ok()) status = env.SyncDirectory(folder.parent_path());
   if (!status.ok()) {
     fs::remove_all(temp, ec);  // a partial copy links to nothing
     return status;
@@ -153,9 +169,10 @@ int PruneTraceStore(const fs::path& root, fs::file_time_type cutoff) {
   return removed;
 }
 
-absl::Status KeepRunTraces(const AgentConfig& config, const fs::path& output, v1::RunSummary* run) {
+absl::Status KeepRunTraces(const AgentConfig& config, const fs::path& output, v1::RunSummary* run,
+                           wire::Env& env) {
   if (config.trace_store.empty()) return absl::OkStatus();
-  absl::Status kept = KeepTraceFiles(config.trace_store, output, run);
+  absl::Status kept = KeepTraceFiles(config.trace_store, output, run, env);
   const auto retention = std::chrono::hours(24) * config.trace_retention_days;
   PruneTraceStore(config.trace_store, fs::file_time_type::clock::now() - retention);
   return kept;

@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "agents/agent_config.h"
 #include "devtime/v1/run.pb.h"
+#include "proto/wire/env.h"
 
 namespace devtime::agent {
 
@@ -30,9 +31,10 @@ std::filesystem::path RunTraceFolder(const std::filesystem::path& root, const v1
 // copy is durable before the artifacts change: written into "<folder>.tmp", every file and
 // folder fsync'd, then renamed into place (a run kept again replaces its folder). On failure
 // nothing of the run stays in the store and `run` is unchanged; a full disk is
-// RESOURCE_EXHAUSTED, anything else INTERNAL, naming the file.
+// RESOURCE_EXHAUSTED, anything else INTERNAL, naming the file. Folders are synced through
+// `env` (the daemon's, so that its injected faults reach the store too).
 absl::Status KeepTraceFiles(const std::filesystem::path& root, const std::filesystem::path& output,
-                            v1::RunSummary* run);
+                            v1::RunSummary* run, wire::Env& env = *wire::Env::Default());
 
 // Removes the run folders (root/*/*/*, "*.tmp" ones included) last changed before `cutoff`;
 // how many went. Model and workload folders stay, even empty: another run may be creating
@@ -43,6 +45,6 @@ int PruneTraceStore(const std::filesystem::path& root, std::filesystem::file_tim
 // config.trace_store, then PruneTraceStore of the folders older than
 // config.trace_retention_days. Nothing when trace_store is "".
 absl::Status KeepRunTraces(const AgentConfig& config, const std::filesystem::path& output,
-                           v1::RunSummary* run);
+                           v1::RunSummary* run, wire::Env& env = *wire::Env::Default());
 
 }  // namespace devtime::agent

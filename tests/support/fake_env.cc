@@ -141,7 +141,13 @@ absl::Status FakeEnv::Rename(const fs::path& from, const fs::path& to) {
 
 absl::Status FakeEnv::Remove(const fs::path& path) { return real_.Remove(path); }
 
-absl::Status FakeEnv::SyncDirectory(const fs::path& dir) { return real_.SyncDirectory(dir); }
+absl::Status FakeEnv::SyncDirectory(const fs::path& dir) {
+  {
+    std::lock_guard lock(mu_);
+    if (Take(Fault::kSyncDirectory, dir)) return wire::OsError("cannot fsync", dir, EIO);
+  }
+  return real_.SyncDirectory(dir);
+}
 
 std::vector<fs::path> FakeEnv::ListDirectory(const fs::path& dir) {
   return real_.ListDirectory(dir);

@@ -28,6 +28,7 @@ class FakeEnv final : public wire::Env {
     kNoSpace,  // WriteFile fails with ENOSPC, leaving the zero-byte file a real full disk leaves
     kFsync,    // WriteFile writes the bytes, then fails at the fsync (EIO)
     kRename,   // Rename fails (EIO); nothing is renamed
+    kSyncDirectory,  // SyncDirectory of a folder fails (EIO)
   };
   struct Write {
     std::filesystem::path path;

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "proto/wire/validation.h"
+#include "tests/support/fake_env.h"
 #include "tests/support/files.h"
 #include "tests/support/process.h"
 
@@ -103,6 +104,21 @@ TEST_F(TraceStoreTest, AFailedCopyLeavesTheRunAndTheStoreAsTheyWere) {
   absl::Status kept = KeepTraceFiles(store_, output_, &run_);
   ASSERT_FALSE(kept.ok());
   EXPECT_THAT(std::string(kept.message()), HasSubstr("gone.ntff"));
+  EXPECT_EQ(run_.SerializeAsString(), before.SerializeAsString());
+  EXPECT_FALSE(fs::exists(store_ / "rmsnorm" / "fused" / kRunId));
+  EXPECT_FALSE(fs::exists(store_ / "rmsnorm" / "fused" / (std::string(kRunId) + ".tmp")));
+}
+
+// The folders are synced through the daemon's env: a failed fsync of the copy's folder is
+// a failed copy, the run keeps naming its own files and nothing of it stays in the store.
+TEST_F(TraceStoreTest, AFolderThatCannotBeSyncedIsAFailedCopy) {
+  testing::FakeEnv env;
+  env.Inject(testing::FakeEnv::Fault::kSyncDirectory, store_);
+  const v1::RunSummary before = run_;
+  absl::Status kept = KeepTraceFiles(store_, output_, &run_, env);
+  ASSERT_FALSE(kept.ok());
+  EXPECT_THAT(std::string(kept.message()), HasSubstr("cannot fsync"));
+  EXPECT_EQ(env.Pending(testing::FakeEnv::Fault::kSyncDirectory), 0);
   EXPECT_EQ(run_.SerializeAsString(), before.SerializeAsString());
   EXPECT_FALSE(fs::exists(store_ / "rmsnorm" / "fused" / kRunId));
   EXPECT_FALSE(fs::exists(store_ / "rmsnorm" / "fused" / (std::string(kRunId) + ".tmp")));
