@@ -2,7 +2,6 @@
 
 #include <bit>
 #include <cctype>
-#include <cstring>
 #include <deque>
 #include <thread>
 
@@ -51,24 +50,28 @@ pqxx::binarystring EncodeArray(const Values& values, std::uint32_t element_oid, 
   return pqxx::binarystring(out);
 }
 
+// One fixed-width element: its byte length, then its bits.
+template <typename Unsigned>
+void AppendElement(std::string& out, Unsigned bits) {
+  AppendBigEndian<std::uint32_t>(out, sizeof bits);
+  AppendBigEndian(out, bits);
+}
+
 void AppendFloat8(std::string& out, double value) {
-  AppendBigEndian<std::uint32_t>(out, 8);
-  AppendBigEndian(out, std::bit_cast<std::uint64_t>(value));
+  AppendElement(out, std::bit_cast<std::uint64_t>(value));
 }
 
 }  // namespace
 
 pqxx::binarystring BinaryInt4Array(const std::vector<std::int32_t>& values) {
   return EncodeArray(values, kInt4Oid, false, [](std::string& out, std::int32_t v) {
-    AppendBigEndian<std::uint32_t>(out, 4);
-    AppendBigEndian(out, static_cast<std::uint32_t>(v));
+    AppendElement(out, static_cast<std::uint32_t>(v));
   });
 }
 
 pqxx::binarystring BinaryInt8Array(const std::vector<std::int64_t>& values) {
   return EncodeArray(values, kInt8Oid, false, [](std::string& out, std::int64_t v) {
-    AppendBigEndian<std::uint32_t>(out, 8);
-    AppendBigEndian(out, static_cast<std::uint64_t>(v));
+    AppendElement(out, static_cast<std::uint64_t>(v));
   });
 }
 
