@@ -13,7 +13,10 @@
 #include "agents/trace/key_averages_reader.h"
 #include "agents/trace/neuron_dir.h"
 #include "agents/trace/neuron_join.h"
+#include "agents/trace/neuron_reader.h"
+#include "agents/trace/pftrace_reader.h"
 #include "agents/trace/summarizer.h"
+#include "agents/trace/system_trace_finder.h"
 #include "agents/trace/trace_summary.h"
 
 namespace devtime::trace {
@@ -291,6 +294,34 @@ absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& top,
   return summary;
 }
 
+// A Neuron system trace named on its own (system_profile.pftrace[.gz], a JSON system trace):
+// its NeuronCore time, executions and layers are summarized as in its session, and the run is
+// INVALID with what it lacks — the framework trace, which alone has the operators and steps.
+absl::StatusOr<TraceSummary> SummarizeLoneSystemTrace(const fs::path& path) {
+  NeuronSession session;
+  session.dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  session.root = session.dir;
+  NeuronCapture capture;
+  capture.files = {path};
+  absl::StatusOr<NeuronSystemTrace> sys = IsPerfettoSystemTraceName(path.filename().string())
+                                              ? ReadPerfettoSystemTrace(path)
+                                              : ReadNeuronSystemTrace(path);
+  if (!sys.ok()) return sys.status();
+  capture.trace = std::move(*sys);
+  TraceSummary summary;
+  absl::Status st = ApplyNeuronSession(session, capture, {}, &summary);
+  if (!st.ok()) return st;
+  summary.source_format = "neuron-system-trace";
+  if (!summary.invalid_reason || summary.invalid_reason->starts_with("no framework trace")) {
+    summary.invalid_reason =
+        path.filename().string() +
+        " is a Neuron system trace only: it has NeuronCore time but no operators or steps; "
+        "summarize the session directory that holds it and the framework trace (trace.json or "
+        "neuron_framework_trace_rank_<N>.json)";
+  }
+  return summary;
+}
+
 }  // namespace
 
 absl::StatusOr<TraceSummary> Summarize(const fs::path& path) {
@@ -302,6 +333,10 @@ absl::StatusOr<TraceSummary> Summarize(const fs::path& path, const SummarizeOpti
   const fs::file_status status = fs::status(path, ec);
   if (ec || !fs::exists(status)) return absl::NotFoundError(path.string() + ": no such file");
   if (fs::is_directory(status)) return SummarizeDirectory(path, options);
+  if (IsPerfettoSystemTraceName(path.filename().string()) ||
+      SniffAnySystemTraceFile(path) != SystemTraceForm::kNone) {
+    return SummarizeLoneSystemTrace(path);
+  }
   return SummarizeFile(path, options);
 }
 
