@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "agents/trace/json_trace_reader.h"
 #include "agents/trace/key_averages_reader.h"
 #include "agents/trace/neuron_dir.h"
@@ -195,6 +196,31 @@ absl::StatusOr<TraceSummary> SummarizeFile(const fs::path& path, const Summarize
   return summary;
 }
 
+// The harness's own clock (agents/harness: run.json's started_at / finished_at, RFC 3339 UTC)
+// for a capture whose trace does not say when it ran (torch 1.13's relative timestamps).
+void ApplyRunJsonTimes(const fs::path& run_json, TraceSummary* summary) {
+  absl::StatusOr<std::map<std::string, std::string>> run = ReadEnvironment(run_json);
+  if (!run.ok()) {
+    summary->warnings.push_back(std::string(run.status().message()) +
+                                "; its started_at/finished_at are not used");
+    return;
+  }
+  auto time_of = [&](const char* key) -> std::optional<int64_t> {
+    auto it = run->find(key);
+    absl::Time t;
+    std::string error;
+    if (it == run->end() || !absl::ParseTime(absl::RFC3339_full, it->second, &t, &error)) {
+      return std::nullopt;
+    }
+    return absl::ToUnixNanos(t);
+  };
+  const std::optional<int64_t> started = time_of("started_at");
+  if (!started) return;
+  summary->capture.started_unix_ns = started;
+  summary->capture.finished_unix_ns = std::max(time_of("finished_at").value_or(*started), *started);
+  summary->capture.time_source = "run_json";
+}
+
 absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& top,
                                                 const SummarizeOptions& options) {
   // A TorchNeuron output directory: work in its session directory.
@@ -290,6 +316,7 @@ absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& top,
   }
   if (!run_json.empty()) {
     summary.artifacts.push_back({"run_metadata", run_json, FileSize(run_json), ""});
+    if (!summary.capture.started_unix_ns) ApplyRunJsonTimes(run_json, &summary);
   }
   return summary;
 }

@@ -80,10 +80,11 @@ struct CaptureInfo {
   // When the capture ran, in ns since the Unix epoch, as far as the files tell: the framework
   // trace's first host event start to its last host event end (baseTimeNanoseconds + ts, or ts
   // itself when it is epoch time), else the Neuron session directory's <timestamp> name (then
-  // started == finished). nullopt: the files do not say (relative timestamps, no session name).
+  // started == finished), else a harness directory's run.json started_at/finished_at. nullopt:
+  // the files do not say (relative timestamps, no session name, no run.json times).
   std::optional<int64_t> started_unix_ns;
   std::optional<int64_t> finished_unix_ns;
-  // Where the times come from: "trace" (the framework trace's clock) or "session_directory".
+  // Where the times come from: "trace", "session_directory" or "run_json".
   std::string time_source;
 };
 

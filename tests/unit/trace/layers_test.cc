@@ -102,6 +102,19 @@ TEST(CaptureTime, ComesFromTheNeuronSessionDirectoryWhenNoTraceSaysIt) {
   EXPECT_EQ(s.capture.time_source, "session_directory");
 }
 
+// torch 1.13's legacy trace has relative timestamps: a harness directory's run.json gives the
+// times (agents/harness writes started_at / finished_at, RFC 3339 UTC).
+TEST(CaptureTime, ComesFromTheHarnessRunJsonWhenTheTraceIsRelative) {
+  absl::StatusOr<TraceSummary> s = SummarizeCapture(
+      "legacy_mlp/trace.json", {{"run.json", R"({"workload": "mlp", "device": "cpu", "steps": 2,
+                          "started_at": "2026-12-01T10:00:00.125Z",
+                          "finished_at": "2026-12-01T10:00:05.500Z"})"}});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->capture.started_unix_ns, int64_t{1796119200125000000});
+  EXPECT_EQ(s->capture.finished_unix_ns, int64_t{1796119205500000000});
+  EXPECT_EQ(s->capture.time_source, "run_json");
+}
+
 // With a framework trace the session's own clock wins over the directory name.
 TEST(CaptureTime, NeuronSessionPrefersTheFrameworkTrace) {
   TraceSummary s = MustSummarize(Fixture("neuron_rmsnorm/explorer"));
