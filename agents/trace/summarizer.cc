@@ -331,14 +331,10 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
       }
       return index;
     };
-    // The entries of `index` with id `id` (host order among them).
+    // The entries of `index` with id `id`, in `host` order among them.
     auto all_with = [](const IdIndex& index, int64_t id) {
-      auto lo =
-          std::lower_bound(index.begin(), index.end(), id,
-                           [](const std::pair<int64_t, Idx>& x, int64_t c) { return x.first < c; });
-      auto hi = lo;
-      while (hi != index.end() && hi->first == id) ++hi;
-      return std::pair{lo, hi};
+      return std::equal_range(index.begin(), index.end(), std::pair<int64_t, Idx>{id, 0},
+                              [](const auto& a, const auto& b) { return a.first < b.first; });
     };
     auto find_in = [&](const IdIndex& index, int64_t id) -> Idx {
       if (id < 0) return kNone;
@@ -350,11 +346,15 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
                      [](const RawEvent& e) { return e.correlation; });
     const IdIndex op_by_external_id =
         sorted_index(can_own, [](const RawEvent& e) { return e.external_id; });
-    // Rules 1 and 2 for the launch at position `r`.
+    // Rules 1 and 2 for the launch at position `r`. The ranges enclosing it are looked at up to
+    // kMaxEnclosing deep: torch's own stacks are tens deep, and the bound keeps a hostile trace
+    // (a launch inside a million nested ops, a million times) linear.
+    constexpr int kMaxEnclosing = 256;
     auto enclosing_owner = [&](Idx r) -> Idx {
       const int64_t id = events[host[r]].external_id;
       Idx innermost = kNone;
-      for (Idx p = parent[r]; p != kNone; p = parent[p]) {
+      int depth = 0;
+      for (Idx p = parent[r]; p != kNone && depth < kMaxEnclosing; p = parent[p], ++depth) {
         const RawEvent& op = events[host[p]];
         if (!can_own(op)) continue;
         if (id >= 0 && op.external_id == id) return p;
@@ -362,20 +362,18 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
       }
       return innermost;
     };
-    // Rule 3: the op before the launch at `r` in the same range, named by its External id.
+    // Rule 3 for the launch at `r`: the last op before it in `host` order that carries its
+    // External id, when that op ran on its thread in the same range and ended before it.
     auto sibling_owner = [&](Idx r) -> Idx {
       const RawEvent& launch = events[host[r]];
       if (launch.external_id < 0 || launch.external_id == launch.correlation) return kNone;
       auto [lo, hi] = all_with(op_by_external_id, launch.external_id);
-      Idx owner = kNone;
-      for (auto it = lo; it != hi; ++it) {
-        const Idx k = it->second;
-        if (ThreadKey(events[host[k]]) == ThreadKey(launch) && parent[k] == parent[r] &&
-            end_of(host[k]) <= launch.ts_ns) {
-          owner = k;  // the last such op in time: the one just before the launch
-        }
-      }
-      return owner;
+      auto after = std::lower_bound(lo, hi, r, [](const auto& x, Idx k) { return x.second < k; });
+      if (after == lo) return kNone;
+      const Idx k = std::prev(after)->second;
+      const bool before_in_same_range = ThreadKey(events[host[k]]) == ThreadKey(launch) &&
+                                        parent[k] == parent[r] && end_of(host[k]) <= launch.ts_ns;
+      return before_in_same_range ? k : kNone;
     };
     for (Idx d : device) {
       const RawEvent& e = events[d];
