@@ -115,6 +115,15 @@ TEST(CaptureTime, ComesFromTheHarnessRunJsonWhenTheTraceIsRelative) {
   EXPECT_EQ(s->capture.time_source, "run_json");
 }
 
+TEST(CaptureTime, AnUnreadableRunJsonIsAWarningNotAnError) {
+  absl::StatusOr<TraceSummary> s =
+      SummarizeCapture("legacy_mlp/trace.json", {{"run.json", "{\"started_at\": "}});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_FALSE(s->capture.started_unix_ns);
+  ASSERT_TRUE(HasWarning(*s, "its started_at/finished_at are not used"));
+  for (const std::string& w : s->warnings) EXPECT_NE(WarningKind(w), "other") << w;
+}
+
 // With a framework trace the session's own clock wins over the directory name.
 TEST(CaptureTime, NeuronSessionPrefersTheFrameworkTrace) {
   TraceSummary s = MustSummarize(Fixture("neuron_rmsnorm/explorer"));
