@@ -550,7 +550,11 @@ absl::Status ApplyNeuronSession(const NeuronSession& session, const NeuronCaptur
   const double framework =
       summary->ops.empty() ? Us(UnionLength(sys->framework, lo, hi)) : framework_us;
   summary->layers.clear();
-  summary->layers.push_back({Layer::kFrameworkDispatch, framework});
+  // Without a framework trace, dispatch is measured only where the system trace has framework
+  // events; else it is absent, like runtime scheduling below.
+  if (!summary->ops.empty() || !sys->framework.empty()) {
+    summary->layers.push_back({Layer::kFrameworkDispatch, framework});
+  }
   // A system trace without runtime software events (the fetch-API buffer may hold only
   // nc_exec_running) did not measure runtime scheduling: the layer is absent, not 0.
   if (!sys->runtime.empty()) {

@@ -268,6 +268,9 @@ TEST(PerfettoReader, ALoneSystemProfileIsSummarizedAndSaysWhatItNeeds) {
               std::string::npos)
         << *s->invalid_reason;
     EXPECT_NE(s->invalid_reason->find("framework trace (trace.json"), std::string::npos);
+    // No framework events to measure dispatch by: the layer is absent, not 0.
+    EXPECT_FALSE(FindLayerUs(*s, Layer::kFrameworkDispatch));
+    EXPECT_TRUE(FindLayerUs(*s, Layer::kDeviceExecution));
   }
 }
 
