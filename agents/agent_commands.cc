@@ -86,9 +86,22 @@ int RunSummarize(const SummarizeCommand& command) {
   if (labels.fallback_workload.empty()) {
     labels.fallback_workload = fs::path(command.trace).stem().string();
   }
-  auto when = ModificationTime(command.trace);
-  if (labels.started_at == std::chrono::system_clock::time_point{}) labels.started_at = when;
-  labels.finished_at = std::max(when, labels.started_at);
+  // When the capture ran: the trace's clock (or the Neuron session's name, trace_summary.h
+  // CaptureInfo); the file's modification time only when the files do not say.
+  auto started = ModificationTime(command.trace);
+  auto finished = started;
+  if (summary->capture.started_unix_ns && summary->capture.finished_unix_ns) {
+    started = std::chrono::system_clock::time_point(
+        std::chrono::nanoseconds(*summary->capture.started_unix_ns));
+    finished = std::chrono::system_clock::time_point(
+        std::chrono::nanoseconds(*summary->capture.finished_unix_ns));
+  } else {
+    std::cerr << "devtime-agent: " << command.trace
+              << ": the trace does not say when it was captured (relative timestamps); "
+                 "started_at and finished_at are the file's modification time\n";
+  }
+  if (labels.started_at == std::chrono::system_clock::time_point{}) labels.started_at = started;
+  labels.finished_at = std::max(finished, labels.started_at);
   std::cout << wire::ToJson(BuildRunSummary(*summary, labels)) << "\n";
   return exit_code;
 }

@@ -124,6 +124,34 @@ int64_t UnionLength(std::vector<NsInterval> v, int64_t lo, int64_t hi) {
   return total + (ce - cs);
 }
 
+// `v` as disjoint intervals in time order (overlapping ones merged).
+std::vector<NsInterval> Disjoint(std::vector<NsInterval> v) {
+  std::sort(v.begin(), v.end(),
+            [](const NsInterval& a, const NsInterval& b) { return a.start_ns < b.start_ns; });
+  std::vector<NsInterval> out;
+  for (const NsInterval& iv : v) {
+    if (!out.empty() && iv.start_ns <= out.back().end_ns) {
+      out.back().end_ns = std::max(out.back().end_ns, iv.end_ns);
+    } else {
+      out.push_back(iv);
+    }
+  }
+  return out;
+}
+
+// The Neuron session directory's <timestamp> name as ns since the Unix epoch: all digits, in
+// seconds, milliseconds, microseconds or nanoseconds (10, 13, 16 or 19 digits, by length).
+std::optional<int64_t> SessionTimestampNs(const std::string& name) {
+  if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) return {};
+  if (name.size() < 10 || name.size() > 19 || name.size() % 3 != 1) return {};
+  constexpr int64_t kNsPerUnit[] = {1'000'000'000, 1'000'000, 1'000, 1};  // s, ms, us, ns
+  const int64_t scale = kNsPerUnit[(name.size() - 10) / 3];
+  uint64_t value = 0;  // at most 19 digits: fits
+  for (char c : name) value = value * 10 + static_cast<uint64_t>(c - '0');
+  if (value > static_cast<uint64_t>(INT64_MAX / scale)) return {};
+  return static_cast<int64_t>(value) * scale;
+}
+
 void AddArtifacts(const fs::path& dir, TraceSummary* summary) {
   std::vector<fs::path> files = Entries(dir, false);
   for (const fs::path& f : Entries(dir / "neffs", false)) files.push_back(f);
@@ -383,6 +411,12 @@ absl::Status ApplyNeuronSession(const NeuronSession& session, const NeuronCaptur
                                 const std::vector<StepWindow>& windows, TraceSummary* summary) {
   summary->source_format = "neuron-dir";
   summary->device_kind = DeviceKind::kNeuron;
+  if (!summary->capture.started_unix_ns) {
+    if (std::optional<int64_t> ns = SessionTimestampNs(session.dir.filename().string())) {
+      summary->capture.started_unix_ns = summary->capture.finished_unix_ns = *ns;
+      summary->capture.time_source = "session_directory";
+    }
+  }
   for (const std::string& w : session.warnings) summary->warnings.push_back(w);
   for (const auto& [k, v] : session.facts) summary->environment.emplace(k, v);
   AddArtifacts(session.dir, summary);
@@ -391,7 +425,11 @@ absl::Status ApplyNeuronSession(const NeuronSession& session, const NeuronCaptur
   }
   for (const std::string& w : capture.warnings) summary->warnings.push_back(w);
 
-  const double framework_us = summary->self_cpu_total_us;
+  // The framework trace's dispatch layer (the self time of its cpu_ops, summarizer.cc).
+  double framework_us = 0;
+  for (const LayerTime& l : summary->layers) {
+    if (l.layer == Layer::kFrameworkDispatch) framework_us = l.time_us;
+  }
   auto set_reason = [summary](std::string reason) {
     if (!summary->invalid_reason || *summary->invalid_reason == kDeviceTimeEmpty) {
       summary->invalid_reason = std::move(reason);
@@ -462,10 +500,13 @@ absl::Status ApplyNeuronSession(const NeuronSession& session, const NeuronCaptur
     return w.find(" device events (") != std::string::npos &&
            w.find("have no launching op in the trace") != std::string::npos;
   });
-  for (StepStats& step : summary->steps) step.device_us = 0;  // refilled by execution below
-
-  // Steps: an execution belongs to the last window that started at or before it (device work
-  // is asynchronous and may end after the host has left the window).
+  // Steps on one clock: an execution belongs to the last window that started at or before it
+  // (device work is asynchronous and may end after the host has left the window). On two
+  // clocks, the joined executions stay where the summarizer put them — in the step of the op
+  // that launched them, as a CUDA kernel — and unjoined ones cannot be placed.
+  if (aligned || !joined) {
+    for (StepStats& step : summary->steps) step.device_us = 0;
+  }
   if (aligned) {
     for (const NsInterval& x : counted) {
       auto it = std::upper_bound(windows.begin(), windows.end(), x.start_ns,
@@ -475,12 +516,16 @@ absl::Status ApplyNeuronSession(const NeuronSession& session, const NeuronCaptur
       if (s < summary->steps.size()) summary->steps[s].device_us += Us(x.end_ns - x.start_ns);
     }
   } else if (summary->has_device_time && !windows.empty()) {
-    summary->warnings.push_back(
+    const std::string why =
         sys->device_on_host_clock
-            ? std::string("the framework trace has relative timestamps: NeuronCore time cannot "
-                          "be placed in ProfilerStep windows; steps carry no device time")
-            : std::string("the system trace has no timestamp_sync_point to move NeuronCore "
-                          "times to the host clock; steps carry no device time"));
+            ? "the framework trace has relative timestamps: NeuronCore time cannot be placed in "
+              "ProfilerStep windows by time"
+            : "the system trace has no timestamp_sync_point to move NeuronCore times to the host "
+              "clock";
+    summary->warnings.push_back(
+        why + (joined ? "; steps carry the NeuronCore time of the executions joined to their "
+                        "launching ops, in the launching op's step"
+                      : "; steps carry no device time"));
   }
   if (summary->has_device_time && !joined) {
     summary->warnings.push_back(absl::StrFormat(
@@ -505,19 +550,41 @@ absl::Status ApplyNeuronSession(const NeuronSession& session, const NeuronCaptur
   const double framework =
       summary->ops.empty() ? Us(UnionLength(sys->framework, lo, hi)) : framework_us;
   summary->layers.clear();
-  summary->layers.push_back({Layer::kFrameworkDispatch, framework});
-  summary->layers.push_back(
-      {Layer::kRuntimeScheduling,
-       Us(UnionLength(sys->runtime, aligned ? lo : INT64_MIN, aligned ? hi : INT64_MAX))});
+  // Without a framework trace, dispatch is measured only where the system trace has framework
+  // events; else it is absent, like runtime scheduling below.
+  if (!summary->ops.empty() || !sys->framework.empty()) {
+    summary->layers.push_back({Layer::kFrameworkDispatch, framework});
+  }
+  // A system trace without runtime software events (the fetch-API buffer may hold only
+  // nc_exec_running) did not measure runtime scheduling: the layer is absent, not 0.
+  if (!sys->runtime.empty()) {
+    summary->layers.push_back(
+        {Layer::kRuntimeScheduling,
+         Us(UnionLength(sys->runtime, aligned ? lo : INT64_MIN, aligned ? hi : INT64_MAX))});
+  }
   summary->layers.push_back({Layer::kDeviceExecution, Us(device_ns)});
   if (!counted.empty() || aligned) {
-    const int64_t busy = UnionLength(counted, win_lo, win_hi);
-    // The window comes from the framework trace too: its length may not fit int64.
-    const std::optional<int64_t> length = CheckedSub(win_hi, win_lo);
-    const double length_ns = length ? static_cast<double>(*length)
-                                    : static_cast<double>(win_hi) - static_cast<double>(win_lo);
-    summary->layers.push_back(
-        {Layer::kIdle, Us(std::max(0.0, length_ns - static_cast<double>(busy)))});
+    // Idle inside the captured steps only (run.proto LAYER_IDLE): on one clock each step window
+    // minus the NeuronCore's busy time in it, the time between steps left out; on two clocks
+    // the span of the executions minus their busy time.
+    std::vector<NsInterval> spans;
+    if (aligned) {
+      for (const StepWindow& w : windows) spans.push_back({w.start_ns, w.end_ns});
+      spans = Disjoint(std::move(spans));
+    } else {
+      spans.push_back({win_lo, win_hi});
+    }
+    double idle_ns = 0;
+    for (const NsInterval& span : spans) {
+      // The window comes from the framework trace too: its length may not fit int64.
+      const std::optional<int64_t> length = CheckedSub(span.end_ns, span.start_ns);
+      const double length_ns =
+          length ? static_cast<double>(*length)
+                 : static_cast<double>(span.end_ns) - static_cast<double>(span.start_ns);
+      idle_ns += std::max(
+          0.0, length_ns - static_cast<double>(UnionLength(counted, span.start_ns, span.end_ns)));
+    }
+    summary->layers.push_back({Layer::kIdle, Us(idle_ns)});
   }
 
   // Quality gate (framework-trace reasons such as a missing ProfilerStep window stay first).

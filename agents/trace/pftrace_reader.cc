@@ -156,6 +156,7 @@ class Decoder {
 
   void Finish() {
     for (auto& [track, stack] : open_) out_->unpaired += stack.size();
+    FillModelsFromRuntime();
     std::vector<ExecutionRow> rows;
     rows.reserve(executions_.size());
     for (size_t i = 0; i < executions_.size(); ++i) {
@@ -436,6 +437,45 @@ class Decoder {
       out_->framework.push_back({b.ts, end});
     } else if (!IsNeuronHardwareEvent(b.name.substr(0, b.name.find(' ')))) {
       out_->runtime.push_back({b.ts, end});
+      if (!b.args.model_name.empty() && !(b.args.process.empty() && b.args.core.empty())) {
+        runtime_models_.push_back({b.args.process + "/" + b.args.core, b.ts, b.args});
+      }
+    }
+  }
+
+  // The runtime slice that names the model an execution ran (`model_name` on nrt_execute and
+  // the like, A4.4), for executions whose own slice does not say: on the execution's queue,
+  // the one with its exec_id, else the latest that started at or before it.
+  struct RuntimeModel {
+    std::string queue;
+    int64_t ts = 0;
+    SliceArgs args;
+  };
+  void FillModelsFromRuntime() {
+    if (runtime_models_.empty()) return;
+    std::stable_sort(runtime_models_.begin(), runtime_models_.end(),
+                     [](const RuntimeModel& a, const RuntimeModel& b) {
+                       return a.queue != b.queue ? a.queue < b.queue : a.ts < b.ts;
+                     });
+    for (auto& [x, key] : executions_) {
+      if (!x.neff.empty()) continue;
+      auto lo =
+          std::lower_bound(runtime_models_.begin(), runtime_models_.end(), x.queue,
+                           [](const RuntimeModel& m, const std::string& q) { return m.queue < q; });
+      const RuntimeModel* found = nullptr;
+      for (auto it = lo; it != runtime_models_.end() && it->queue == x.queue; ++it) {
+        if (x.exec_id >= 0 && it->args.exec_id == x.exec_id) {
+          found = &*it;
+          break;
+        }
+        if (it->ts <= x.start_ns && (x.exec_id < 0 || it->args.exec_id < 0)) found = &*it;
+      }
+      if (!found) continue;
+      NeuronExecution named;
+      SetModelIdentity("", found->args.model_name, found->args.model_id, found->args.device_profile,
+                       &named);
+      x.neff = named.neff;
+      if (x.model_id.empty()) x.model_id = named.model_id;
     }
   }
 
@@ -444,6 +484,7 @@ class Decoder {
   std::unordered_map<uint32_t, Sequence> sequences_;
   std::unordered_map<uint64_t, std::vector<OpenSlice>> open_;
   std::vector<std::pair<NeuronExecution, std::string>> executions_;
+  std::vector<RuntimeModel> runtime_models_;  // runtime slices with a model_name
   uint64_t skipped_ = 0;
   uint64_t corrupt_ = 0;
   uint64_t truncated_ = 0;

@@ -75,10 +75,13 @@ bool IsStepMarker(const std::string& name) {
   return name.size() > 6 && name.starts_with("## ") && name.ends_with(" ##");
 }
 
-// The op's time inside the ProfilerStep windows (what the Step columns show, summed).
+// The op's time inside the ProfilerStep windows (what the Step columns show, summed). The
+// samples are summed as they are: a self time a few us below 0 from rounding (a parent's
+// truncated duration) offsets its neighbours, so the mean is the total over the steps; only the
+// figure shown is clamped.
 double InSteps(const OpStats& op) {
   double sum = 0;
-  for (double x : op.step_self_device_us) sum += std::max(x, 0.0);
+  for (double x : op.step_self_device_us) sum += x;
   return sum;
 }
 
@@ -134,10 +137,9 @@ std::string RenderTable(const TraceSummary& s) {
         absl::StrAppend(&line, absl::StrFormat("  %12s  %12s  %12s", "-", "-", "-"));
       } else {
         const auto [mn, mx] = std::minmax_element(v.begin(), v.end());
-        absl::StrAppend(&line,
-                        absl::StrFormat("  %12s  %12s  %12s",
-                                        FormatTime(InSteps(*op) / static_cast<double>(v.size())),
-                                        self(*mn), self(*mx)));
+        absl::StrAppend(&line, absl::StrFormat("  %12s  %12s  %12s",
+                                               self(InSteps(*op) / static_cast<double>(v.size())),
+                                               self(*mn), self(*mx)));
       }
     }
     absl::StrAppend(&out, line, "\n");

@@ -9,11 +9,15 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "agents/trace/json_trace_reader.h"
 #include "agents/trace/key_averages_reader.h"
 #include "agents/trace/neuron_dir.h"
 #include "agents/trace/neuron_join.h"
+#include "agents/trace/neuron_reader.h"
+#include "agents/trace/pftrace_reader.h"
 #include "agents/trace/summarizer.h"
+#include "agents/trace/system_trace_finder.h"
 #include "agents/trace/trace_summary.h"
 
 namespace devtime::trace {
@@ -192,6 +196,31 @@ absl::StatusOr<TraceSummary> SummarizeFile(const fs::path& path, const Summarize
   return summary;
 }
 
+// The harness's own clock (agents/harness: run.json's started_at / finished_at, RFC 3339 UTC)
+// for a capture whose trace does not say when it ran (torch 1.13's relative timestamps).
+void ApplyRunJsonTimes(const fs::path& run_json, TraceSummary* summary) {
+  absl::StatusOr<std::map<std::string, std::string>> run = ReadEnvironment(run_json);
+  if (!run.ok()) {
+    summary->warnings.push_back(std::string(run.status().message()) +
+                                "; its started_at/finished_at are not used");
+    return;
+  }
+  auto time_of = [&](const char* key) -> std::optional<int64_t> {
+    auto it = run->find(key);
+    absl::Time t;
+    std::string error;
+    if (it == run->end() || !absl::ParseTime(absl::RFC3339_full, it->second, &t, &error)) {
+      return std::nullopt;
+    }
+    return absl::ToUnixNanos(t);
+  };
+  const std::optional<int64_t> started = time_of("started_at");
+  if (!started) return;
+  summary->capture.started_unix_ns = started;
+  summary->capture.finished_unix_ns = std::max(time_of("finished_at").value_or(*started), *started);
+  summary->capture.time_source = "run_json";
+}
+
 absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& top,
                                                 const SummarizeOptions& options) {
   // A TorchNeuron output directory: work in its session directory.
@@ -287,6 +316,35 @@ absl::StatusOr<TraceSummary> SummarizeDirectory(const fs::path& top,
   }
   if (!run_json.empty()) {
     summary.artifacts.push_back({"run_metadata", run_json, FileSize(run_json), ""});
+    if (!summary.capture.started_unix_ns) ApplyRunJsonTimes(run_json, &summary);
+  }
+  return summary;
+}
+
+// A Neuron system trace named on its own (system_profile.pftrace[.gz], a JSON system trace):
+// its NeuronCore time, executions and layers are summarized as in its session, and the run is
+// INVALID with what it lacks — the framework trace, which alone has the operators and steps.
+absl::StatusOr<TraceSummary> SummarizeLoneSystemTrace(const fs::path& path) {
+  NeuronSession session;
+  session.dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  session.root = session.dir;
+  NeuronCapture capture;
+  capture.files = {path};
+  absl::StatusOr<NeuronSystemTrace> sys = IsPerfettoSystemTraceName(path.filename().string())
+                                              ? ReadPerfettoSystemTrace(path)
+                                              : ReadNeuronSystemTrace(path);
+  if (!sys.ok()) return sys.status();
+  capture.trace = std::move(*sys);
+  TraceSummary summary;
+  absl::Status st = ApplyNeuronSession(session, capture, {}, &summary);
+  if (!st.ok()) return st;
+  summary.source_format = "neuron-system-trace";
+  if (!summary.invalid_reason || summary.invalid_reason->starts_with("no framework trace")) {
+    summary.invalid_reason =
+        path.filename().string() +
+        " is a Neuron system trace only: it has NeuronCore time but no operators or steps; "
+        "summarize the session directory that holds it and the framework trace (trace.json or "
+        "neuron_framework_trace_rank_<N>.json)";
   }
   return summary;
 }
@@ -302,6 +360,10 @@ absl::StatusOr<TraceSummary> Summarize(const fs::path& path, const SummarizeOpti
   const fs::file_status status = fs::status(path, ec);
   if (ec || !fs::exists(status)) return absl::NotFoundError(path.string() + ": no such file");
   if (fs::is_directory(status)) return SummarizeDirectory(path, options);
+  if (IsPerfettoSystemTraceName(path.filename().string()) ||
+      SniffAnySystemTraceFile(path) != SystemTraceForm::kNone) {
+    return SummarizeLoneSystemTrace(path);
+  }
   return SummarizeFile(path, options);
 }
 

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "absl/strings/str_format.h"
+#include "agents/trace/timestamp.h"
 
 namespace devtime::trace {
 namespace {
@@ -126,6 +127,60 @@ void SortMostlySorted(std::vector<Idx>* v, Before before) {
   v->swap(merged);
 }
 
+using Interval = std::pair<int64_t, int64_t>;  // [start, end) in ns
+
+// The union of `v` as disjoint intervals in time order (sorts `v`).
+std::vector<Interval> Union(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const Interval& x : v) {
+    if (!out.empty() && x.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, x.second);
+    } else {
+      out.push_back(x);
+    }
+  }
+  return out;
+}
+
+// Idle time (run.proto LAYER_IDLE: "gaps inside the captured steps where the device did
+// nothing"): the gaps between the device's busy intervals, counted only where they lie inside
+// a step window — the host's time between two steps is no step's idle time. Without windows,
+// every gap. Both lists are disjoint and in time order.
+int64_t IdleInsideSteps(const std::vector<Interval>& busy, const std::vector<Interval>& steps) {
+  int64_t idle = 0;
+  size_t w = 0;
+  for (size_t i = 1; i < busy.size(); ++i) {
+    const Interval gap{busy[i - 1].second, busy[i].first};
+    if (steps.empty()) {
+      idle += gap.second - gap.first;
+      continue;
+    }
+    while (w < steps.size() && steps[w].second <= gap.first) ++w;
+    for (size_t k = w; k < steps.size() && steps[k].first < gap.second; ++k) {
+      idle += std::min(gap.second, steps[k].second) - std::max(gap.first, steps[k].first);
+    }
+  }
+  return idle;
+}
+
+// Kineto's absolute clock: baseTimeNanoseconds + ts, or ts itself in traces written before it
+// existed (epoch µs, §1.6). Relative ts without a base (Kineto between PR #910 and #928, legacy
+// traces) are far below this: 1e17 ns is 1973.
+constexpr int64_t kEpochNsFloor = 100'000'000'000'000'000LL;
+
+// The capture's wall-clock span from the host events' span [first, last) in the trace's time
+// base, when that is on the epoch clock.
+void SetCaptureTime(int64_t first, int64_t last, std::optional<int64_t> base, CaptureInfo* out) {
+  if (first > last) return;  // no host event
+  const std::optional<int64_t> start = CheckedAdd(first, base.value_or(0));
+  const std::optional<int64_t> end = CheckedAdd(last, base.value_or(0));
+  if (!start || !end || *start < kEpochNsFloor) return;
+  out->started_unix_ns = *start;
+  out->finished_unix_ns = *end;
+  out->time_source = "trace";
+}
+
 // `release`, when given, is `trace` itself: its events are freed as soon as they are no longer
 // needed, before the op rows are built, so that a trace with a million distinct op names never
 // holds its events and its rows at once (issue 12 item 6).
@@ -167,6 +222,9 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
 
   bool saw_privateuse1 = false;
   bool saw_cuda_runtime = false;
+  // The host events' span: when the capture ran (device events may sit on another clock).
+  int64_t first_host_start = INT64_MAX;
+  int64_t last_host_end = INT64_MIN;
   // Reserved for every event: pages never written cost address space, not memory, and no
   // grow-and-copy doubles a vector's footprint at its peak (the same for `samples` below).
   std::vector<Idx> host;    // host ops and runtime events
@@ -186,6 +244,8 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     const EventKind k = kind_of(e);
     if (k == EventKind::kHostOp || k == EventKind::kAnnotation || k == EventKind::kRuntime) {
       host.push_back(i);
+      first_host_start = std::min(first_host_start, e.ts_ns);
+      last_host_end = std::max(last_host_end, end_of(i));
       const std::string_view cat = trace.strings.Get(e.cat);
       if (cat.starts_with("privateuse1_")) saw_privateuse1 = true;
       if (cat.starts_with("cuda_")) saw_cuda_runtime = true;
@@ -237,14 +297,20 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     }
   }
 
-  // Attribute device events to the launching op, the way torch does (profiler-formats.md
-  // §1.8): device event → the runtime event with the same correlation (its launch) → the host
-  // op (not an annotation) whose External id the launch carries. A launch without a usable
-  // External id goes to the innermost op enclosing it, annotations skipped (old traces whose ids
-  // are correlations, §7.1). A device event without a launch falls back to its own External id.
-  // Anything else — a launch outside every op — is unattributed. Lookups are sorted vectors
-  // (16 bytes per event, freed after this pass; the first in `host` order wins on duplicates).
-  // `dev` is each event's own device time here, its total (own + children's) further down.
+  // Attribute device events to the op that launched them, the way torch does (§1.8, §7.1):
+  // device event → the runtime event with the same correlation (its launch) → the op. The
+  // launch's External id is evidence of that op only where it can be checked, because 2023
+  // traces give a launch its own correlation as External id, colliding with other ops' ids:
+  //  1. the innermost op enclosing the launch on its thread that carries the id;
+  //  2. else the innermost op enclosing the launch (annotations never own device time);
+  //  3. else, for a launch outside every op, the op the id names when it ran on the launch's
+  //     thread, inside the same range, ended before the launch, and the id is not the launch's
+  //     own correlation: an NCCL kernel launched inside `nccl:all_reduce` after
+  //     `record_param_comms` goes to record_param_comms.
+  // A device event without a launch goes to the op of its own External id (unless the id is
+  // its own correlation: the 2023 form names no op). Anything else is unattributed. Lookups
+  // are sorted vectors (16 bytes per event, freed after this pass). `dev` is each event's own
+  // device time here, its total (own + children's) further down.
   auto can_own = [&](const RawEvent& e) { return kind_of(e) == EventKind::kHostOp; };
   std::vector<int64_t> dev(h, 0);
   int64_t device_total_ns = 0;
@@ -265,30 +331,58 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
       }
       return index;
     };
+    // The entries of `index` with id `id`, in `host` order among them.
+    auto all_with = [](const IdIndex& index, int64_t id) {
+      return std::equal_range(index.begin(), index.end(), std::pair<int64_t, Idx>{id, 0},
+                              [](const auto& a, const auto& b) { return a.first < b.first; });
+    };
     auto find_in = [&](const IdIndex& index, int64_t id) -> Idx {
       if (id < 0) return kNone;
-      auto it =
-          std::lower_bound(index.begin(), index.end(), id,
-                           [](const std::pair<int64_t, Idx>& x, int64_t c) { return x.first < c; });
-      if (it == index.end() || it->first != id) return kNone;
-      return it->second;
+      auto [lo, hi] = all_with(index, id);
+      return lo == hi ? kNone : lo->second;
     };
     const IdIndex runtime_by_correlation =
         sorted_index([&](const RawEvent& e) { return kind_of(e) == EventKind::kRuntime; },
                      [](const RawEvent& e) { return e.correlation; });
     const IdIndex op_by_external_id =
         sorted_index(can_own, [](const RawEvent& e) { return e.external_id; });
+    // Rules 1 and 2 for the launch at position `r`. The ranges enclosing it are looked at up to
+    // kMaxEnclosing deep: torch's own stacks are tens deep, and the bound keeps a hostile trace
+    // (a launch inside a million nested ops, a million times) linear.
+    constexpr int kMaxEnclosing = 256;
+    auto enclosing_owner = [&](Idx r) -> Idx {
+      const int64_t id = events[host[r]].external_id;
+      Idx innermost = kNone;
+      int depth = 0;
+      for (Idx p = parent[r]; p != kNone && depth < kMaxEnclosing; p = parent[p], ++depth) {
+        const RawEvent& op = events[host[p]];
+        if (!can_own(op)) continue;
+        if (id >= 0 && op.external_id == id) return p;
+        if (innermost == kNone) innermost = p;
+      }
+      return innermost;
+    };
+    // Rule 3 for the launch at `r`: the last op before it in `host` order that carries its
+    // External id, when that op ran on its thread in the same range and ended before it.
+    auto sibling_owner = [&](Idx r) -> Idx {
+      const RawEvent& launch = events[host[r]];
+      if (launch.external_id < 0 || launch.external_id == launch.correlation) return kNone;
+      auto [lo, hi] = all_with(op_by_external_id, launch.external_id);
+      auto after = std::lower_bound(lo, hi, r, [](const auto& x, Idx k) { return x.second < k; });
+      if (after == lo) return kNone;
+      const Idx k = std::prev(after)->second;
+      const bool before_in_same_range = ThreadKey(events[host[k]]) == ThreadKey(launch) &&
+                                        parent[k] == parent[r] && end_of(host[k]) <= launch.ts_ns;
+      return before_in_same_range ? k : kNone;
+    };
     for (Idx d : device) {
       const RawEvent& e = events[d];
       device_total_ns += dur(d);
       Idx owner = kNone;
       if (const Idx r = find_in(runtime_by_correlation, e.correlation); r != kNone) {
-        owner = find_in(op_by_external_id, events[host[r]].external_id);
-        if (owner == kNone) {
-          owner = parent[r];
-          while (owner != kNone && !can_own(events[host[owner]])) owner = parent[owner];
-        }
-      } else {
+        owner = enclosing_owner(r);
+        if (owner == kNone) owner = sibling_owner(r);
+      } else if (e.external_id != e.correlation) {
         owner = find_in(op_by_external_id, e.external_id);
       }
       if (owner == kNone) {
@@ -331,28 +425,15 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
         "total only",
         unattributed_events, Us(unattributed_ns)));
   }
-  // Layers: device busy time and the gaps between device work (from the first to the last
-  // device event). Host layers need the op figures, below.
+  // The device's busy intervals, for the idle layer once the step windows are known.
   const bool any_device = !device.empty();
-  double idle_us = 0;
-  if (any_device) {
-    std::vector<std::pair<int64_t, int64_t>> spans;
+  std::vector<Interval> busy;
+  {
+    std::vector<Interval> spans;
     spans.reserve(device.size());
     for (Idx d : device) spans.emplace_back(events[d].ts_ns, end_of(d));
     std::vector<Idx>().swap(device);
-    std::sort(spans.begin(), spans.end());
-    int64_t busy = 0;
-    int64_t cur_start = spans.front().first;
-    int64_t cur_end = spans.front().second;
-    for (const auto& [s, e] : spans) {
-      if (s > cur_end) {
-        busy += cur_end - cur_start;
-        cur_start = s;
-      }
-      cur_end = std::max(cur_end, e);
-    }
-    busy += cur_end - cur_start;
-    idle_us = Us(cur_end - spans.front().first - busy);
+    busy = Union(std::move(spans));
   }
 
   // Steps: ProfilerStep#N windows, in time order.
@@ -369,6 +450,13 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   std::stable_sort(windows.begin(), windows.end(),
                    [](const Window& a, const Window& b) { return a.start < b.start; });
   for (const Window& w : windows) summary.steps.push_back(StepStats{w.number, 0, 0});
+  int64_t idle_ns = 0;
+  if (any_device) {
+    std::vector<Interval> step_spans;
+    for (const Window& w : windows) step_spans.emplace_back(w.start, w.end);
+    idle_ns = IdleInsideSteps(busy, Union(std::move(step_spans)));
+    std::vector<Interval>().swap(busy);
+  }
   // The window containing `ts`: the last one starting at or before it, if it has not ended.
   auto step_of = [&](int64_t ts) -> Idx {
     auto it = std::upper_bound(windows.begin(), windows.end(), ts,
@@ -408,6 +496,10 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   std::vector<Sample> samples;  // (row, step) in `host` order; repeats merged when adjacent
   if (!windows.empty()) samples.reserve(host.size());
   int64_t self_cpu_total_ns = 0;
+  // The host layers (run.proto): framework dispatch is the self time of the framework's ops
+  // (cpu_op: not ProfilerStep#N, `## backward ##` or other annotation ranges), runtime
+  // scheduling the self time of the runtime/driver calls.
+  int64_t dispatch_cpu_ns = 0;
   int64_t runtime_cpu_ns = 0;
   for (Idx k = 0; k < h; ++k) {
     const RawEvent& e = events[host[k]];
@@ -419,6 +511,10 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     row.self_dev += dev[k];
     self_cpu_total_ns += self_cpu[k];
     if (kind_of(e) == EventKind::kRuntime) runtime_cpu_ns += self_cpu[k];
+    // Legacy traces carry no category: every range is an op but the step windows.
+    if (kind_of(e) == EventKind::kHostOp && !ProfilerStepNumber(trace.strings.Get(e.name))) {
+      dispatch_cpu_ns += self_cpu[k];
+    }
     if (windows.empty()) continue;
     const Idx s = step_of(e.ts_ns);
     if (s == kNone) continue;
@@ -482,11 +578,11 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   summary.self_cpu_total_us = Us(self_cpu_total_ns);
 
   // Layers: host time split into framework dispatch and runtime calls, then the device layers.
-  summary.layers.push_back({Layer::kFrameworkDispatch, Us(self_cpu_total_ns - runtime_cpu_ns)});
+  summary.layers.push_back({Layer::kFrameworkDispatch, Us(dispatch_cpu_ns)});
   summary.layers.push_back({Layer::kRuntimeScheduling, Us(runtime_cpu_ns)});
   if (any_device) {
     summary.layers.push_back({Layer::kDeviceExecution, Us(device_total_ns)});
-    summary.layers.push_back({Layer::kIdle, idle_us});
+    summary.layers.push_back({Layer::kIdle, Us(idle_ns)});
   }
 
   // Device kind and capture facts.
@@ -496,6 +592,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     summary.device_kind = DeviceKind::kCuda;
   }
   summary.capture.active_steps = static_cast<uint32_t>(windows.size());
+  SetCaptureTime(first_host_start, last_host_end, trace.base_time_ns, &summary.capture);
 
   // Quality gate (the first reason found wins).
   if (!summary.invalid_reason) {

@@ -67,6 +67,11 @@ fs::path Clean(const fs::path& p) {
 
 }  // namespace
 
+bool IsExplorerOutputName(const std::string& name) {
+  return name == "system_profile.json" || name == "system_profile.json.gz" ||
+         name == "system_profile.pftrace" || name == "system_profile.pftrace.gz";
+}
+
 bool IsJsonName(const std::string& name) {
   return name.ends_with(".json") || name.ends_with(".json.gz");
 }
@@ -154,9 +159,14 @@ std::vector<fs::path> FindSystemTraces(const fs::path& session_dir, const fs::pa
       }
     }
   }
+  // neuron-explorer's own output names are candidates whatever they hold, so that a
+  // system_profile.json that is not JSON is an error naming it, not skipped in silence.
   std::vector<fs::path> out;
   for (const fs::path& f : files) {
-    if (SniffAnySystemTraceFile(f) != SystemTraceForm::kNone) out.push_back(f);
+    if (IsExplorerOutputName(f.filename().string()) ||
+        SniffAnySystemTraceFile(f) != SystemTraceForm::kNone) {
+      out.push_back(f);
+    }
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -25,12 +25,17 @@ SystemTraceForm SniffSystemTraceFile(const std::filesystem::path& file);
 // TracePacket record tag (0x0A); else SniffSystemTraceFile().
 SystemTraceForm SniffAnySystemTraceFile(const std::filesystem::path& file);
 
+// True for the names `neuron-explorer view` writes its system profile under
+// (system_profile.json / .pftrace, gzip'd or not): system traces whatever their content.
+bool IsExplorerOutputName(const std::string& name);
+
 // True for *.json and *.json.gz names.
 bool IsJsonName(const std::string& name);
 
 // The system traces of a session, sorted by path: every *.json[.gz] or *.pftrace[.gz] file under
 // `session_dir` (3 levels deep at most) or directly in one of its ancestors up to and including
-// `root`, framework trace names excluded, whose content SniffAnySystemTraceFile() recognises.
+// `root`, framework trace names excluded, whose content SniffAnySystemTraceFile() recognises,
+// and every IsExplorerOutputName() file.
 std::vector<std::filesystem::path> FindSystemTraces(const std::filesystem::path& session_dir,
                                                     const std::filesystem::path& root);
 

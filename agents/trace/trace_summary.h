@@ -77,6 +77,15 @@ struct CaptureInfo {
   uint32_t active_steps = 0;
   bool synchronized = false;
   uint64_t events_dropped = 0;
+  // When the capture ran, in ns since the Unix epoch, as far as the files tell: the framework
+  // trace's first host event start to its last host event end (baseTimeNanoseconds + ts, or ts
+  // itself when it is epoch time), else the Neuron session directory's <timestamp> name (then
+  // started == finished), else a harness directory's run.json started_at/finished_at. nullopt:
+  // the files do not say (relative timestamps, no session name, no run.json times).
+  std::optional<int64_t> started_unix_ns;
+  std::optional<int64_t> finished_unix_ns;
+  // Where the times come from: "trace", "session_directory" or "run_json".
+  std::string time_source;
 };
 
 enum class DeviceKind { kCpu, kCuda, kNeuron };

@@ -24,11 +24,13 @@ std::string WarningKind(std::string_view w) {
       {"start/stop events have no partner", "unpaired_system_trace_events"},
       {"lie outside the ProfilerStep windows", "executions_outside_steps"},
       {"steps carry no device time", "device_time_not_in_steps"},
+      {"in the launching op's step", "device_time_in_launching_steps"},
       {"is not attributed to operators", "device_time_not_attributed"},
       {"are not joined to a launching op", "executions_not_joined"},
       {"active steps but the trace has", "active_steps_mismatch"},
       {"trace files in", "several_traces"},
       {"run.json is missing", "run_json_missing"},
+      {"its started_at/finished_at are not used", "run_json_times_unread"},
       {"have no launching op in the trace", "unattributed_device_events"},
       {"key_averages.json and the trace disagree", "key_averages_mismatch"},
   };

@@ -120,5 +120,25 @@ TEST(SummarizeExitCode, InvalidRunExitsWithTheDocumentedCodeAndStillPrints) {
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }
 
+// Issue 23: started_at / finished_at are when the capture ran, from the trace's clock
+// (kineto_collectives.json: baseTimeNanoseconds 1719853884 s + ts 1212075.549 s, 1 ms of host
+// events), not the file's modification time; a trace with relative timestamps falls back to it
+// and says so.
+TEST(SummarizeCaptureTime, ComesFromTheTraceClockAndTheFileTimeOnlyAsALastResort) {
+  auto json = AgentCommand({"summarize", Fixture("kineto_collectives.json"), "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  v1::RunSummary sent;
+  ASSERT_TRUE(wire::ParseJson(json.out, "summarize", &sent).ok()) << json.out;
+  EXPECT_EQ(sent.started_at().seconds(), 1719853884 + 1212075);
+  EXPECT_EQ(sent.started_at().nanos(), 549000000);
+  EXPECT_EQ(sent.finished_at().seconds(), 1719853884 + 1212075);
+  EXPECT_EQ(sent.finished_at().nanos(), 550000000);
+  EXPECT_THAT(json.err, ::testing::Not(HasSubstr("modification time")));
+
+  auto relative = AgentCommand({"summarize", Fixture("legacy_mlp"), "--format", "json"});
+  ASSERT_EQ(relative.exit_code, 0) << relative.err;
+  EXPECT_THAT(relative.err, HasSubstr("started_at and finished_at are the file's modification"));
+}
+
 }  // namespace
 }  // namespace devtime

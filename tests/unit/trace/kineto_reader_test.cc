@@ -210,5 +210,54 @@ TEST(KinetoReader, LaunchWithoutExternalIdGoesToTheEnclosingCpuOpPastAnnotations
   EXPECT_DOUBLE_EQ(s.steps[0].device_us, 560.0);
 }
 
+// kineto_alexnet_2023.json: a 2023 trace whose launches carry their own correlation as
+// External id, colliding with other ops' ids. Torch gives each device event to the op that
+// launched it, the innermost cpu_op enclosing the launch (by hand, from the fixture):
+//   memcpy 230 us: cudaMemcpyAsync inside aten::copy_ (its id 4 names aten::empty_strided)
+//   implicit_convolve_sgemm 300 + winograd 120 us: launches inside aten::cudnn_convolution
+//     (ids 2 and 3 name aten::to and aten::_to_copy)
+//   clamp_min 15 us: inside aten::relu_ (id 20 is relu_'s own: it encloses the launch)
+//   volta_sgemm 40 us: inside aten::addmm (id 5 names aten::copy_)
+//   7 us launched before the capture (no launch; id 10 is its own correlation): unattributed
+TEST(KinetoReader, AlexnetStyleExternalIdCollisionsGoToTheEnclosingOp) {
+  TraceSummary s = MustSummarize(Fixture("kineto_alexnet_2023.json"));
+  ExpectValidCapture(s, "kineto-json", DeviceKind::kCuda);
+  EXPECT_DOUBLE_EQ(Op(s, "aten::copy_").self_device_us, 230.0);
+  EXPECT_DOUBLE_EQ(Op(s, "aten::empty_strided").self_device_us, 0.0);
+  EXPECT_DOUBLE_EQ(Op(s, "aten::empty_strided").total_device_us, 0.0);
+  EXPECT_DOUBLE_EQ(Op(s, "aten::to").self_device_us, 0.0);
+  EXPECT_DOUBLE_EQ(Op(s, "aten::to").total_device_us, 230.0);
+  EXPECT_DOUBLE_EQ(Op(s, "aten::_to_copy").self_device_us, 0.0);
+  EXPECT_DOUBLE_EQ(Op(s, "aten::cudnn_convolution").self_device_us, 420.0);
+  EXPECT_DOUBLE_EQ(Op(s, "aten::conv2d").self_device_us, 0.0);
+  EXPECT_DOUBLE_EQ(Op(s, "aten::conv2d").total_device_us, 420.0);
+  EXPECT_DOUBLE_EQ(Op(s, "aten::relu_").self_device_us, 15.0);
+  EXPECT_DOUBLE_EQ(Op(s, "aten::addmm").self_device_us, 40.0);
+  EXPECT_DOUBLE_EQ(Op(s, "aten::linear").total_device_us, 40.0);
+  EXPECT_DOUBLE_EQ(s.unattributed_device_us, 7.0);
+  EXPECT_DOUBLE_EQ(s.device_total_us, 712.0);
+  ASSERT_EQ(s.steps.size(), 1u);
+  EXPECT_DOUBLE_EQ(s.steps[0].device_us, 705.0);
+}
+
+// The collective rule (an id naming an op that ran just before the launch in the same range)
+// needs the id to be an op's: a launch whose External id is its own correlation, outside every
+// op, is unattributed even when an op before it in the same range has that id.
+TEST(KinetoReader, LaunchOutsideEveryOpWithItsOwnCorrelationAsIdIsUnattributed) {
+  TempDir dir;
+  const auto path = dir.Write("trace.json", R"({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1,
+     "ts": 1690000000000000, "dur": 100, "args": {"External id": 1}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1,
+     "ts": 1690000000000010, "dur": 5, "args": {"External id": 9}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+     "ts": 1690000000000020, "dur": 5, "args": {"External id": 9, "correlation": 9}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7,
+     "ts": 1690000000000030, "dur": 10, "args": {"External id": 9, "correlation": 9}}]})");
+  TraceSummary s = MustSummarize(path);
+  EXPECT_DOUBLE_EQ(Op(s, "aten::empty").self_device_us, 0.0);
+  EXPECT_DOUBLE_EQ(s.unattributed_device_us, 10.0);
+}
+
 }  // namespace
 }  // namespace devtime::trace::testing

@@ -52,7 +52,9 @@ TEST(NeuronDir, ExplorerJsonFromTheOutputRoot) {
   EXPECT_DOUBLE_EQ(s.steps[1].device_us, 800.0);
   EXPECT_TRUE(HasWarning(s, "1 NeuronCore executions (100.000 us) lie outside"));
   EXPECT_FALSE(HasWarning(s, "not attributed to operators"));
-  EXPECT_DOUBLE_EQ(LayerUs(s, Layer::kFrameworkDispatch), 4040.0);
+  // The cpu_ops' self time per step: aten::mul 60 (100 − dispatch 40), aten::add 60,
+  // synchronize 400; not ProfilerStep#N's own time nor the runtime/driver calls (run.proto).
+  EXPECT_DOUBLE_EQ(LayerUs(s, Layer::kFrameworkDispatch), 2 * 520.0);
   EXPECT_DOUBLE_EQ(LayerUs(s, Layer::kRuntimeScheduling), 1837.094);
   EXPECT_DOUBLE_EQ(LayerUs(s, Layer::kDeviceExecution), 1520.0);
   EXPECT_DOUBLE_EQ(LayerUs(s, Layer::kIdle), 2480.0);
@@ -330,6 +332,28 @@ TEST(NeuronJoin, RmsNormFromAFetchApiTraceUnderAnUnusualNameJoinsByExecId) {
   EXPECT_EQ(join.Method(), "id");
   EXPECT_EQ(join.by_id, 12u);
   EXPECT_NEAR(join.by_id_us, 2 * 2354.9, 1e-6);
+}
+
+// Issue 23 "case3": a fetch-API buffer without timestamp_sync_point keeps NeuronCore times on
+// the device clock, so executions cannot be placed in steps by time; joined by exec_id, each
+// step carries the NeuronCore time of the ops that launched in it (2,354.9 us), as a CUDA
+// trace's steps do. It has no runtime software events: runtime scheduling is absent, not 0.
+TEST(NeuronJoin, FetchApiOnTheDeviceClockGivesStepsTheirJoinedDeviceTime) {
+  const DeviceJoin join = RmsNormJoin("neuron_rmsnorm/fetch_device_clock");
+  EXPECT_EQ(join.Method(), "id");
+  TraceSummary s = MustSummarize(Fixture("neuron_rmsnorm/fetch_device_clock"));
+  ASSERT_EQ(s.steps.size(), 2u);
+  EXPECT_NEAR(s.steps[1].device_us, 2354.9, 1e-6);
+  EXPECT_TRUE(HasWarning(s, "in the launching op's step")) << RenderTable(s);
+  EXPECT_FALSE(FindLayerUs(s, Layer::kRuntimeScheduling));
+  EXPECT_NE(RenderTable(s).find("Device time per step (mean of 2): 2.355 ms"), std::string::npos)
+      << RenderTable(s);
+}
+
+TEST(NeuronDir, RuntimeSchedulingIsAbsentWhenTheSystemTraceHasNoRuntimeEvents) {
+  TraceSummary s = MustSummarize(Fixture("neuron_rmsnorm/fetch"));
+  EXPECT_FALSE(FindLayerUs(s, Layer::kRuntimeScheduling));
+  EXPECT_TRUE(FindLayerUs(s, Layer::kDeviceExecution));
 }
 
 TEST(NeuronJoin, ExecutionsThatCannotBeJoinedAreUnattributedAndSaySo) {

@@ -250,5 +250,70 @@ TEST(PerfettoReader, GarbageIsAnErrorNamingTheFile) {
   }
 }
 
+// `summarize system_profile.pftrace` (issue 23): a lone system trace is read as one, plain or
+// gzip'd, not as JSON — its NeuronCore time is summarized and the run says what it lacks.
+TEST(PerfettoReader, ALoneSystemProfileIsSummarizedAndSaysWhatItNeeds) {
+  TempDir dir;
+  for (const auto& [name, bytes] :
+       {std::pair{"system_profile.pftrace", RmsNormPftrace()},
+        std::pair{"system_profile.pftrace.gz", Gzip(RmsNormPftrace())}}) {
+    absl::StatusOr<TraceSummary> s = Summarize(dir.Write(name, bytes));
+    ASSERT_TRUE(s.ok()) << name << ": " << s.status();
+    EXPECT_EQ(s->source_format, "neuron-system-trace");
+    EXPECT_EQ(s->device_kind, DeviceKind::kNeuron);
+    EXPECT_NEAR(s->device_total_us, 2 * 2354.9, 1e-6) << name;
+    EXPECT_EQ(s->environment["neuron.model.10001.executions"], "12") << name;
+    ASSERT_TRUE(s->invalid_reason) << name;
+    EXPECT_NE(s->invalid_reason->find(std::string(name) + " is a Neuron system trace only"),
+              std::string::npos)
+        << *s->invalid_reason;
+    EXPECT_NE(s->invalid_reason->find("framework trace (trace.json"), std::string::npos);
+    // No framework events to measure dispatch by: the layer is absent, not 0.
+    EXPECT_FALSE(FindLayerUs(*s, Layer::kFrameworkDispatch));
+    EXPECT_TRUE(FindLayerUs(*s, Layer::kDeviceExecution));
+  }
+}
+
+// model_name on the runtime slice (nrt_execute) that ran an execution names its NEFF when the
+// execution's own slice does not (perfetto-neuron-monitor.md A4.4): by exec_id on the queue.
+TEST(PerfettoReader, ModelNameOnRuntimeSlicesNamesTheExecutionsModel) {
+  auto slice = [](uint64_t begin, uint64_t end, const char* name, int64_t exec_id,
+                  const char* model_name) {
+    Proto event = Proto()
+                      .Varint(9, 1)
+                      .Varint(11, 5)
+                      .Bytes(23, name)
+                      .Msg(4, IntArg("exec_id", exec_id))
+                      .Msg(4, IntArg("process_id", 77))
+                      .Msg(4, IntArg("lnc_idx", 0));
+    if (model_name) event.Msg(4, StringArg("model_name", model_name));
+    return Record(Proto().Varint(8, begin).Varint(10, 1).Varint(13, 1).Msg(11, event)) +
+           Record(Proto().Varint(8, end).Varint(10, 1).Msg(11, Proto().Varint(9, 2).Varint(11, 5)));
+  };
+  const std::string bytes = slice(1000, 9000, "nrt_execute", 1, "/models/a/model.neff") +
+                            slice(2000, 8000, "nc_exec_running", 1, nullptr) +
+                            slice(10000, 19000, "nrt_execute", 2, "/models/b/neff_4242.neff") +
+                            slice(11000, 18000, "nc_exec_running", 2, nullptr);
+  absl::StatusOr<NeuronSystemTrace> t = ParsePerfettoSystemTrace(bytes, "m.pftrace");
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->executions.size(), 2u);
+  EXPECT_EQ(t->executions[0].neff, "/models/a/model.neff");
+  EXPECT_EQ(t->executions[1].neff, "/models/b/neff_4242.neff");
+  EXPECT_EQ(t->runtime.size(), 2u);
+}
+
+// A system_profile.json that is not JSON is an error naming it, not skipped in silence (which
+// left the run blaming ntrace.pb).
+TEST(PerfettoReader, ANonJsonSystemProfileJsonIsAnErrorNamingIt) {
+  TempDir dir;
+  dir.Write("trace.json", ReadAll(Fixture(kRmsSession / "trace.json")));
+  dir.Write("ntrace.pb", "x");
+  dir.Write("system_profile.json", RmsNormPftrace());  // Perfetto bytes under the JSON name
+  absl::StatusOr<TraceSummary> s = Summarize(dir.path());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("system_profile.json"), std::string::npos) << s.status();
+  EXPECT_EQ(s.status().message().find("ntrace.pb"), std::string::npos) << s.status();
+}
+
 }  // namespace
 }  // namespace devtime::trace::testing

@@ -63,6 +63,31 @@ TEST(RenderTable, RanksCpuOperatorsByTheirTimeInsideTheSteps) {
   EXPECT_LT(t.find("Step markers and annotations"), t.find("## forward ##")) << t;
 }
 
+// Legacy traces truncate durations to whole us, so a parent's self time can be −1 us in a
+// step (children 6 + 5 us in a 10 us parent) and 5 us in the next. The samples stay exact and
+// the mean is the total over the steps (2.0 us, not 2.5 from a clamped −1); only the figures
+// shown are clamped (min 0.0 us).
+TEST(RenderTable, StepMeanIsTheExactTotalOverTheStepsClampedOnlyWhereShown) {
+  TempDir dir;
+  const auto path = dir.Write("legacy.json", R"([
+    {"ph": "X", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "X", "name": "aten::parent", "pid": 1, "tid": 1, "ts": 10, "dur": 10},
+    {"ph": "X", "name": "aten::a", "pid": 1, "tid": 1, "ts": 10, "dur": 6},
+    {"ph": "X", "name": "aten::b", "pid": 1, "tid": 1, "ts": 15, "dur": 5},
+    {"ph": "X", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 100, "dur": 100},
+    {"ph": "X", "name": "aten::parent", "pid": 1, "tid": 1, "ts": 110, "dur": 10},
+    {"ph": "X", "name": "aten::a", "pid": 1, "tid": 1, "ts": 110, "dur": 5}])");
+  const TraceSummary s = MustSummarize(path);
+  const OpStats& parent = Op(s, "aten::parent");
+  ASSERT_EQ(parent.step_self_device_us.size(), 2u);
+  EXPECT_DOUBLE_EQ(parent.step_self_device_us[0], -1.0);
+  EXPECT_DOUBLE_EQ(parent.step_self_device_us[1], 5.0);
+  const std::string t = RenderTable(s);
+  const std::string line = t.substr(t.find("aten::parent"),
+                                    t.find('\n', t.find("aten::parent")) - t.find("aten::parent"));
+  EXPECT_TRUE(Contains(line, "2.0 us        0.0 us        5.0 us")) << t;
+}
+
 TEST(RenderTable, WarnsThatATraceWithoutDeviceEventsHasNoDeviceTime) {
   const std::string warning =
       "Warning: no device events in this trace, so no device time — profile with "
@@ -163,7 +188,9 @@ TEST(RenderTable, NeuronRunShowsLayersStepsAndNoEmptyDeviceColumns) {
   EXPECT_NE(t.find("Device time per step (mean of 2): 760.0 us, min 720.0 us, max 800.0 us"),
             std::string::npos)
       << t;
-  EXPECT_NE(t.find("Layers: framework dispatch 4.040 ms, runtime scheduling 1.837 ms, device "
+  // Dispatch: the cpu_ops' self time, here with the launches recorded as cpu_op too:
+  // (60 + 40 + 60 + 20 + 400) us per step.
+  EXPECT_NE(t.find("Layers: framework dispatch 1.160 ms, runtime scheduling 1.837 ms, device "
                    "execution 1.520 ms, idle 2.480 ms"),
             std::string::npos)
       << t;

@@ -16,7 +16,8 @@ TEST(WarningKind, EveryWarningTheFixturesProduceHasAKind) {
   for (const char* fixture :
        {"kineto_cuda_basic.json", "kineto_collectives.json", "kineto_int_ts.json",
         "neuron_explorer/profile_output", "neuron_fetch/i-012590440bb9fd263_pid_98399",
-        "neuron_rmsnorm/explorer", "neuron_rmsnorm/fetch", "legacy_mlp"}) {
+        "neuron_rmsnorm/explorer", "neuron_rmsnorm/fetch", "neuron_rmsnorm/fetch_device_clock",
+        "kineto_alexnet_2023.json", "legacy_mlp"}) {
     const TraceSummary s = MustSummarize(Fixture(fixture));
     for (const std::string& w : s.warnings) {
       EXPECT_NE(WarningKind(w), "other") << fixture << ": " << w;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <source_location>
 #include <string>
 
@@ -79,6 +80,14 @@ inline const OpStats& Op(const TraceSummary& s, const std::string& name,
   ADD_FAILURE_AT(at.file_name(), static_cast<int>(at.line())) << "the summary has no op " << name;
   static const OpStats kNone;
   return kNone;
+}
+
+// The time of `layer` in `s`; nullopt when the summary does not have that layer (not measured).
+inline std::optional<double> FindLayerUs(const TraceSummary& s, Layer layer) {
+  for (const LayerTime& l : s.layers) {
+    if (l.layer == layer) return l.time_us;
+  }
+  return std::nullopt;
 }
 
 // A fresh directory under the system temp dir, removed by the destructor.
