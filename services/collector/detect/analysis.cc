@@ -23,6 +23,10 @@ namespace {
 constexpr double kSigmaFloor = 0.5;
 constexpr double kMadToSigma = 1.4826;
 constexpr size_t kSpreadPositions = 4;
+// A joint step (AddJointSteps) is a second search of every segment: it must reach this
+// fraction of the p-value a two-level step needs, so that the two searches together do not
+// report more false steps on flat series than the first alone.
+constexpr double kJointPvalueFactor = 0.1;
 
 // The default detector on the valid runs of one region.
 class Analysis {
@@ -119,7 +123,7 @@ class Analysis {
       ChangePoint cp = joint[i] ? JointChangePoint(a, taus[i], b) : Test(a, taus[i], b);
       cp.index = valid_.index[taus[i]];
       cp.previous_index = valid_.index[taus[i] - 1];
-      cp.q_hat = q_hats[taus[i]];
+      cp.q_hat = joint[i] ? 0.0 : q_hats[taus[i]];  // a joint step is no E-Divisive split
       result.push_back(cp);
     }
     return result;
@@ -680,7 +684,7 @@ class Analysis {
     return CorrectForSelection(v.trend_p, static_cast<double>(b - a));
   }
   bool JointStepHolds(size_t a, size_t tau, size_t b, double p) {
-    if (p > Threshold(a, tau, b)) return false;
+    if (p > kJointPvalueFactor * Threshold(a, tau, b)) return false;
     const BreakLevels f = FitAt(a, tau, b);
     const double before = center_ + sigma_ * f.before;
     const double after = center_ + sigma_ * f.after;

@@ -154,7 +154,8 @@ struct ChangePoint {
   double p_value = 1.0;          // default: selection-corrected (pooled or Welch, see above);
                                  // Otava: its t-test p
   double confidence = 0.0;       // 1 - p_value
-  double q_hat = 0.0;            // E-Divisive statistic of the split (Otava: at discovery)
+  double q_hat = 0.0;            // E-Divisive statistic of the split (Otava: at discovery;
+                                 // 0 for a step found jointly with a slope, step 4b)
 };
 
 // Whole-history analysis; change points sorted by index.

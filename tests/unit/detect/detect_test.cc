@@ -335,7 +335,8 @@ TEST(DetectSeason, AStepOnACycleIsFoundWithinTwoRuns) {
   for (uint64_t seed = 0; seed < 10; ++seed) {
     const size_t at = 120 + 7 * seed;
     const auto points = Shaped(300, 0.01, 1000 + seed, [&](size_t i) {
-      const double phase = 2.0 * 3.141592653589793 * static_cast<double>(i) / 12.0 + 0.5 * seed;
+      const double phase =
+          2.0 * 3.141592653589793 * static_cast<double>(i) / 12.0 + 0.5 * static_cast<double>(seed);
       return (1.0 + 0.05 * std::sin(phase)) * (i >= at ? 1.05 : 1.0);
     });
     const auto at_found = DetectIndices(points);
