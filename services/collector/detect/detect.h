@@ -143,8 +143,10 @@ absl::Status ValidateOptions(const DetectorOptions& options);
 struct ChangePoint {
   size_t index = 0;            // first input index of the new segment (the first bad run)
   size_t previous_index = 0;   // last valid input index before it (the last good run)
-  double before_mean = 0.0;    // mean of the segment before (outliers replaced)
-  double after_mean = 0.0;     // mean of the segment after
+  double before_mean = 0.0;    // mean of the segment before (outliers replaced); for a step
+                               // found jointly with a slope (step 4b): the fitted level just
+                               // before the break
+  double after_mean = 0.0;     // mean of the segment after (joint: the level just after)
   double before_stddev = 0.0;  // sample stddev (Otava mode: population, as upstream)
   double after_stddev = 0.0;
   size_t before_count = 0;  // valid runs in each segment
