@@ -83,6 +83,7 @@ void WriteDrift(std::ostream& json, const detect::Drift& d) {
   WriteNumbers(json, {{"start_value", d.start_value},
                       {"end_value", d.end_value},
                       {"slope", d.slope},
+                      {"level", d.level},
                       {"slope_per_30", d.slope_per_30},
                       {"relative_change", d.relative_change},
                       {"kendall_tau", d.kendall_tau},
@@ -90,6 +91,16 @@ void WriteDrift(std::ostream& json, const detect::Drift& d) {
                       {"p_value", d.p_value},
                       {"confidence", d.confidence}});
   json << "}";
+}
+
+// The human-readable line of a drift finding (text mode, on stderr).
+std::string DriftNote(const detect::Drift& d) {
+  std::ostringstream note;
+  note.precision(3);
+  note << "# drift from " << d.start_index << " to " << d.end_index << ": " << std::showpos
+       << 100.0 * d.slope_per_30 << " % per 30 runs, " << 100.0 * d.relative_change
+       << std::noshowpos << " % in all (p " << d.p_value << ")\n";
+  return note.str();
 }
 
 }  // namespace
@@ -152,16 +163,10 @@ int RunDetect(const DetectCommandOptions& options, std::istream& in, std::ostrea
   }
 
   if (options.format == DetectFormat::kText) {
-    for (size_t i = 0; i < steps.size(); ++i) out << (i ? " " : "") << steps[i].index;
-    out << "\n";
-    for (const detect::Drift& d : drifts) {
-      std::ostringstream comment;
-      comment.precision(3);
-      comment << "# drift from " << d.start_index << " to " << d.end_index << ": " << std::showpos
-              << 100.0 * d.slope_per_30 << " % per 30 runs, " << 100.0 * d.relative_change
-              << std::noshowpos << " % in all (p " << d.p_value << ")\n";
-      out << comment.str();
-    }
+    // stdout is the machine-readable part (one index per line, as README promises); drifts
+    // have no single index, so their human-readable notes go to stderr.
+    for (const detect::ChangePoint& cp : steps) out << cp.index << "\n";
+    for (const detect::Drift& d : drifts) err << DriftNote(d);
     return 0;
   }
   std::ostringstream json;
@@ -203,7 +208,10 @@ void AddDetectCommand(CLI::App& app, std::function<int()>* run) {
           std::map<std::string, detect::Mode>{{"default", detect::Mode::kDefault},
                                               {"otava", detect::Mode::kOtava}},
           CLI::ignore_case));
-  command->add_option("--format", options->format, "output: text (indices) or json")
+  command
+      ->add_option("--format", options->format,
+                   "output: text (one change-point index per line; drift notes on stderr) or json "
+                   "(steps and drifts with their statistics)")
       ->transform(CLI::CheckedTransformer(
           std::map<std::string, DetectFormat>{{"text", DetectFormat::kText},
                                               {"json", DetectFormat::kJson}},

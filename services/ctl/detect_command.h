@@ -1,11 +1,11 @@
 // `devtimectl detect [FILE|-]`: offline change-point analysis of one series with
 // devtime::detect, no collector needed. Input: one number per line (`nan` = missing run,
 // blank lines and lines starting with '#' ignored; an optional second number on a line is
-// the run's within-run stddev). Output: the 0-based indices where a new segment starts (step
-// findings), space-separated (an empty line if none), then one comment line
-// "# drift from START to END: +x % per 30 runs, ..." per drift finding; `--format json`
-// prints every finding with its kind ("step" in change_points, "drift" in drifts) and its
-// statistics.
+// the run's within-run stddev). Output (text): the 0-based indices where a new segment starts
+// (step findings), one per line and nothing else on stdout (nothing at all when there is no
+// change), so scripts can read them; one human-readable line per drift finding,
+// "# drift from START to END: +x % per 30 runs, ...", goes to stderr. `--format json` prints
+// every finding with its kind ("step" in change_points, "drift" in drifts) and its statistics.
 // Exit codes: 0 success, 2 bad usage or input (the message names the line).
 #pragma once
 

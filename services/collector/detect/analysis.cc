@@ -1,14 +1,17 @@
 #include "services/collector/detect/analysis.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numbers>
 #include <optional>
 #include <utility>
 
 #include "services/collector/detect/edivisive.h"
 #include "services/collector/detect/robust.h"
+#include "services/collector/detect/season.h"
 #include "services/collector/detect/shape.h"
 #include "services/collector/detect/stats.h"
 
@@ -18,6 +21,12 @@ namespace {
 // Pooled sigmas are floored at half the global robust sigma (u is in its units), so that two
 // short, accidentally quiet sides cannot make a tiny shift "significant".
 constexpr double kSigmaFloor = 0.5;
+constexpr double kMadToSigma = 1.4826;
+constexpr size_t kSpreadPositions = 4;
+// A joint step (AddJointSteps) is a second search of every segment: it must reach this
+// fraction of the p-value a two-level step needs, so that the two searches together do not
+// report more false steps on flat series than the first alone.
+constexpr double kJointPvalueFactor = 0.1;
 
 // The default detector on the valid runs of one region.
 class Analysis {
@@ -25,7 +34,14 @@ class Analysis {
   Analysis(const Valid& valid, const DetectorOptions& options) : valid_(valid), options_(options) {
     const auto& x = valid_.values;
     sigma_ = RobustSigma(x, scratch_);
-    const std::vector<double> clean = ReplaceOutliers(x, sigma_, options_, scratch_);
+    std::vector<double> clean = ReplaceOutliers(x, sigma_, options_, scratch_);
+    // A seasonal cycle is a shape, not a level: the search runs on the levels without it
+    // (season.h), and the across-run sigma is the one left after it.
+    if (options_.shape_test) season_ = SeasonalProfile(clean);
+    if (!season_.empty()) {
+      for (size_t i = 0; i < clean.size(); ++i) clean[i] -= season_[i % season_.size()];
+      sigma_ = RobustSigma(clean, scratch_);
+    }
     scratch_.assign(clean.begin(), clean.end());
     center_ = MedianInPlace(scratch_);
     u_.resize(clean.size());
@@ -91,17 +107,23 @@ class Analysis {
     do {
       Prune(taus, verdicts, known);
     } while (options_.shape_test && RemoveStaircases(taus, verdicts, known));
-    Refine(taus, q_hats);
+    std::vector<bool> joint(taus.size(), false);
+    if (options_.shape_test) {
+      AddJointSteps(taus, verdicts, joint);
+      RemoveWalkSteps(taus, verdicts, joint);
+    }
+    Refine(taus, q_hats, joint);
     // The figures of each reported change point are those between its neighbours, small
-    // ones included: the levels on either side of its own jump.
+    // ones included: the levels on either side of its own jump; for a jump under a slope
+    // (joint), the fitted levels on either side of the break.
     std::vector<ChangePoint> result;
     for (size_t i = 0; i < taus.size(); ++i) {
       if (verdicts[i].small) continue;
       const size_t a = Before(taus, i), b = After(taus, i, n);
-      ChangePoint cp = Test(a, taus[i], b);  // the test's figures, without effect_ok
+      ChangePoint cp = joint[i] ? JointChangePoint(a, taus[i], b) : Test(a, taus[i], b);
       cp.index = valid_.index[taus[i]];
       cp.previous_index = valid_.index[taus[i] - 1];
-      cp.q_hat = q_hats[taus[i]];
+      cp.q_hat = joint[i] ? 0.0 : q_hats[taus[i]];  // a joint step is no E-Divisive split
       result.push_back(cp);
     }
     return result;
@@ -114,9 +136,12 @@ class Analysis {
     bool effect_ok = false;
   };
 
-  // Moves each change point, between its neighbours, within +-refine_window runs (Locate).
-  void Refine(std::vector<size_t>& taus, std::vector<double>& q_hats) const {
+  // Moves each change point, between its neighbours, within +-refine_window runs (Locate);
+  // a joint step is already where its model (a line with a jump) fits best.
+  void Refine(std::vector<size_t>& taus, std::vector<double>& q_hats,
+              const std::vector<bool>& joint) const {
     for (size_t i = 0; i < taus.size(); ++i) {
+      if (joint[i]) continue;
       const size_t best = Locate(Before(taus, i), taus[i], After(taus, i, u_.size()));
       if (best != taus[i]) {
         q_hats[best] = q_hats[taus[i]];
@@ -383,6 +408,390 @@ class Analysis {
     return true;
   }
 
+  // Sums over [a, b) of a straight line's regressors (1, c = i - centre) and of u, from which
+  // the line's fit, with or without a jump, follows in O(1) (JumpGain).
+  struct LineSums {
+    double n = 0, su = 0, scu = 0, scc = 0, suu = 0, centre = 0;
+  };
+  LineSums Sums(size_t a, size_t b) const {
+    LineSums s;
+    s.n = static_cast<double>(b - a);
+    s.centre = 0.5 * static_cast<double>(a + b - 1);
+    for (size_t i = a; i < b; ++i) {
+      const double c = static_cast<double>(i) - s.centre;
+      s.su += u_[i];
+      s.scu += c * u_[i];
+      s.scc += c * c;
+      s.suu += u_[i] * u_[i];
+    }
+    return s;
+  }
+  // How much a jump J = [i >= tau] lowers the straight line's residual sum of squares,
+  // (J~ . u~)^2 / (J~ . J~), ~ = the residual on (1, c), from the jump's sums over [tau, b):
+  // its count nj, sum of u and sum of c.
+  static double JumpGain(const LineSums& s, double nj, double sju, double sjc) {
+    const double ju = sju - nj * s.su / s.n - sjc * s.scu / s.scc;
+    const double jj = nj - nj * nj / s.n - sjc * sjc / s.scc;
+    return jj > 0.0 ? ju * ju / jj : 0.0;
+  }
+  // The least-squares fit over [a, b) of u ~ 1, c, (i - kappa)+, [i >= tau], with kappa the
+  // kink the shape test chose for this jump (the jump on top of the best kinked line): the
+  // levels just before and just after the break, in u units, and the residual sum of squares.
+  struct BreakLevels {
+    double before = 0.0, after = 0.0, rss = 0.0;
+  };
+  BreakLevels FitAt(size_t a, size_t tau, size_t b) {
+    if (!shape_) shape_.emplace(u_);
+    const size_t kappa = shape_->Test(a, tau, b, kSigmaFloor, /*jump_on_trend=*/true).kappa;
+    const double centre = 0.5 * static_cast<double>(a + b - 1);
+    auto regressors = [&](size_t i, bool jump) {
+      const double c = static_cast<double>(i) - centre;
+      const double k = kappa > a && i >= kappa ? static_cast<double>(i - kappa) : 0.0;
+      return std::array<double, 4>{1.0, c, k, jump ? 1.0 : 0.0};
+    };
+    std::array<std::array<double, 5>, 4> system{};  // [X'X | X'u]
+    for (size_t i = a; i < b; ++i) {
+      const auto x = regressors(i, i >= tau);
+      for (int r = 0; r < 4; ++r) {
+        for (int c = 0; c < 4; ++c) system[r][c] += x[r] * x[c];
+        system[r][4] += x[r] * u_[i];
+      }
+    }
+    // Without a kink (kappa at a) its column is all zeros: a line with a jump.
+    const int used = kappa > a ? 4 : 3;
+    const int order[4] = {0, 1, 3, 2};  // the jump before the kink, so `used` drops the kink
+    std::array<double, 4> beta{};
+    std::array<std::array<double, 5>, 4> m{};
+    for (int r = 0; r < used; ++r) {
+      for (int c = 0; c < used; ++c) m[r][c] = system[order[r]][order[c]];
+      m[r][4] = system[order[r]][4];
+    }
+    for (int col = 0; col < used; ++col) {  // Gauss-Jordan, partial pivoting
+      int pivot = col;
+      for (int r = col + 1; r < used; ++r) {
+        if (std::fabs(m[r][col]) > std::fabs(m[pivot][col])) pivot = r;
+      }
+      if (!(std::fabs(m[pivot][col]) > 1e-12)) return {};
+      std::swap(m[col], m[pivot]);
+      for (int r = 0; r < used; ++r) {
+        if (r == col) continue;
+        const double f = m[r][col] / m[col][col];
+        for (int c = col; c < 5; ++c) m[r][c] -= f * m[col][c];
+      }
+    }
+    for (int r = 0; r < used; ++r) beta[order[r]] = m[r][4] / m[r][r];
+    auto fit = [&](size_t i, bool jump) {
+      const auto x = regressors(i, jump);
+      return beta[0] * x[0] + beta[1] * x[1] + beta[2] * x[2] + beta[3] * x[3];
+    };
+    BreakLevels levels;
+    levels.before = fit(tau - 1, false);
+    levels.after = fit(tau, true);
+    for (size_t i = a; i < b; ++i) levels.rss += std::pow(u_[i] - fit(i, i >= tau), 2);
+    return levels;
+  }
+
+  // Steps under a slope (issue 21): inside each segment the pipeline left (small change
+  // points count as bounds), the jump that a line with a level break fits best, kept when the
+  // shape test passes it (the jump on top of the best kinked line, ShapeP) and its effect is
+  // large enough; then again inside both halves. A creep with a step of the other sign has
+  // two levels of about equal means, so the two-level search cannot see it, and the creep
+  // test (Mann-Kendall) saw a broken line, neither trend nor step: both were lost. Fitted
+  // jointly, the step is found and each side keeps its own drift finding.
+  void AddJointSteps(std::vector<size_t>& taus, std::vector<Verdict>& verdicts,
+                     std::vector<bool>& joint) {
+    constexpr int kMaxJointDepth = 3;
+    std::vector<size_t> bounds = {0};
+    bounds.insert(bounds.end(), taus.begin(), taus.end());
+    bounds.push_back(u_.size());
+    std::vector<size_t> added;
+    for (size_t s = 0; s + 1 < bounds.size(); ++s) {
+      ScanJoint(bounds[s], bounds[s + 1], kMaxJointDepth, added);
+    }
+    for (size_t tau : added) {
+      const auto at = std::lower_bound(taus.begin(), taus.end(), tau) - taus.begin();
+      taus.insert(taus.begin() + at, tau);
+      Verdict pass;
+      pass.pass = true;
+      verdicts.insert(verdicts.begin() + at, pass);
+      joint.insert(joint.begin() + at, true);
+    }
+  }
+  void ScanJoint(size_t a, size_t b, int depth, std::vector<size_t>& added) {
+    const size_t m = std::max<size_t>(3, options_.min_segment);
+    if (depth == 0 || b - a < 2 * kMinCreepRuns || b - a < 2 * m + 1) return;
+    // Two candidates: the jump on a straight line (a creep through the step), and the jump on
+    // the best kinked line (a trend that turns, with a step near the turn); the stronger one
+    // that holds is kept.
+    size_t best = 0;
+    double best_p = 2.0;
+    for (size_t tau : {BestJumpOnLine(a, b, m), BestJumpOnKink(a, b, m)}) {
+      if (tau == 0 || tau == best) continue;
+      const double p = JointP(a, tau, b);
+      if (p < best_p && JointStepHolds(a, tau, b, p)) {
+        best_p = p;
+        best = tau;
+      }
+    }
+    if (best == 0) return;
+    added.push_back(best);
+    ScanJoint(a, best, depth - 1, added);
+    ScanJoint(best, b, depth - 1, added);
+  }
+  // Where a jump on top of a straight line fits [a, b) best (0: nowhere).
+  size_t BestJumpOnLine(size_t a, size_t b, size_t m) const {
+    const LineSums s = Sums(a, b);
+    double nj = 0.0, sju = 0.0, sjc = 0.0, best_gain = -1.0;
+    size_t best = 0;
+    for (size_t tau = b - 1; tau > a; --tau) {
+      nj += 1.0;
+      sju += u_[tau];
+      sjc += static_cast<double>(tau) - s.centre;
+      if (tau > b - m || tau < a + m) continue;
+      const double gain = JumpGain(s, nj, sju, sjc);
+      if (gain > best_gain) {
+        best_gain = gain;
+        best = tau;
+      }
+    }
+    return best;
+  }
+  // Where a jump fits [a, b) best on top of a kinked line: u ~ 1, c, (i - kappa)+,
+  // [i >= tau], over tau and over kinks kappa on a grid of at most kKinkGrid positions (the
+  // test, JointP, then finds the kink exactly). Per kink O(b - a): with the basis
+  // B = (1, c, k) fixed, adding J lowers the residual sum of squares by
+  // (J~ . u~)^2 / (J~ . J~), J~ . u~ = J.u - (B'J)' beta, J~ . J~ = J.J - (B'J)' G^-1 B'J.
+  size_t BestJumpOnKink(size_t a, size_t b, size_t m) const {
+    constexpr size_t kKinkGrid = 30;
+    const LineSums s = Sums(a, b);
+    // Without a clear slope change (a kink alone lowering the straight line's residual sum of
+    // squares by less than kMinKinkGain robust variances) the straight line's candidate
+    // stands for this one: most segments, and the scan below is the joint search's cost.
+    constexpr double kMinKinkGain = 10.0;
+    if (BestKink(a, b, m, s).second < kMinKinkGain) return 0;
+    const size_t stride = std::max<size_t>(1, (b - a) / kKinkGrid);
+    double best_gain = -1.0;
+    size_t best = 0, best_kappa = 0;
+    auto consider = [&](size_t kappa) {
+      const auto [tau, gain] = BestJumpGivenKink(a, b, m, kappa, s);
+      if (tau != 0 && gain > best_gain) {
+        best_gain = gain;
+        best = tau;
+        best_kappa = kappa;
+      }
+    };
+    for (size_t kappa = a + m; kappa + m <= b; kappa += stride) consider(kappa);
+    if (best == 0 || stride == 1) return best;
+    // Then every kink within a grid step of the best one.
+    const size_t grid_kappa = best_kappa;
+    const size_t from = std::max(a + m, grid_kappa > stride ? grid_kappa - stride : 0);
+    for (size_t kappa = from; kappa <= grid_kappa + stride && kappa + m <= b; ++kappa) {
+      consider(kappa);
+    }
+    return best;
+  }
+  std::pair<size_t, double> BestJumpGivenKink(size_t a, size_t b, size_t m, size_t kappa,
+                                              const LineSums& s) const {
+    const double kp = static_cast<double>(kappa);
+    double sk = 0, skc = 0, skk = 0, sku = 0;
+    for (size_t i = kappa; i < b; ++i) {
+      const double k = static_cast<double>(i) - kp, c = static_cast<double>(i) - s.centre;
+      sk += k;
+      skc += k * c;
+      skk += k * k;
+      sku += k * u_[i];
+    }
+    const Matrix3 gram = {{{s.n, 0.0, sk}, {0.0, s.scc, skc}, {sk, skc, skk}}};
+    Matrix3 inverse;
+    if (!Invert(gram, inverse)) return {0, 0.0};
+    const std::array<double, 3> beta = Multiply(inverse, {s.su, s.scu, sku});
+    // The kinked line's own gain over the straight line is the same for every tau: only the
+    // jump's gain on top of it is compared between taus of one kink, and the total (kink and
+    // jump) between kinks.
+    const double line_rss = s.suu - s.su * s.su / s.n - s.scu * s.scu / s.scc;
+    const double kink_rss = s.suu - (s.su * beta[0] + s.scu * beta[1] + sku * beta[2]);
+    double nj = 0, sjc = 0, sjk = 0, sju = 0, best_gain = -1.0;
+    size_t best = 0;
+    for (size_t tau = b - 1; tau > a; --tau) {
+      nj += 1.0;
+      sjc += static_cast<double>(tau) - s.centre;
+      sjk += tau >= kappa ? static_cast<double>(tau) - kp : 0.0;
+      sju += u_[tau];
+      if (tau > b - m || tau < a + m) continue;
+      const std::array<double, 3> bj = {nj, sjc, sjk};
+      const std::array<double, 3> g_bj = Multiply(inverse, bj);
+      const double ju = sju - (bj[0] * beta[0] + bj[1] * beta[1] + bj[2] * beta[2]);
+      const double jj = nj - (bj[0] * g_bj[0] + bj[1] * g_bj[1] + bj[2] * g_bj[2]);
+      if (!(jj > 1e-9)) continue;
+      if (ju * ju / jj > best_gain) {
+        best_gain = ju * ju / jj;
+        best = tau;
+      }
+    }
+    return {best, line_rss - kink_rss + best_gain};
+  }
+  // The slope change kappa in [a + m, b - m] that lowers a straight line's residual sum of
+  // squares over [a, b) most (0 when none does), and by how much: O(b - a), suffix sums.
+  std::pair<size_t, double> BestKink(size_t a, size_t b, size_t m, const LineSums& s) const {
+    double t0 = 0, t1 = 0, t2 = 0, tu = 0, tiu = 0, best_gain = 0.0;
+    size_t best = 0;
+    for (size_t kappa = b - 1; kappa > a; --kappa) {
+      const double i = static_cast<double>(kappa) - s.centre;  // centred coordinates
+      t0 += 1.0;
+      t1 += i;
+      t2 += i * i;
+      tu += u_[kappa];
+      tiu += i * u_[kappa];
+      if (kappa > b - m || kappa < a + m) continue;
+      const double sk = t1 - i * t0, skk = t2 - 2.0 * i * t1 + i * i * t0;
+      const double skc = t2 - i * t1, sku = tiu - i * tu;
+      const double ku = sku - sk * s.su / s.n - skc * s.scu / s.scc;
+      const double kk = skk - sk * sk / s.n - skc * skc / s.scc;
+      if (!(kk > 1e-9)) continue;
+      if (ku * ku / kk > best_gain) {
+        best_gain = ku * ku / kk;
+        best = kappa;
+      }
+    }
+    return {best, best_gain};
+  }
+  using Matrix3 = std::array<std::array<double, 3>, 3>;
+  static bool Invert(const Matrix3& g, Matrix3& inverse) {
+    const double det = g[0][0] * (g[1][1] * g[2][2] - g[1][2] * g[2][1]) -
+                       g[0][1] * (g[1][0] * g[2][2] - g[1][2] * g[2][0]) +
+                       g[0][2] * (g[1][0] * g[2][1] - g[1][1] * g[2][0]);
+    if (!(std::fabs(det) > 1e-12)) return false;
+    for (int r = 0; r < 3; ++r) {
+      for (int c = 0; c < 3; ++c) {
+        // Cofactor of (c, r), transposed: the adjugate.
+        const int r1 = (c + 1) % 3, r2 = (c + 2) % 3, c1 = (r + 1) % 3, c2 = (r + 2) % 3;
+        inverse[r][c] = (g[r1][c1] * g[r2][c2] - g[r1][c2] * g[r2][c1]) / det;
+      }
+    }
+    return true;
+  }
+  static std::array<double, 3> Multiply(const Matrix3& g, const std::array<double, 3>& x) {
+    std::array<double, 3> y{};
+    for (int r = 0; r < 3; ++r) y[r] = g[r][0] * x[0] + g[r][1] * x[1] + g[r][2] * x[2];
+    return y;
+  }
+  // The jump on top of the best kinked line (ShapeTester::Test with jump_on_trend),
+  // corrected for the choice of tau; 1 where the test does not apply.
+  double JointP(size_t a, size_t tau, size_t b) {
+    if (!shape_) shape_.emplace(u_);
+    const ShapeVerdict v = shape_->Test(a, tau, b, kSigmaFloor, /*jump_on_trend=*/true);
+    if (!v.applicable) return 1.0;
+    return CorrectForSelection(v.trend_p, static_cast<double>(b - a));
+  }
+  bool JointStepHolds(size_t a, size_t tau, size_t b, double p) {
+    if (p > kJointPvalueFactor * Threshold(a, tau, b)) return false;
+    const BreakLevels f = FitAt(a, tau, b);
+    const double before = center_ + sigma_ * f.before;
+    const double after = center_ + sigma_ * f.after;
+    const double shift = std::fabs(after - before);
+    if (std::fabs(RelativeChange(after, before)) < options_.min_relative_change) return false;
+    return options_.min_within_noise_ratio <= 0.0 ||
+           AtLeastRatioTimesMedian(std::span(valid_.noise).subspan(a, b - a),
+                                   options_.min_within_noise_ratio, shift);
+  }
+  // A joint step's figures: the fitted levels just before and just after the break.
+  SideTest JointChangePoint(size_t a, size_t tau, size_t b) {
+    SideTest cp;
+    const BreakLevels f = FitAt(a, tau, b);
+    cp.before_mean = center_ + sigma_ * f.before;
+    cp.after_mean = center_ + sigma_ * f.after;
+    const double spread =
+        sigma_ * std::sqrt(f.rss / std::max(1.0, static_cast<double>(b - a) - 4.0));
+    cp.before_stddev = cp.after_stddev = spread;
+    cp.before_count = tau - a;
+    cp.after_count = b - tau;
+    cp.relative_change = RelativeChange(cp.after_mean, cp.before_mean);
+    if (!shape_) shape_.emplace(u_);
+    cp.t_statistic = shape_->Test(a, tau, b, kSigmaFloor, /*jump_on_trend=*/true).trend_t;
+    cp.p_value = JointP(a, tau, b);
+    cp.confidence = 1.0 - cp.p_value;
+    return cp;
+  }
+
+  // A level that wanders (a random walk under the noise, EstimateLocalLevel) makes the levels
+  // of long segments differ by chance. Where the segments show such a walk, each change point
+  // must also be a jump against the series' own wander: the difference of the means of the w
+  // runs on either side, against the spread of that same difference at every position at
+  // least w runs from a change point (its robust sigma, WindowSpread), corrected for the
+  // choice of the position. The spread is measured rather than modelled because the walk's
+  // estimate is low (the segments were cut where the walk moved most); w is the window that
+  // the local-level model says separates a jump from the walk best, sqrt(3 noise / walk)
+  // (within the change point's neighbours). The weakest failing change point goes first, then
+  // the others are judged again between their new neighbours.
+  void RemoveWalkSteps(std::vector<size_t>& taus, std::vector<Verdict>& verdicts,
+                       std::vector<bool>& joint) {
+    const size_t n = u_.size();
+    while (!taus.empty()) {
+      std::vector<size_t> bounds = {0};
+      bounds.insert(bounds.end(), taus.begin(), taus.end());
+      bounds.push_back(n);
+      const LocalLevel level = EstimateLocalLevel(u_, bounds);
+      if (!level.significant) return;
+      const size_t m = std::max<size_t>(1, options_.min_segment);
+      const double ideal = std::sqrt(3.0 * level.noise / level.walk);
+      const size_t window = std::max(m, static_cast<size_t>(std::lround(ideal)));
+      std::vector<double> spreads(window + 1, 0.0);  // by window, computed when needed
+      size_t weakest = taus.size();
+      double weakest_p = -1.0;
+      for (size_t i = 0; i < taus.size(); ++i) {
+        if (verdicts[i].small) continue;
+        const size_t a = Before(taus, i), b = After(taus, i, n);
+        const size_t room = std::min(taus[i] - a, b - taus[i]);
+        const size_t w = std::min(window, room);
+        if (spreads[w] == 0.0) spreads[w] = WindowSpread(w, taus);
+        const double spread = std::isnan(spreads[w]) ? ModelSpread(w, level) : spreads[w];
+        const double z = WindowDifference(taus[i], w) / spread;
+        const double p_single = std::erfc(std::fabs(z) / std::numbers::sqrt2);
+        const double p = CorrectForSelection(std::min(1.0, p_single), static_cast<double>(b - a));
+        if (p > Threshold(a, taus[i], b) && p > weakest_p) {
+          weakest_p = p;
+          weakest = i;
+        }
+      }
+      if (weakest == taus.size()) return;
+      const auto at = static_cast<std::ptrdiff_t>(weakest);
+      taus.erase(taus.begin() + at);
+      verdicts.erase(verdicts.begin() + at);
+      joint.erase(joint.begin() + at);
+    }
+  }
+  // The local-level model's sigma of WindowDifference(t, w).
+  static double ModelSpread(size_t w, const LocalLevel& level) {
+    const double dw = static_cast<double>(w);
+    return std::sqrt(2.0 * level.noise / dw + level.walk * (2.0 * dw * dw + 1.0) / (3.0 * dw));
+  }
+  // Mean of the w runs from t less the mean of the w runs before t.
+  double WindowDifference(size_t t, size_t w) const {
+    const double dw = static_cast<double>(w);
+    return static_cast<double>((prefix_[t + w] - prefix_[t]) - (prefix_[t] - prefix_[t - w])) / dw;
+  }
+  // Robust sigma (MAD) of WindowDifference(t, w) over the positions t whose windows hold no
+  // change point of `taus`; NaN when there are fewer than kSpreadPositions x w such positions
+  // (the windows overlap: that many give a few independent ones).
+  double WindowSpread(size_t w, const std::vector<size_t>& taus) const {
+    const size_t n = u_.size();
+    std::vector<double> differences;
+    size_t next = 0;  // first change point >= t - w + 1
+    for (size_t t = w; t + w <= n; ++t) {
+      while (next < taus.size() && taus[next] + w <= t) ++next;
+      if (next < taus.size() && taus[next] < t + w && taus[next] + w > t && taus[next] != t) {
+        continue;
+      }
+      if (next < taus.size() && taus[next] == t) continue;
+      differences.push_back(WindowDifference(t, w));
+    }
+    if (differences.size() < kSpreadPositions * w) return std::nan("");
+    const double center = MedianInPlace(differences);
+    for (double& d : differences) d = std::fabs(d - center);
+    return std::max(kSigmaFloor * std::sqrt(2.0 / static_cast<double>(w)),
+                    kMadToSigma * MedianInPlace(differences));
+  }
+
   // The p-value a change point between a and b must reach: max_pvalue, and
   // max_pvalue x edge_pvalue_factor when it leaves fewer than edge_segment runs at either end
   // of the analysed runs (a split in the last few runs needs strong evidence).
@@ -455,6 +864,7 @@ class Analysis {
   std::vector<double> scratch_;
   EnergyScratch energy_;
   std::optional<ShapeTester> shape_;  // over u_
+  std::vector<double> season_;        // the cycle taken out of the values (season.h), if any
 };
 
 }  // namespace

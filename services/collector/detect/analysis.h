@@ -1,6 +1,7 @@
 // The default detector's offline change-point analysis (detect.h, steps 1-5): outlier
-// replacement, hierarchical E-Divisive search with the selection-corrected t-test gate,
-// pruning (with the shape test, shape.h, and the edge rule) and position refinement, over
+// replacement and the seasonal cycle (season.h), hierarchical E-Divisive search with the
+// selection-corrected t-test gate, pruning (with the shape test, shape.h, and the edge rule),
+// joint steps under slopes and the random-walk test (step 4b), and position refinement, over
 // the valid runs of one region of a series.
 // Internal to devtime::detect: Detect and Detector (detect.cc) run it over a history, and
 // GateNewest (gate.cc) over the recent runs to find the current segment. Pure and thread-safe.

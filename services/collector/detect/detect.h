@@ -16,7 +16,9 @@
 //     (a spike is not a change point; a new level, which the following runs share, is kept);
 //     the first and the last run, with neighbours on one side only, when they stand out from
 //     the min(outlier_neighbours, 2 x min_segment - 3) runs next to them (such a run cannot
-//     share a segment of min_segment runs);
+//     share a segment of min_segment runs); then (shape_test) a significant seasonal cycle
+//     (a fixed period up to 60 runs, season.h) is subtracted: the steps are searched, tested
+//     and located on the deseasonalised levels;
 //  3. E-Divisive means over the whole history, hierarchically: each interval's best split
 //     (energy statistic, alpha = 1, kappa = interval end, O(L log L)) is kept when a pooled
 //     t-test of the two sides, corrected for having chosen the best of all splits
@@ -43,7 +45,18 @@
 //     against flat-then-linear plus the fewest of its steps); the steps the creep explains go
 //     when DetectDrift reports the creep in what they leave, and pruning runs again: a creep
 //     is one segment with one drift finding, not a staircase of steps;
-//  5. each change point moves, within +-refine_window runs and between its neighbours, to
+//  4b. (shape_test, issue 21) joint models, so that a step and a drift cannot hide each
+//     other: inside each segment, the jump that fits best on top of a straight line (a creep
+//     through the step) or of the best kinked line (a trend that turns) is a step of its own
+//     ("joint") when the jump on top of the kinked line is significant (selection-corrected,
+//     effective sample size from the residuals) and its effect is large enough; its figures
+//     are that model's levels just before and after the break, and each side keeps its own
+//     drift finding. Then, where the segments show a random-walk level (robust.h,
+//     EstimateLocalLevel), each change point must also be a jump against the series' own
+//     wander: the means of the w runs on either side against the measured spread of that
+//     difference away from change points (analysis.cc, RemoveWalkSteps);
+//  5. each change point that is not joint moves, within +-refine_window runs and between its
+//  neighbours, to
 //     the position with the most posterior mass of the one-step model within +-2 runs of it
 //     (analysis.cc, Locate): the Bayes choice for "within 2 runs" of the true position.
 // Drifts (Analyze, DetectDrift): Mann-Kendall over each segment between steps, see
@@ -53,7 +66,8 @@
 // Thread-safety: free functions are thread-safe; a Detector is thread-compatible.
 //
 // Files: detect.cc (these entry points, the Otava adapter, Detector), analysis.cc (steps 1-5),
-// robust.cc (sigma, outliers, within-run-noise check), shape.cc (step 4's shape test),
+// robust.cc (sigma, outliers, within-run-noise check, the random-walk estimate), season.cc
+// (step 2's cycle), shape.cc (step 4's shape test),
 // drift.cc (Drift, Analyze, CurrentDrift), gate.cc (GateNewest), edivisive.cc, otava.cc
 // (reference mode), stats.cc.
 #pragma once
@@ -129,8 +143,10 @@ absl::Status ValidateOptions(const DetectorOptions& options);
 struct ChangePoint {
   size_t index = 0;            // first input index of the new segment (the first bad run)
   size_t previous_index = 0;   // last valid input index before it (the last good run)
-  double before_mean = 0.0;    // mean of the segment before (outliers replaced)
-  double after_mean = 0.0;     // mean of the segment after
+  double before_mean = 0.0;    // mean of the segment before (outliers replaced); for a step
+                               // found jointly with a slope (step 4b): the fitted level just
+                               // before the break
+  double after_mean = 0.0;     // mean of the segment after (joint: the level just after)
   double before_stddev = 0.0;  // sample stddev (Otava mode: population, as upstream)
   double after_stddev = 0.0;
   size_t before_count = 0;  // valid runs in each segment
@@ -140,7 +156,8 @@ struct ChangePoint {
   double p_value = 1.0;          // default: selection-corrected (pooled or Welch, see above);
                                  // Otava: its t-test p
   double confidence = 0.0;       // 1 - p_value
-  double q_hat = 0.0;            // E-Divisive statistic of the split (Otava: at discovery)
+  double q_hat = 0.0;            // E-Divisive statistic of the split (Otava: at discovery;
+                                 // 0 for a step found jointly with a slope, step 4b)
 };
 
 // Whole-history analysis; change points sorted by index.
@@ -179,8 +196,9 @@ struct Drift {
   double start_value = 0.0;      // fitted level at start_index (Theil-Sen line)
   double end_value = 0.0;        // fitted level at end_index
   double slope = 0.0;            // Theil-Sen slope, value units per run (> 0: slower)
-  double slope_per_30 = 0.0;     // 30 x slope / start_value: 0.03 = +3 % every 30 runs
-  double relative_change = 0.0;  // end_value / start_value - 1
+  double level = 0.0;            // robust level of the creep: the median of its runs
+  double slope_per_30 = 0.0;     // 30 x slope / |level|: 0.03 = +3 % every 30 runs
+  double relative_change = 0.0;  // (end_value - start_value) / |level|: the slope's sign
   double kendall_tau = 0.0;      // of the whole span tested
   double z = 0.0;                // Mann-Kendall z, corrected for lag-1 autocorrelation
   double p_value = 1.0;          // two-sided, from z

@@ -195,8 +195,15 @@ absl::StatusOr<std::optional<Drift>> DetectDrift(std::span<const Point> points,
   drift.start_value = intercept + slope * creep_at.front();
   drift.end_value = intercept + slope * creep_at.back();
   drift.slope = slope;
-  drift.slope_per_30 = drift.start_value != 0.0 ? 30.0 * slope / drift.start_value : 0.0;
-  drift.relative_change = RelativeChange(drift.end_value, drift.start_value);
+  // Relative figures against the creep's robust level (its runs' median), never against the
+  // fitted start value: a steep line's intercept can be near zero or negative, which made a
+  // rising series print a falling -1,170 % per 30 runs. The median of device times is
+  // positive, so the sign is the slope's.
+  std::vector<double> creep_values(creep.begin(), creep.end());
+  drift.level = MedianInPlace(creep_values);
+  const double base = std::fabs(drift.level);
+  drift.slope_per_30 = base > 0.0 ? 30.0 * slope / base : 0.0;
+  drift.relative_change = base > 0.0 ? (drift.end_value - drift.start_value) / base : 0.0;
   drift.kendall_tau = mk.tau;
   drift.z = z;
   drift.p_value = p;

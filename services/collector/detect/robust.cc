@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <vector>
 
 #include "services/collector/detect/stats.h"
 
@@ -89,6 +90,55 @@ std::vector<double> ReplaceOutliers(std::span<const double> x, double sigma,
     clean[i] = MedianInPlace(scratch);
   }
   return clean;
+}
+
+namespace {
+
+// Variance of the lag-`lag` differences inside each segment, centred on their median and
+// winsorised at 4 robust sigmas; 0 with fewer than 2 differences. `d` and `scratch` are
+// working storage; `count` is set to the number of differences.
+double WithinSegmentDifferenceVariance(std::span<const double> x, std::span<const size_t> bounds,
+                                       size_t lag, std::vector<double>& d,
+                                       std::vector<double>& scratch, size_t& count) {
+  d.clear();
+  for (size_t s = 0; s + 1 < bounds.size(); ++s) {
+    for (size_t i = bounds[s] + lag; i < bounds[s + 1]; ++i) d.push_back(x[i] - x[i - lag]);
+  }
+  count = d.size();
+  if (d.size() < 2) return 0.0;
+  scratch.assign(d.begin(), d.end());
+  const double center = MedianInPlace(scratch);
+  for (size_t i = 0; i < d.size(); ++i) scratch[i] = std::fabs(d[i] - center);
+  const double limit = 4.0 * kMadToSigma * MedianInPlace(scratch);
+  double squares = 0.0;
+  for (double v : d) {
+    const double clipped = std::clamp(v - center, -limit, limit);
+    squares += clipped * clipped;
+  }
+  return squares / static_cast<double>(d.size());
+}
+
+}  // namespace
+
+LocalLevel EstimateLocalLevel(std::span<const double> x, std::span<const size_t> bounds) {
+  // 2.5 standard errors: lower catches more walks whose cuts hid them (the segments were cut
+  // where the walk moved most), but then also gates white noise, where the windowed test
+  // costs 2 % steps some power (quality bench, issue 21).
+  constexpr double kWalkSigmas = 2.5;
+  LocalLevel level;
+  size_t n1 = 0, nk = 0;
+  std::vector<double> d, scratch;
+  d.reserve(x.size());
+  scratch.reserve(x.size());
+  const double v1 = WithinSegmentDifferenceVariance(x, bounds, 1, d, scratch, n1);
+  const double vk = WithinSegmentDifferenceVariance(x, bounds, kWalkLag, d, scratch, nk);
+  if (n1 < 2 || nk < 2 * kWalkLag) return level;
+  const double lags = static_cast<double>(kWalkLag - 1);
+  level.walk = std::max(0.0, (vk - v1) / lags);
+  level.noise = std::max(0.0, (v1 - level.walk) / 2.0);
+  const double standard_error = std::sqrt(8.0 / static_cast<double>(nk)) * (v1 / 2.0) / lags;
+  level.significant = level.walk > kWalkSigmas * standard_error;
+  return level;
 }
 
 // shift >= ratio x median of the known (finite, > 0) noise values; true when none is known.

@@ -22,6 +22,23 @@ double RobustSigma(std::span<const double> x, std::vector<double>& scratch);
 std::vector<double> ReplaceOutliers(std::span<const double> x, double sigma,
                                     const DetectorOptions& options, std::vector<double>& scratch);
 
+// The local-level model of a series between its change points (issue 21): a level that
+// wanders as a random walk (innovation variance `walk` per run) under white noise (variance
+// `noise`), both in the units of the input. Estimated from the spread of the differences at
+// lag 1 and lag kWalkLag inside the segments (none spans a change point), centred on their
+// median (a constant drift moves them all alike) and winsorised at 4 robust sigmas:
+// Var(x[t + k] - x[t]) = 2 noise + k walk. `significant` when the walk exceeds 2.5 standard
+// errors of its estimate under white noise (sqrt(8 / N) noise / (k - 1), N differences):
+// noisy shared hosts wander like this, and their wander is not a step.
+inline constexpr size_t kWalkLag = 20;
+struct LocalLevel {
+  double walk = 0.0;
+  double noise = 0.0;
+  bool significant = false;
+};
+// bounds: the segments' starts, sorted, then x.size().
+LocalLevel EstimateLocalLevel(std::span<const double> x, std::span<const size_t> bounds);
+
 // shift >= ratio x median of the known (finite, > 0) values of `noise`; true when none is known.
 bool AtLeastRatioTimesMedian(std::span<const double> noise, double ratio, double shift);
 

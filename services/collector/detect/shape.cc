@@ -128,7 +128,8 @@ ShapeTester::ShapeTester(std::span<const double> u) : u_(u) {
   }
 }
 
-ShapeVerdict ShapeTester::Test(size_t a, size_t tau, size_t b, double sigma_floor) const {
+ShapeVerdict ShapeTester::Test(size_t a, size_t tau, size_t b, double sigma_floor,
+                               bool jump_on_trend) const {
   ShapeVerdict v;
   const size_t n1 = tau - a, n2 = b - tau;
   if (n1 < 3 || n2 < 3) return v;
@@ -199,6 +200,7 @@ ShapeVerdict ShapeTester::Test(size_t a, size_t tau, size_t b, double sigma_floo
 
   // Only the test that decides (see ShapeVerdict) is computed: the long-run variance costs
   // O(K (b - a)).
+  if (jump_on_trend) v.step_like = false;
   if (v.step_like) {
     v.inflation = ResidualInflation(u_, a, tau, b, kappa, step);
     const double f_step = 1.0 / v.inflation;

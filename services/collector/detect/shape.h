@@ -51,7 +51,12 @@ class ShapeTester {
 
   // The shape test of the split [a, tau) | [tau, b). Sigmas are floored at `sigma_floor`
   // (robust-sigma units), as the two-sample test does.
-  ShapeVerdict Test(size_t a, size_t tau, size_t b, double sigma_floor) const;
+  // `jump_on_trend`: always decide by trend_* (the jump on top of the kinked line), as a step
+  // found under a slope (analysis.cc, joint steps) must be: two levels can fit a creep with a
+  // step of the other sign about as well as a kinked line does, and there the level test
+  // sees the ramps' residuals, not the jump.
+  ShapeVerdict Test(size_t a, size_t tau, size_t b, double sigma_floor,
+                    bool jump_on_trend = false) const;
 
   // Staircases along a trend: of `group`, consecutive steps in one direction (sorted, inside
   // (a, b), where a and b are the change points around them or the ends), the ones that a

@@ -45,6 +45,15 @@ std::vector<LabelledSeries> Generate(const Scenario& s) {
         static_cast<size_t>(rng.Uniform() * static_cast<double>(s.max_steps - s.min_steps + 1));
     // Step positions: uniform, at least min_gap apart and from both ends (rejection).
     std::vector<size_t> at;
+    // An excursion's edges are its two steps (out and back), drawn before any other.
+    size_t excursion_from = length, excursion_to = length;
+    if (s.excursion != 0.0 && length > 2 * s.min_gap + s.excursion_runs) {
+      excursion_from =
+          s.min_gap +
+          static_cast<size_t>(rng.Uniform() *
+                              static_cast<double>(length - 2 * s.min_gap - s.excursion_runs));
+      excursion_to = excursion_from + s.excursion_runs;
+    }
     for (int attempt = 0; attempt < 1000 && at.size() < steps && length > 2 * s.min_gap;
          ++attempt) {
       const size_t p = s.min_gap + static_cast<size_t>(rng.Uniform() *
@@ -57,17 +66,19 @@ std::vector<LabelledSeries> Generate(const Scenario& s) {
     const double noise = s.noise_lo * std::pow(s.noise_hi / s.noise_lo, rng.Uniform());
     const double within = rng.Uniform(0.01, 0.04);  // within-run stddev (relative)
     const double drift = s.drift_max * rng.Uniform(-1.0, 1.0);
-    size_t creep_start = length;
+    size_t creep_start = length, creep_end = length;
     double creep = 0.0;
     if (s.labelled_drift_hi > 0.0) {
       const size_t runs = std::min(
           length, s.drift_runs_lo + static_cast<size_t>(rng.Uniform() *
                                                         static_cast<double>(s.drift_runs_hi -
                                                                             s.drift_runs_lo + 1)));
-      creep_start = length - runs;
+      creep_start = s.drift_turns ? 0 : length - runs;
+      creep_end = s.drift_turns ? runs : length;
       creep =
           s.labelled_drift_lo * std::pow(s.labelled_drift_hi / s.labelled_drift_lo, rng.Uniform());
-      if (rng.Uniform() < 0.5) creep = -creep / (1.0 + creep);
+      const bool down = s.drift_sign != 0 ? s.drift_sign < 0 : rng.Uniform() < 0.5;
+      if (down) creep = -creep / (1.0 + creep);
       out.drift_start = creep_start;
       out.drift_total = creep;
     }
@@ -81,16 +92,20 @@ std::vector<LabelledSeries> Generate(const Scenario& s) {
     for (size_t i = 0; i < length; ++i) {
       if (next < at.size() && at[next] == i) {
         const double size = s.step_lo * std::pow(s.step_hi / s.step_lo, rng.Uniform());
-        level *= rng.Uniform() < 0.5 ? 1.0 + size : 1.0 / (1.0 + size);
+        const bool up = s.step_sign != 0 ? (rng.Uniform(), s.step_sign > 0) : rng.Uniform() < 0.5;
+        level *= up ? 1.0 + size : 1.0 / (1.0 + size);
         ++next;
         pending_label = true;
       }
       if (s.random_walk > 0.0) walk *= 1.0 + s.random_walk * rng.Gaussian();
       double shape = walk * (1.0 + drift * static_cast<double>(i) / static_cast<double>(length));
       if (i >= creep_start) {
-        shape *= 1.0 + creep * static_cast<double>(i - creep_start + 1) /
-                           static_cast<double>(length - creep_start);
+        const size_t into = std::min(i, creep_end - 1) - creep_start + 1;
+        shape *=
+            1.0 + creep * static_cast<double>(into) / static_cast<double>(creep_end - creep_start);
       }
+      if (i == excursion_from || i == excursion_to) pending_label = true;
+      if (i >= excursion_from && i < excursion_to) shape *= 1.0 + s.excursion;
       if (s.season_period > 0) {
         shape *=
             1.0 + s.season_amplitude * std::sin(2.0 * std::numbers::pi * static_cast<double>(i) /

@@ -46,6 +46,16 @@ struct Scenario {
   // the last uniform [runs_lo, runs_hi] runs of the series (0 = none).
   double labelled_drift_lo = 0.0, labelled_drift_hi = 0.0;
   size_t drift_runs_lo = 100, drift_runs_hi = 300;
+  // Signs (issue 21): +1 or -1 fixes the sign of every step / of the labelled drift (0 =
+  // random). A drift that turns: the creep runs over the FIRST drift runs and the level then
+  // stays (a trend's turning point), instead of over the last ones.
+  int step_sign = 0, drift_sign = 0;
+  bool drift_turns = false;
+  // An excursion: the level times (1 + excursion) for excursion_runs runs at a random place at
+  // least min_gap runs from both ends, then back; both edges are labelled changes (0 = none;
+  // use with no other steps).
+  double excursion = 0.0;
+  size_t excursion_runs = 90;
   // Seasonal cycle: level x (1 + amplitude x sin(2 pi i / period + random phase)) (0 = none).
   size_t season_period = 0;
   double season_amplitude = 0.0;
@@ -64,6 +74,16 @@ struct Scenario {
     return Set(labelled_drift_lo, labelled_drift_hi, lo, hi);
   }
   Scenario& Lengths(size_t lo, size_t hi) { return Set(length, length_hi, lo, hi); }
+  Scenario& Signs(int steps, int drift) {
+    step_sign = steps;
+    drift_sign = drift;
+    return *this;
+  }
+  Scenario& Excursion(double size, size_t runs) {
+    excursion = size;
+    excursion_runs = runs;
+    return *this;
+  }
   Scenario& Season(size_t period, double amplitude) {
     season_period = period;
     season_amplitude = amplitude;

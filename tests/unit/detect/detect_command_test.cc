@@ -1,5 +1,6 @@
 #include "services/ctl/detect_command.h"
 
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -39,10 +40,21 @@ TEST(DetectCommand, PrintsSegmentStarts) {
   EXPECT_EQ(r.out, "20\n");
 }
 
-TEST(DetectCommand, EmptyLineWhenNoChange) {
+TEST(DetectCommand, PrintsNothingWhenNoChange) {
   const Result r = RunText("1\n1.01\n0.99\n1\n\n1\n0.995\n1.005\n1\n");
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(r.out, "\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(DetectCommand, PrintsOneIndexPerLine) {
+  std::string text;
+  for (int i = 0; i < 60; ++i) {
+    const double noise = (i * 7919 % 13 - 6) * 0.15;
+    text += std::to_string((i < 20 ? 100.0 : i < 40 ? 110.0 : 100.0) + noise) + "\n";
+  }
+  const Result r = RunText(text);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "20\n40\n");
 }
 
 TEST(DetectCommand, NanIsAMissingRunAndBlankLinesAreIgnored) {
@@ -96,11 +108,29 @@ TEST(DetectCommand, JsonPrintsTheKindOfEachFinding) {
   EXPECT_THAT(drift.out, HasSubstr("\"slope_per_30\": 0.01"));  // +10 % over 200 runs
 }
 
-TEST(DetectCommand, TextShowsADriftAsACommentLine) {
+// stdout carries indices only (scripts read it); a drift has no index, its note goes to stderr.
+TEST(DetectCommand, TextKeepsDriftNotesOffStdout) {
   const Result r = RunText(DriftSeries());
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, ::testing::StartsWith("\n# drift from "));
-  EXPECT_THAT(r.out, HasSubstr(" % per 30 runs"));
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, ::testing::StartsWith("# drift from "));
+  EXPECT_THAT(r.err, HasSubstr(" % per 30 runs"));
+}
+
+// The repro: +10 % drift over 300 runs, a -5 % step at run 150, 1 % deterministic
+// jitter. Today's detector printed nothing; stdout must be the step's index alone, and the
+// drifts on both sides of it are noted on stderr.
+TEST(DetectCommand, StepUnderADriftIsPrintedAndTheDriftNoted) {
+  std::string text;
+  for (int t = 0; t < 300; ++t) {
+    const double value =
+        10.0 * (1.0 + 0.1 * t / 299.0) * (t >= 150 ? 0.95 : 1.0) * (1.0 + 0.01 * std::sin(1.7 * t));
+    text += std::to_string(value) + "\n";
+  }
+  const Result r = RunText(text);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::MatchesRegex("(148|149|150|151|152)\n"));
+  EXPECT_THAT(r.err, HasSubstr("# drift from "));
 }
 
 TEST(DetectCommand, OtavaModeAndThresholds) {
@@ -110,7 +140,7 @@ TEST(DetectCommand, OtavaModeAndThresholds) {
   EXPECT_EQ(RunText(StepSeries(), options).out, "20\n");
   options = {};
   options.min_change = 0.5;  // 10 % is below a 50 % minimum
-  EXPECT_EQ(RunText(StepSeries(), options).out, "\n");
+  EXPECT_EQ(RunText(StepSeries(), options).out, "");
   options.max_pvalue = 2.0;
   const Result bad = RunText(StepSeries(), options);
   EXPECT_EQ(bad.code, 2);

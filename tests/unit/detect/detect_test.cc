@@ -221,6 +221,146 @@ TEST(DetectShape, ASplitInTheLastFewRunsNeedsStrongEvidence) {
   EXPECT_THAT(DetectIndices(points), ElementsAre(96));
 }
 
+// Issue 21: the patterns today's detector lost, each measured on data it was not tuned for.
+
+// The issue's repro and its mirror: a +-10 % creep over 300 runs with a step of the other
+// sign at run 150 (1 % deterministic jitter). Two levels have about the same means there, so
+// the two-level search saw nothing, and the creep test saw a broken line: today nothing at
+// all was reported (the mirror: only a drift). Fitted jointly, the step is found at the
+// break and the drift on both sides.
+std::vector<Point> CreepWithStep(double creep, double step) {
+  std::vector<Point> points(300);
+  for (size_t t = 0; t < points.size(); ++t) {
+    const double i = static_cast<double>(t);
+    points[t].value = 10.0 * (1.0 + creep * i / 299.0) * (t >= 150 ? 1.0 + step : 1.0) *
+                      (1.0 + 0.01 * std::sin(1.7 * i));
+  }
+  return points;
+}
+
+TEST(DetectJoint, AStepUnderADriftOfTheOtherSignIsFoundWithTheDrift) {
+  for (const auto& [creep, step] : {std::pair{0.1, -0.05}, std::pair{-0.1, 0.05}}) {
+    SCOPED_TRACE(testing::Message() << "creep " << creep << ", step " << step);
+    const auto findings = Analyze(CreepWithStep(creep, step), {});
+    ASSERT_TRUE(findings.ok()) << findings.status();
+    std::vector<size_t> steps;
+    size_t drifts = 0;
+    for (const Finding& f : *findings) {
+      if (f.kind == FindingKind::kStep) {
+        steps.push_back(f.index);
+        // The levels at the break, not the segments' means (which hardly differ here).
+        EXPECT_NEAR(f.step.relative_change, step, 0.01);
+      } else {
+        ++drifts;
+        EXPECT_EQ(f.drift.slope > 0.0, creep > 0.0);
+      }
+    }
+    ASSERT_EQ(steps.size(), 1u);
+    EXPECT_NEAR(static_cast<double>(steps[0]), 150.0, 2.0);
+    EXPECT_GE(drifts, 1u);
+  }
+}
+
+TEST(DetectJoint, StepsUnderNoisyDriftsOfEitherSignAreFound) {
+  size_t found = 0, total = 0;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    const double sign = seed % 2 == 0 ? 1.0 : -1.0;
+    const size_t at = 110 + 4 * seed;
+    auto points = Shaped(300, 0.01, 500 + seed, [&](size_t i) {
+      return (1.0 + sign * 0.08 * static_cast<double>(i) / 300.0) *
+             (i >= at ? 1.0 - sign * 0.05 : 1.0);
+    });
+    const auto found_at = DetectIndices(points);
+    ++total;
+    for (size_t i : found_at) found += (i + 2 >= at && i <= at + 2) ? 1 : 0;
+  }
+  EXPECT_GE(found, 19u) << "of " << total;  // today: 7 of 20
+}
+
+// A trend that turns flat, with a step later on. Today the step was folded into the drift
+// (nothing reported), or reported at the trend's turning point with a "before" mean over the
+// whole ramp; it is found at the break, with the levels on either side of it.
+TEST(DetectJoint, AStepAfterATrendsTurningPointIsLocatedAtTheBreak) {
+  for (size_t at : {190u, 250u}) {
+    SCOPED_TRACE(at);
+    std::vector<Point> points(300);
+    for (size_t t = 0; t < points.size(); ++t) {
+      const double ramp = 1.0 + 0.2 * static_cast<double>(std::min<size_t>(t, 150)) / 150.0;
+      points[t].value = 1000.0 * ramp * (t >= at ? 0.95 : 1.0) *
+                        (1.0 + 0.01 * std::sin(1.7 * static_cast<double>(t)));
+    }
+    const auto cps = Detect(points, {});
+    ASSERT_TRUE(cps.ok());
+    ASSERT_EQ(cps->size(), 1u);
+    const ChangePoint& cp = cps->front();
+    EXPECT_NEAR(static_cast<double>(cp.index), static_cast<double>(at), 2.0);
+    EXPECT_NEAR(cp.before_mean, 1200.0, 12.0);  // the flat level after the ramp
+    EXPECT_NEAR(cp.after_mean, 1140.0, 12.0);
+    EXPECT_NEAR(cp.relative_change, -0.05, 0.01);
+  }
+}
+
+// A random walk of 0.3 % per run under 1 % noise (a noisy shared host): today 24.8 false
+// change points per 10,000 runs; the walk-aware test keeps its wander from reading as steps.
+TEST(DetectWalk, ASlowRandomWalkIsNotCut) {
+  size_t found = 0;
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    std::mt19937_64 rng(700 + seed);
+    std::normal_distribution<double> gauss(0.0, 1.0);
+    double walk = 1.0;
+    const auto points = Shaped(300, 0.01, 800 + seed, [&](size_t) {
+      walk *= 1.0 + 0.003 * gauss(rng);
+      return walk;
+    });
+    found += DetectIndices(points).size();
+  }
+  EXPECT_LE(found, 6u);  // in 9,000 runs; today: 11
+}
+
+TEST(DetectWalk, TwoPercentStepsInWhiteNoiseAreKept) {
+  size_t found = 0;
+  for (uint64_t seed = 0; seed < 10; ++seed) {
+    const auto points = Series(300, 0.01, {{100, 0.02}, {200, -0.02}}, 900 + seed);
+    for (size_t i : DetectIndices(points)) {
+      found += (i + 2 >= 100 && i <= 102) || (i + 2 >= 200 && i <= 202) ? 1 : 0;
+    }
+  }
+  EXPECT_GE(found, 18u);
+}
+
+// A 5 % step on a 5 % cycle of period 12: today the cycle's swing made the step look like
+// serially dependent noise and it was not reported at all; the cycle is taken out first.
+TEST(DetectSeason, AStepOnACycleIsFoundWithinTwoRuns) {
+  size_t found = 0;
+  for (uint64_t seed = 0; seed < 10; ++seed) {
+    const size_t at = 120 + 7 * seed;
+    const auto points = Shaped(300, 0.01, 1000 + seed, [&](size_t i) {
+      const double phase =
+          2.0 * 3.141592653589793 * static_cast<double>(i) / 12.0 + 0.5 * static_cast<double>(seed);
+      return (1.0 + 0.05 * std::sin(phase)) * (i >= at ? 1.05 : 1.0);
+    });
+    const auto at_found = DetectIndices(points);
+    ASSERT_EQ(at_found.size(), 1u) << "seed " << seed;
+    found += (at_found[0] + 2 >= at && at_found[0] <= at + 2) ? 1 : 0;
+  }
+  EXPECT_EQ(found, 10u);
+}
+
+// A sustained excursion is a segment, not a run of outliers: both of its edges are change
+// points, for long excursions and for ones just longer than the minimum segment. (Kept as a
+// guard: today's detector already finds these synthetic ones, see the report of issue 21.)
+TEST(DetectExcursion, BothEdgesOfALongExcursionAreFound) {
+  for (size_t length : {4u, 8u, 90u}) {
+    SCOPED_TRACE(length);
+    std::vector<Point> points(300);
+    for (size_t t = 0; t < points.size(); ++t) {
+      const double level = t >= 100 && t < 100 + length ? 40.0 : 200.0;
+      points[t].value = level * (1.0 + 0.01 * std::sin(1.7 * static_cast<double>(t)));
+    }
+    EXPECT_THAT(DetectIndices(points), ElementsAre(100, 100 + length));
+  }
+}
+
 TEST(Detector, AppendMatchesFullAnalysis) {
   const auto points = Series(400, 0.01, {{90, 0.04}, {200, 0.2}, {260, -0.03}, {330, 0.06}}, 7);
   auto detector = Detector::Create({});

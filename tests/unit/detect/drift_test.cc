@@ -265,5 +265,27 @@ TEST(Analyze, OtavaModeHasStepsOnly) {
   for (const Finding& f : *findings) EXPECT_EQ(f.kind, FindingKind::kStep);
 }
 
+// A convex rise (growth that speeds up) from near zero: the Theil-Sen line's value at the
+// start is below zero, and today's figures, relative to that intercept, had the wrong sign
+// (-1,170 % per 30 runs on a rising series). They are relative to the creep's robust level,
+// so they carry the slope's sign and a size that means something.
+TEST(DetectDrift, FiguresAreRelativeToTheRobustLevelWithTheSlopesSign) {
+  std::vector<Point> points(200);
+  for (size_t i = 0; i < points.size(); ++i) {
+    const double t = static_cast<double>(i);
+    points[i].value = 1.0 + 0.01 * t * t * (1.0 + 0.002 * std::sin(1.7 * t));
+  }
+  const auto drift = DetectDrift(points, DetectorOptions{});
+  ASSERT_TRUE(drift.ok()) << drift.status();
+  ASSERT_TRUE(drift->has_value());
+  const Drift& d = **drift;
+  EXPECT_GT(d.slope, 0.0);
+  EXPECT_GT(d.level, 0.0);
+  EXPECT_GT(d.slope_per_30, 0.0);
+  EXPECT_GT(d.relative_change, 0.0);
+  EXPECT_NEAR(d.slope_per_30, 30.0 * d.slope / d.level, 1e-12);
+  EXPECT_NEAR(d.relative_change, (d.end_value - d.start_value) / d.level, 1e-12);
+}
+
 }  // namespace
 }  // namespace devtime::detect
