@@ -28,7 +28,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-constexpr long long kNight = 1795917600;  // 2026-11-28T02:00:00Z
+constexpr long long kNight = 1795917600;  // 2026-11-29T02:00:00Z
 constexpr long long kDay = 86400;
 
 // The nightly history on trn1 (Neuron): two fused nights and two naive ones; then the
@@ -37,8 +37,8 @@ constexpr long long kDay = 86400;
 // runner silently fell back to the CPU (still a trn1.2xlarge host).
 const std::string kFusedOld = "f0000000-0000-4000-8000-000000000001";
 const std::string kFusedNew = "f0000000-0000-4000-8000-000000000002";
-const std::string kNaiveOld = "a0000000-0000-4000-8000-000000000001";
-const std::string kNaiveNew = "a0000000-0000-4000-8000-000000000002";
+const std::string kNaiveOld = "a1111111-0000-4000-8000-000000000001";
+const std::string kNaiveNew = "a2222222-0000-4000-8000-000000000002";
 const std::string kCpuNaive = "c0000000-0000-4000-8000-000000000001";
 const std::string kPullRequest = "e0000000-0000-4000-8000-000000000001";
 const std::string kCpuFallback = "e0000000-0000-4000-8000-000000000002";
@@ -139,7 +139,9 @@ TEST_F(CheckGateTest, LatestIsTheNewestOtherRunOfTheJudgedRunsSeries) {
                     "--workload", "naive"});
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
   EXPECT_THAT(check.out,
-              AllOf(HasSubstr("OK: rmsnorm/naive trn1.2xlarge neuron"), HasSubstr("(a0000000)"),
+              AllOf(HasSubstr("OK: rmsnorm/naive trn1.2xlarge neuron"),
+                    HasSubstr("against rmsnorm/naive trn1.2xlarge neuron 2026-11-29T02:00:00Z "
+                              "(a1111111)"),
                     HasSubstr("device time per step: 2.355 ms -> 2.355 ms")));
   EXPECT_THAT(check.out, Not(HasSubstr("c0000000")));
 
@@ -222,7 +224,9 @@ TEST_F(CheckGateTest, CompareRefusesAcrossSeriesUnlessAllowed) {
   // Within one series, latest is the other run's series too.
   auto within = Ctl({"compare", "latest", kNaiveNew});
   EXPECT_EQ(within.exit_code, 0) << within.err;
-  EXPECT_THAT(within.out, HasSubstr("before rmsnorm/naive trn1.2xlarge neuron 2026-11-28"));
+  EXPECT_THAT(
+      within.out,
+      HasSubstr("before rmsnorm/naive trn1.2xlarge neuron 2026-11-29T02:00:00Z (a1111111)"));
 }
 
 TEST_F(CheckGateTest, EveryDocumentedExitCodeOfCheck) {
