@@ -174,6 +174,13 @@ TEST_F(CheckGateTest, TheReadmeGateRefusesACpuFallbackAgainstTrainiumHistory) {
                     HasSubstr("no other run of model rmsnorm, workload fused, instance type "
                               "trn1.2xlarge, device cpu is stored")));
 
+  // Named as the baseline, the Trainium run is refused as well (no flags: today's gate said
+  // "OK", -85.1 %, here: 60 µs of self CPU time against 403.3 µs of device time).
+  auto named = Ctl({"check", "--run", kCpuFallback, "--against", kFusedNew});
+  EXPECT_EQ(named.exit_code, 6) << named.out << named.err;
+  EXPECT_THAT(named.err, HasSubstr("workload fused vs fused-pr, device neuron vs cpu"));
+  EXPECT_THAT(named.out, Not(HasSubstr("OK")));
+
   // The Trainium pull-request run passes the same gate, labelled as crossing workloads.
   auto pass = Gate(kPullRequest, "text");
   EXPECT_EQ(pass.exit_code, 0) << pass.out << pass.err;
