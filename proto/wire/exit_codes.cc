@@ -26,4 +26,25 @@ ExitCode ExitCodeFor(absl::StatusCode code) {
   return ExitCodeFor(static_cast<grpc::StatusCode>(static_cast<int>(code)));
 }
 
+const char* ExitCodeMeaning(int code) {
+  switch (code) {
+    case kExitOk:
+      return "success";
+    case kExitFailed:
+      return "the answer is no";
+    case kExitUsage:
+      return "usage";
+    case kExitUnavailable:
+      return "unavailable";
+    case kExitNotFound:
+      return "not found";
+    case kExitPermission:
+      return "permission";
+    case kExitDifferentSeries:
+      return "different series";
+    default:
+      return "unknown";
+  }
+}
+
 }  // namespace devtime::wire

@@ -17,6 +17,10 @@ enum ExitCode : int {
   kExitUnavailable = 3,  // the collector (or its database) could not be reached in time
   kExitNotFound = 4,     // the run, job, regression or model named does not exist
   kExitPermission = 5,   // no token, an unknown token, or a token without the right
+  // `check`/`compare` refused to compare runs of different series (model, workload, instance
+  // type, device kind) that --allow-different did not name: a CPU run is not a baseline for
+  // a Trainium run, nor the other way round.
+  kExitDifferentSeries = 6,
 };
 
 // The exit code for a failed call: UNAVAILABLE and DEADLINE_EXCEEDED 3, NOT_FOUND 4,
@@ -24,5 +28,8 @@ enum ExitCode : int {
 // anything else 1.
 ExitCode ExitCodeFor(grpc::StatusCode code);
 ExitCode ExitCodeFor(absl::StatusCode code);
+
+// What an exit code means, in a few words: "unavailable", "not found", "different series".
+const char* ExitCodeMeaning(int code);
 
 }  // namespace devtime::wire

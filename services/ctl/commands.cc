@@ -5,7 +5,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <utility>
+#include <vector>
 
 #include "proto/wire/exit_codes.h"
 #include "proto/wire/names.h"
@@ -200,16 +202,27 @@ void PrintModels(const Session& session, const v1::ListModelsResponse& response)
 
 }  // namespace
 
+namespace {
+
+v1::ResolveRunRequest ResolveRequest(const std::string& ref, const RunScope& scope) {
+  v1::ResolveRunRequest request;
+  request.set_ref(ref);
+  request.set_model(scope.model);
+  request.set_workload(scope.workload);
+  if (scope.instance_type) request.set_instance_type(*scope.instance_type);
+  if (!scope.device.empty()) request.set_device_kind(wire::DeviceKindFromName(scope.device));
+  return request;
+}
+
+}  // namespace
+
 std::optional<int> ResolveRunId(const Session& session, const std::string& ref,
                                 const RunScope& scope, std::string* run_id) {
   if (wire::IsCanonicalUuid(ref)) {
     *run_id = ref;
     return std::nullopt;
   }
-  v1::ResolveRunRequest request;
-  request.set_ref(ref);
-  request.set_model(scope.model);
-  request.set_workload(scope.workload);
+  const v1::ResolveRunRequest request = ResolveRequest(ref, scope);
   v1::RunInfo run;
   if (auto failed = Call(session, &Stub::ResolveRun, request, &run)) return failed;
   *run_id = run.identity().run_id();
@@ -260,47 +273,227 @@ int ModelsList(const Session& session, Format format) {
 
 namespace {
 
-// Both runs (references as ResolveRunId takes them), or the exit code of the failure
-// (already reported).
-std::optional<int> FetchRuns(const Session& session, const std::string& a, const std::string& b,
-                             const RunScope& scope, v1::GetRunResponse* run_a,
-                             v1::GetRunResponse* run_b) {
-  for (auto [ref, into] : {std::pair{&a, run_a}, std::pair{&b, run_b}}) {
-    v1::GetRunRequest request;
-    if (auto failed = ResolveRunId(session, *ref, scope, request.mutable_run_id())) {
-      return failed;
-    }
-    if (auto failed = Call(session, &Stub::GetRun, request, into)) {
-      return failed;
-    }
-  }
-  return std::nullopt;
+std::optional<int> FetchRun(const Session& session, const std::string& run_id,
+                            v1::GetRunResponse* into) {
+  v1::GetRunRequest request;
+  request.set_run_id(run_id);
+  return Call(session, &Stub::GetRun, request, into);
 }
 
+// `ref` (as ResolveRunId takes it) looked up in `scope` and fetched, or the exit code of
+// the failure (already reported).
+std::optional<int> FetchRef(const Session& session, const std::string& ref, const RunScope& scope,
+                            v1::GetRunResponse* into) {
+  std::string run_id;
+  if (auto failed = ResolveRunId(session, ref, scope, &run_id)) return failed;
+  return FetchRun(session, run_id, into);
+}
+
+// The runs `latest` is looked up among when it is compared with `anchor`: the anchor's
+// series, except where the user named another value or allowed the key to differ.
+RunScope SeriesScope(const v1::RunIdentity& anchor, const ComparisonScope& scope) {
+  auto pinned = [&scope](IdentityKey key) { return !scope.allowed.contains(key); };
+  RunScope series = scope.runs;
+  if (series.model.empty() && pinned(IdentityKey::kModel)) series.model = anchor.model();
+  if (series.workload.empty() && pinned(IdentityKey::kWorkload)) {
+    series.workload = anchor.workload();
+  }
+  if (!series.instance_type && pinned(IdentityKey::kInstanceType)) {
+    series.instance_type = anchor.instance_type();
+  }
+  if (series.device.empty() && pinned(IdentityKey::kDevice)) {
+    series.device = wire::DeviceKindName(anchor.device_kind());
+  }
+  return series;
+}
+
+// "model M, workload W, instance type T, device D": the parts of `scope` that are set.
+std::string ScopeText(const RunScope& scope) {
+  std::vector<std::string> parts;
+  if (!scope.model.empty()) parts.push_back("model " + scope.model);
+  if (!scope.workload.empty()) parts.push_back("workload " + scope.workload);
+  if (scope.instance_type) {
+    parts.push_back("instance type " +
+                    (scope.instance_type->empty() ? "unknown" : *scope.instance_type));
+  }
+  if (!scope.device.empty()) parts.push_back("device " + scope.device);
+  std::string text;
+  for (const auto& part : parts) text += (text.empty() ? "" : ", ") + part;
+  return text.empty() ? "any series" : text;
+}
+
+// The two runs of a comparison (ComparisonScope says how they are found). `note` says
+// when `latest` found no run of the other run's series.
+struct RunPair {
+  v1::GetRunResponse before;  // the baseline
+  v1::GetRunResponse after;   // the run judged
+  std::string note;
+};
+
+// `latest` of the anchor's series but the anchor itself, fetched; when that series has no
+// other run, the newest run of the scope, which the identity check then refuses, with a
+// note saying why it was taken.
+std::optional<int> FetchLatestLike(const Session& session, const v1::RunIdentity& anchor,
+                                   const ComparisonScope& scope, v1::GetRunResponse* into,
+                                   std::string* note) {
+  const RunScope series = SeriesScope(anchor, scope);
+  v1::ResolveRunRequest request = ResolveRequest("latest", series);
+  request.set_except_run_id(anchor.run_id());
+  v1::RunInfo found;
+  auto status = Invoke(session, &Stub::ResolveRun, request, &found);
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
+    *note = "latest: no other run of " + ScopeText(series) +
+            " is stored, so it named the newest of any series";
+    request = ResolveRequest("latest", scope.runs);
+    request.set_except_run_id(anchor.run_id());
+    status = Invoke(session, &Stub::ResolveRun, request, &found);
+  }
+  if (!status.ok()) return ReportError(session, status);
+  return FetchRun(session, found.identity().run_id(), into);
+}
+
+// Both runs; the one that is not `latest` first (the judged run when both are or neither
+// is), then the other in its series when it is `latest`. The exit code of a failure
+// (already reported), nullopt on success.
+std::optional<int> FetchComparedRuns(const Session& session, const std::string& before,
+                                     const std::string& after, const ComparisonScope& scope,
+                                     RunPair* pair) {
+  const bool before_first = after == "latest" && before != "latest";
+  const std::string& anchor_ref = before_first ? before : after;
+  const std::string& other_ref = before_first ? after : before;
+  v1::GetRunResponse* anchor = before_first ? &pair->before : &pair->after;
+  v1::GetRunResponse* other = before_first ? &pair->after : &pair->before;
+  if (auto failed = FetchRef(session, anchor_ref, scope.runs, anchor)) return failed;
+  if (other_ref == "latest") {
+    return FetchLatestLike(session, anchor->run().identity(), scope, other, &pair->note);
+  }
+  return FetchRef(session, other_ref, scope.runs, other);
+}
+
+// "rmsnorm/fused trn1.2xlarge neuron 2026-11-25T02:00:00Z (b87ae65c)": a run with its
+// series, so both sides of a comparison say what they are.
 std::string Label(const v1::GetRunResponse& run) {
   const auto& id = run.run().identity();
-  return id.model() + "/" + id.workload() + " " + wire::FormatTime(run.run().started_at()) + " (" +
+  return SeriesText(id) + " " + wire::FormatTime(run.run().started_at()) + " (" +
          id.run_id().substr(0, 8) + ")";
+}
+
+// The identity differences of the pair that `allowed` does not name.
+std::vector<IdentityDifference> RefusedDifferences(const RunPair& pair,
+                                                   const AllowedDifferences& allowed) {
+  std::vector<IdentityDifference> refused;
+  for (auto& d : IdentityDifferences(pair.before.run().identity(), pair.after.run().identity())) {
+    if (!allowed.contains(d.key)) refused.push_back(std::move(d));
+  }
+  return refused;
+}
+
+// The differences the comparison crosses because they were allowed.
+std::vector<IdentityDifference> CrossedDifferences(const RunPair& pair) {
+  return IdentityDifferences(pair.before.run().identity(), pair.after.run().identity());
+}
+
+// Says why runs of different series are not compared and how to compare them anyway;
+// returns kExitDifferentSeries.
+int RefuseAcrossSeries(const Session& session, const std::string& command, const char* before_role,
+                       const char* after_role, const RunPair& pair,
+                       const std::vector<IdentityDifference>& refused) {
+  auto& err = session.err;
+  err << "devtimectl: " << command << ": the runs are of different series ("
+      << DifferencesText(refused) << "); refused:\n"
+      << "  " << before_role << " " << Label(pair.before) << "\n"
+      << "  " << after_role << " " << Label(pair.after) << "\n";
+  if (!pair.note.empty()) err << "  (" << pair.note << ")\n";
+  for (const auto& d : refused) {
+    if (d.key == IdentityKey::kDevice && (d.before == "cpu" || d.after == "cpu")) {
+      err << "A CPU-only run measures self CPU time, not device time: a CPU fallback is "
+             "never a speed-up.\n";
+    }
+  }
+  err << "Compare runs of one series, or name each key that may differ:";
+  for (const auto& d : refused) err << " --allow-different " << IdentityKeyName(d.key);
+  err << "\n";
+  return wire::kExitDifferentSeries;
+}
+
+// "across series (--allow-different): ..." for the text outputs; "" within one series.
+std::string CrossedLine(const RunPair& pair) {
+  auto crossed = CrossedDifferences(pair);
+  if (crossed.empty()) return "";
+  return "across series (--allow-different): " + DifferencesText(crossed) + "\n";
+}
+
+// Both runs of a check, or a failure's exit code with what the user was told.
+struct CheckRuns {
+  RunPair pair;
+  std::optional<int> failed;
+  std::string errors;  // what went to stderr
+};
+
+CheckRuns FetchCheckedRuns(const Session& session, const std::string& run,
+                           const std::string& baseline, const ComparisonScope& scope) {
+  CheckRuns result;
+  std::ostringstream errors;
+  const Session recorded{session.stub, session.timeout, session.out, errors, session.target};
+  result.failed = FetchComparedRuns(recorded, baseline, run, scope, &result.pair);
+  if (!result.failed) {
+    if (auto refused = RefusedDifferences(result.pair, scope.allowed); !refused.empty()) {
+      result.failed =
+          RefuseAcrossSeries(recorded, "check", "baseline", "run     ", result.pair, refused);
+    }
+  }
+  result.errors = errors.str();
+  session.err << result.errors;
+  return result;
+}
+
+// The "could not check" document of `format` for a check that failed with `runs.failed`.
+std::string FailureDocument(const std::string& run, const std::string& baseline,
+                            const CheckRuns& runs, CheckFormat format) {
+  CheckFailure failure{.run_ref = run, .baseline_ref = baseline, .exit_code = *runs.failed};
+  if (runs.pair.after.has_run()) {
+    failure.series = SeriesText(runs.pair.after.run().identity());
+    failure.basis = BasisOf(runs.pair.after.run().identity());
+  }
+  failure.reason = runs.errors;
+  const std::string prefix = "devtimectl: ";
+  if (failure.reason.starts_with(prefix)) failure.reason.erase(0, prefix.size());
+  while (!failure.reason.empty() && failure.reason.back() == '\n') failure.reason.pop_back();
+  return format == CheckFormat::kJunit ? RenderCheckFailureJunit(failure)
+                                       : RenderCheckFailureMarkdown(failure);
 }
 
 }  // namespace
 
 int Compare(const Session& session, const std::string& before, const std::string& after,
-            const RunScope& scope) {
-  v1::GetRunResponse a, b;
-  if (auto failed = FetchRuns(session, before, after, scope, &a, &b)) return *failed;
-  session.out << "before " << Label(a) << "\nafter  " << Label(b) << "\n"
-              << RenderDiff(DiffRuns(a.run(), b.run()));
+            const ComparisonScope& scope) {
+  RunPair pair;
+  if (auto failed = FetchComparedRuns(session, before, after, scope, &pair)) return *failed;
+  if (auto refused = RefusedDifferences(pair, scope.allowed); !refused.empty()) {
+    return RefuseAcrossSeries(session, "compare", "before", "after ", pair, refused);
+  }
+  session.out << "before " << Label(pair.before) << "\nafter  " << Label(pair.after) << "\n"
+              << CrossedLine(pair) << RenderDiff(DiffRuns(pair.before.run(), pair.after.run()));
   return 0;
 }
 
 int Check(const Session& session, const std::string& run, const std::string& baseline,
-          const CheckOptions& options, const RunScope& scope, CheckFormat format) {
-  v1::GetRunResponse candidate, base;
-  if (auto failed = FetchRuns(session, baseline, run, scope, &base, &candidate)) return *failed;
-  CheckVerdict verdict{.run = Label(candidate),
-                       .baseline = Label(base),
-                       .diff = DiffRuns(base.run(), candidate.run()),
+          const CheckOptions& options, const ComparisonScope& scope, CheckFormat format) {
+  const CheckRuns runs = FetchCheckedRuns(session, run, baseline, scope);
+  if (runs.failed) {
+    if (format != CheckFormat::kText) {
+      session.out << FailureDocument(run, baseline, runs, format);
+    }
+    return *runs.failed;
+  }
+  const RunPair& pair = runs.pair;
+  CheckVerdict verdict{.series = SeriesText(pair.after.run().identity()),
+                       .run = Label(pair.after),
+                       .baseline = Label(pair.before),
+                       .run_id = pair.after.run().identity().run_id(),
+                       .baseline_id = pair.before.run().identity().run_id(),
+                       .crossed = CrossedDifferences(pair),
+                       .diff = DiffRuns(pair.before.run(), pair.after.run()),
                        .options = options};
   verdict.regression = IsRegression(verdict.diff, options);
   switch (format) {
@@ -313,7 +506,7 @@ int Check(const Session& session, const std::string& run, const std::string& bas
     case CheckFormat::kText:
       session.out << (verdict.regression ? "REGRESSION" : "OK") << ": " << verdict.run
                   << " against " << verdict.baseline << "\n"
-                  << RenderDiff(verdict.diff, 10);
+                  << CrossedLine(pair) << RenderDiff(verdict.diff, 10);
       break;
   }
   return verdict.regression ? wire::kExitFailed : wire::kExitOk;
@@ -364,10 +557,50 @@ void AddModelCommands(CLI::App& app, CommandContext& context) {
   OnParsed(models_list, context, [format](const Session& s) { return ModelsList(s, *format); });
 }
 
+namespace {
+
+// --model, --workload, --instance-type, --device and --allow-different (into `allowed`,
+// names checked; ToAllowed turns them into keys once parsed).
+void AddComparisonScopeOptions(CLI::App* command, ComparisonScope* scope,
+                               std::vector<std::string>* allowed) {
+  AddRunScopeOptions(command, &scope->runs);
+  command->add_option_function<std::string>(
+      "--instance-type", [scope](const std::string& type) { scope->runs.instance_type = type; },
+      "with latest or a run id prefix: only runs on this instance type (latest defaults to "
+      "the other run's series)");
+  command
+      ->add_option("--device", scope->runs.device,
+                   "with latest or a run id prefix: only runs of this device kind (cpu, cuda, "
+                   "neuron)")
+      ->transform(CLI::IsMember({"cpu", "cuda", "neuron"}, CLI::ignore_case));
+  std::vector<std::string> keys;
+  for (IdentityKey key : kIdentityKeys) keys.push_back(IdentityKeyName(key));
+  command
+      ->add_option("--allow-different", *allowed,
+                   "compare runs of different series anyway, differing in this key: model, "
+                   "workload, instance-type or device (repeatable; both sides are labelled)")
+      ->transform(CLI::IsMember(keys, CLI::ignore_case))
+      ->delimiter(',')
+      ->allow_extra_args(false);
+}
+
+AllowedDifferences ToAllowed(const std::vector<std::string>& names) {
+  AllowedDifferences allowed;
+  for (IdentityKey key : kIdentityKeys) {
+    if (std::find(names.begin(), names.end(), IdentityKeyName(key)) != names.end()) {
+      allowed.insert(key);
+    }
+  }
+  return allowed;
+}
+
+}  // namespace
+
 void AddCompareCommand(CLI::App& app, CommandContext& context) {
   struct Options {
     std::string before, after;
-    RunScope scope;
+    ComparisonScope scope;
+    std::vector<std::string> allowed;
   };
   auto options = std::make_shared<Options>();
   auto* compare = app.add_subcommand("compare", "op-by-op difference of two runs (before, after)");
@@ -376,8 +609,9 @@ void AddCompareCommand(CLI::App& app, CommandContext& context) {
       ->required();
   compare->add_option("RUN_B", options->after, std::string("the later run: ") + kRunHelp)
       ->required();
-  AddRunScopeOptions(compare, &options->scope);
+  AddComparisonScopeOptions(compare, &options->scope, &options->allowed);
   OnParsed(compare, context, [options](const Session& s) {
+    options->scope.allowed = ToAllowed(options->allowed);
     return Compare(s, options->before, options->after, options->scope);
   });
 }
@@ -385,18 +619,21 @@ void AddCompareCommand(CLI::App& app, CommandContext& context) {
 void AddCheckCommand(CLI::App& app, CommandContext& context) {
   struct Options {
     std::string run, baseline;
-    RunScope scope;
+    ComparisonScope scope;
+    std::vector<std::string> allowed;
     CheckOptions check;
     CheckFormat format = CheckFormat::kText;
   };
   auto options = std::make_shared<Options>();
   auto* check = app.add_subcommand(
-      "check", "exit 1 if RUN is significantly slower than BASELINE (a pre-merge gate)");
+      "check",
+      "exit 1 if RUN is significantly slower than BASELINE (a pre-merge gate), 6 if they are "
+      "of different series");
   check->add_option("--run", options->run, std::string("the run to judge: ") + kRunHelp)
       ->required();
   check->add_option("--against", options->baseline, std::string("the baseline run: ") + kRunHelp)
       ->required();
-  AddRunScopeOptions(check, &options->scope);
+  AddComparisonScopeOptions(check, &options->scope, &options->allowed);
   check
       ->add_option("--min-change", options->check.min_change,
                    "smallest relative slowdown that fails (0.02 = 2 %)")
@@ -414,6 +651,7 @@ void AddCheckCommand(CLI::App& app, CommandContext& context) {
                                              {"junit", CheckFormat::kJunit}},
           CLI::ignore_case));
   OnParsed(check, context, [options](const Session& s) {
+    options->scope.allowed = ToAllowed(options->allowed);
     return Check(s, options->run, options->baseline, options->check, options->scope,
                  options->format);
   });

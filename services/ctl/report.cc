@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 #include "proto/wire/time.h"
@@ -73,19 +74,26 @@ grpc::Status GetRun(const Session& session, const std::string& run_id,
   return status;
 }
 
-// The model's runs split by (workload, instance type), oldest first.
+// The model's runs split by series identity (workload, instance type, device kind), oldest
+// first: a series' baseline is always of its own identity.
 std::vector<SeriesReport> SplitSeries(const std::vector<v1::RunInfo>& newest_first) {
-  std::map<std::pair<std::string, std::string>, SeriesReport> by_key;
+  std::map<std::tuple<std::string, std::string, int>, SeriesReport> by_key;
   for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it) {
     const auto& id = it->identity();
-    SeriesReport& s = by_key[{id.workload(), id.instance_type()}];
+    SeriesReport& s = by_key[{id.workload(), id.instance_type(), id.device_kind()}];
     s.workload = id.workload();
     s.instance_type = id.instance_type();
+    s.device_kind = id.device_kind();
     s.runs.push_back(*it);
   }
   std::vector<SeriesReport> series;
   for (auto& [key, s] : by_key) series.push_back(std::move(s));
   return series;
+}
+
+// The collector's metric for the series (store/series.h; regressions.proto names it).
+std::string MetricOf(const SeriesReport& s) {
+  return s.device_kind == v1::DEVICE_KIND_CPU ? "cpu_us_per_step" : "device_us_per_step";
 }
 
 // The newest `count` OK runs of the series, newest first.
@@ -125,7 +133,7 @@ grpc::Status LoadSummaries(const Session& session, const std::vector<v1::Regress
   s.latest = s.recent.back();
   for (const auto& r : regressions) {  // newest first
     if (IsLive(r.state()) && r.workload() == s.workload && r.instance_type() == s.instance_type &&
-        !r.last_good_run_id().empty()) {
+        r.metric() == MetricOf(s) && !r.last_good_run_id().empty()) {
       s.baseline_label = "last good run of regression " + std::to_string(r.id());
       return FindOrGetRun(session, s, r.last_good_run_id(), &s.baseline);
     }

@@ -32,10 +32,12 @@ namespace devtime::ctl {
 // another.
 inline const double kDetectorThreshold = detect::DetectorOptions{}.min_relative_change;
 
-// One (workload, instance type) of the model as the collector returned it: a series of runs.
+// One (workload, instance type, device kind) of the model as the collector returned it: a
+// series of runs (a CPU fallback on a Trainium host is a series of its own, never its baseline).
 struct SeriesReport {
   std::string workload;
   std::string instance_type;
+  v1::DeviceKind device_kind = v1::DEVICE_KIND_UNSPECIFIED;
   std::vector<v1::RunInfo> runs;           // every listed run, any status, oldest first
   std::optional<v1::RunSummary> latest;    // the newest OK run
   std::optional<v1::RunSummary> baseline;  // what `latest` is compared with, if any

@@ -465,12 +465,13 @@ std::string RenderReportText(const ReportModel& report) {
   std::string out =
       absl::StrFormat("model %s: %d runs in %d series, %d live regression%s\n", report.model, runs,
                       report.series.size(), live_count, live_count == 1 ? "" : "s");
-  TextTable series(
-      {"workload", "instance", "latest OK run (UTC)", "per step", "vs baseline", "baseline"},
-      {Align::kLeft, Align::kLeft, Align::kLeft, Align::kRight, Align::kRight, Align::kLeft});
+  TextTable series({"workload", "instance", "time", "latest OK run (UTC)", "per step",
+                    "vs baseline", "baseline"},
+                   {Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kRight,
+                    Align::kRight, Align::kLeft});
   for (const auto& s : report.series) {
-    series.AddRow({s.workload, s.instance_type.empty() ? "-" : s.instance_type, LatestStart(s, "-"),
-                   LatestPerStep(s, "-", "µs"), VsBaseline(s, "-"),
+    series.AddRow({s.workload, s.instance_type.empty() ? "-" : s.instance_type, s.basis,
+                   LatestStart(s, "-"), LatestPerStep(s, "-", "µs"), VsBaseline(s, "-"),
                    s.breakdown && s.breakdown->baseline ? s.breakdown->baseline_label : "-"});
   }
   out += "\n" + series.Render();

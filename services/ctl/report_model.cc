@@ -68,7 +68,7 @@ std::optional<ReportBreakdown> Breakdown(const SeriesReport& s) {
     b.baseline_layers = Layers(*s.baseline);
   }
   RunDiff diff = DiffRuns(s.baseline ? *s.baseline : *s.latest, *s.latest);
-  b.basis = diff.basis;
+  b.basis = diff.after_basis;  // the baseline is of the same series (report.h SplitSeries)
   b.baseline_us = diff.before_us;
   b.latest_us = diff.after_us;
   b.relative_change = diff.relative_change;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "proto/wire/change.h"
+#include "proto/wire/names.h"
 #include "services/collector/detect/stats.h"
 #include "services/ctl/table.h"
 
@@ -20,6 +21,20 @@ std::vector<double> StepTotals(const v1::RunSummary& run, bool cpu) {
   std::vector<double> totals;
   for (const auto& step : run.steps()) totals.push_back(cpu ? step.cpu_us() : step.device_us());
   return totals;
+}
+
+std::string IdentityValue(const v1::RunIdentity& id, IdentityKey key) {
+  switch (key) {
+    case IdentityKey::kModel:
+      return id.model();
+    case IdentityKey::kWorkload:
+      return id.workload();
+    case IdentityKey::kInstanceType:
+      return id.instance_type();
+    case IdentityKey::kDevice:
+      return wire::DeviceKindName(id.device_kind());
+  }
+  return "";
 }
 
 double PerStep(const v1::OpStat& op, bool cpu, double steps) {
@@ -39,10 +54,62 @@ double StepsOf(const v1::RunSummary& run) {
   return 1;
 }
 
+std::string BasisOf(const v1::RunIdentity& id) {
+  return id.device_kind() == v1::DEVICE_KIND_CPU ? "self CPU" : "device";
+}
+
+std::string TimeLabel(const RunDiff& diff) {
+  if (diff.before_basis == diff.after_basis) return diff.before_basis + " time per step";
+  return "time per step (" + diff.before_basis + " before, " + diff.after_basis + " after)";
+}
+
+const char* IdentityKeyName(IdentityKey key) {
+  switch (key) {
+    case IdentityKey::kModel:
+      return "model";
+    case IdentityKey::kWorkload:
+      return "workload";
+    case IdentityKey::kInstanceType:
+      return "instance-type";
+    case IdentityKey::kDevice:
+      return "device";
+  }
+  return "";
+}
+
+std::vector<IdentityDifference> IdentityDifferences(const v1::RunIdentity& before,
+                                                    const v1::RunIdentity& after) {
+  std::vector<IdentityDifference> differences;
+  for (IdentityKey key : kIdentityKeys) {
+    std::string was = IdentityValue(before, key), is = IdentityValue(after, key);
+    if (was != is) differences.push_back({key, std::move(was), std::move(is)});
+  }
+  return differences;
+}
+
+std::string DifferencesText(const std::vector<IdentityDifference>& differences) {
+  auto shown = [](const std::string& value) { return value.empty() ? "unknown" : value; };
+  std::string text;
+  for (const auto& d : differences) {
+    text += (text.empty() ? "" : ", ") + std::string(IdentityKeyName(d.key)) + " " +
+            shown(d.before) + " vs " + shown(d.after);
+  }
+  return text;
+}
+
+std::string SeriesText(const v1::RunIdentity& id) {
+  return id.model() + "/" + id.workload() +
+         (id.instance_type().empty() ? "" : " " + id.instance_type()) + " " +
+         wire::DeviceKindName(id.device_kind());
+}
+
 RunDiff DiffRuns(const v1::RunSummary& before, const v1::RunSummary& after) {
   RunDiff diff;
-  bool cpu = UsesCpu(before) && UsesCpu(after);
-  diff.basis = cpu ? "self CPU" : "device";
+  // Each run's times as its series measures them: a comparison across device kinds (only
+  // ever on purpose) is labelled so, never passed off as device time.
+  const bool before_cpu = UsesCpu(before), after_cpu = UsesCpu(after);
+  diff.before_basis = BasisOf(before.identity());
+  diff.after_basis = BasisOf(after.identity());
   double before_steps = StepsOf(before), after_steps = StepsOf(after);
 
   std::map<std::string, OpDelta> ops;
@@ -50,14 +117,14 @@ RunDiff DiffRuns(const v1::RunSummary& before, const v1::RunSummary& after) {
     auto& d = ops[op.name()];
     d.name = op.name();
     d.kind = OpDelta::Kind::kRemoved;
-    d.before_us = PerStep(op, cpu, before_steps);
+    d.before_us = PerStep(op, before_cpu, before_steps);
     d.before_calls = static_cast<double>(op.calls()) / before_steps;
   }
   for (const auto& op : after.ops()) {
     auto& d = ops[op.name()];
     d.kind = d.name.empty() ? OpDelta::Kind::kAdded : OpDelta::Kind::kChanged;
     d.name = op.name();
-    d.after_us = PerStep(op, cpu, after_steps);
+    d.after_us = PerStep(op, after_cpu, after_steps);
     d.after_calls = static_cast<double>(op.calls()) / after_steps;
   }
   for (auto& [name, d] : ops) diff.ops.push_back(d);
@@ -65,7 +132,8 @@ RunDiff DiffRuns(const v1::RunSummary& before, const v1::RunSummary& after) {
     return std::abs(a.after_us - a.before_us) > std::abs(b.after_us - b.before_us);
   });
 
-  auto before_totals = StepTotals(before, cpu), after_totals = StepTotals(after, cpu);
+  auto before_totals = StepTotals(before, before_cpu);
+  auto after_totals = StepTotals(after, after_cpu);
   if (before_totals.size() >= 2 && after_totals.size() >= 2) {
     auto b = detect::MeanStd(before_totals, 1), a = detect::MeanStd(after_totals, 1);
     auto test = detect::PooledTTest(b.mean, b.stddev, static_cast<double>(before_totals.size()),
@@ -99,7 +167,7 @@ bool IsRegression(const RunDiff& diff, const CheckOptions& options) {
 
 std::string RenderDiff(const RunDiff& diff, std::size_t max_ops) {
   using Align = TextTable::Align;
-  std::string out = diff.basis + " time per step: " + ScaledTime(diff.before_us) + " -> " +
+  std::string out = TimeLabel(diff) + ": " + ScaledTime(diff.before_us) + " -> " +
                     ScaledTime(diff.after_us) + " (" +
                     FormatChange(wire::ChangeOf(diff.before_us, diff.after_us)) + ")";
   if (diff.tested) {

@@ -26,7 +26,10 @@ struct EnvChange {
 };
 
 struct RunDiff {
-  std::string basis;     // "device" or "self CPU": what the times measure
+  // What each run's times measure: "device", or "self CPU" for a CPU-only profile. Differ
+  // only when a comparison crossed device kinds on purpose (--allow-different device).
+  std::string before_basis = "device";
+  std::string after_basis = "device";
   double before_us = 0;  // each run's time per step (wire::TimePerStep: its series value)
   double after_us = 0;
   double relative_change = 0;  // wire::ChangeOf(before_us, after_us).fraction
@@ -37,6 +40,41 @@ struct RunDiff {
 };
 
 RunDiff DiffRuns(const v1::RunSummary& before, const v1::RunSummary& after);
+
+// What the times of a diff are, for a heading: "device time per step", "self CPU time per
+// step", or, across device kinds, "time per step (self CPU before, device after)".
+std::string TimeLabel(const RunDiff& diff);
+
+// "device" or "self CPU": what a run's times measure (store/series.h's metric).
+std::string BasisOf(const v1::RunIdentity& id);
+
+// A part of a run's series identity: the collector keys a series by model, workload,
+// instance type and metric (services/collector/store/series.h), the metric following the
+// device kind (self CPU time for CPU-only profiles).
+enum class IdentityKey { kModel, kWorkload, kInstanceType, kDevice };
+inline constexpr IdentityKey kIdentityKeys[] = {IdentityKey::kModel, IdentityKey::kWorkload,
+                                                IdentityKey::kInstanceType, IdentityKey::kDevice};
+// "model", "workload", "instance-type", "device": as --allow-different takes them.
+const char* IdentityKeyName(IdentityKey key);
+
+struct IdentityDifference {
+  IdentityKey key;
+  std::string before;  // "" = unknown (an instance type nobody reported)
+  std::string after;
+};
+
+// The parts of the series identity in which `before` and `after` differ, in kIdentityKeys'
+// order.
+std::vector<IdentityDifference> IdentityDifferences(const v1::RunIdentity& before,
+                                                    const v1::RunIdentity& after);
+
+// "device cpu vs neuron, workload fused-pr vs fused": the differences, each as
+// "key before vs after".
+std::string DifferencesText(const std::vector<IdentityDifference>& differences);
+
+// The series a run belongs to, for people: "rmsnorm/fused trn1.2xlarge neuron" (an unknown
+// instance type is left out).
+std::string SeriesText(const v1::RunIdentity& id);
 
 // The steps a run's totals are spread over, as the collector's series points count them: its
 // step records, else the capture's active steps, else 1.

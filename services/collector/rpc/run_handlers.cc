@@ -1,6 +1,7 @@
 // Run upload (validate -> store -> ack; the analysis queue is woken) and the run reads.
 #include <chrono>
 
+#include "proto/wire/names.h"
 #include "proto/wire/validation.h"
 #include "services/collector/rpc/collector_service.h"
 #include "services/collector/rpc/paging.h"
@@ -102,8 +103,15 @@ grpc::Status CollectorService::ResolveRun(grpc::ServerContext* context,
   return ServeRead(
       *context,
       [&] {
-        return runs_.ResolveRun(
-            {.ref = request->ref(), .model = request->model(), .workload = request->workload()});
+        store::RunRef ref{.ref = request->ref(),
+                          .model = request->model(),
+                          .workload = request->workload(),
+                          .except_run_id = request->except_run_id()};
+        if (request->has_instance_type()) ref.instance_type = request->instance_type();
+        if (request->device_kind() != v1::DEVICE_KIND_UNSPECIFIED) {
+          ref.device_kind = wire::DeviceKindName(request->device_kind());
+        }
+        return runs_.ResolveRun(ref);
       },
       response);
 }

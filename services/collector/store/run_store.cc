@@ -230,13 +230,29 @@ absl::StatusOr<std::pair<std::string, std::string>> PrefixRange(const std::strin
   return std::pair{low, high};
 }
 
-// " of model M, workload W": the runs a reference was looked up among ("" = all of them).
+// " of model M, workload W, instance type T, device D": the runs a reference was looked up
+// among ("" = all of them).
 std::string ScopeText(const RunRef& ref) {
   std::string scope;
-  if (!ref.model.empty()) scope += " of model " + ref.model;
-  if (!ref.workload.empty())
-    scope += (scope.empty() ? " of" : ",") + std::string(" workload ") + ref.workload;
+  auto add = [&scope](const std::string& part) { scope += (scope.empty() ? " of " : ", ") + part; };
+  if (!ref.model.empty()) add("model " + ref.model);
+  if (!ref.workload.empty()) add("workload " + ref.workload);
+  if (ref.instance_type) {
+    add("instance type " + (ref.instance_type->empty() ? "unknown" : *ref.instance_type));
+  }
+  if (!ref.device_kind.empty()) add("device " + ref.device_kind);
+  if (!ref.except_run_id.empty()) add("other than run " + ref.except_run_id);
   return scope;
+}
+
+// The SQL condition that keeps the runs of `ref`'s scope, on the parameters $first (model),
+// $first+1 (workload), $first+2 (instance type, NULL = any) and $first+3 (device kind).
+std::string ScopeCondition(int first) {
+  auto p = [first](int i) { return "$" + std::to_string(first + i); };
+  return "(" + p(0) + " = '' OR model = " + p(0) + ") AND (" + p(1) +
+         " = '' OR workload = " + p(1) + ") AND (" + p(2) +
+         "::text IS NULL OR instance_type = " + p(2) + ") AND (" + p(3) +
+         " = '' OR device_kind = " + p(3) + ")";
 }
 
 // "ID (model/workload, started)": one of the runs an ambiguous prefix names.
@@ -496,14 +512,26 @@ absl::StatusOr<v1::GetRunResponse> RunStore::GetRun(const std::string& run_id) {
   return response;
 }
 
+absl::StatusOr<v1::RunInfo> RunStore::ResolveLatest(const RunRef& ref) {
+  std::optional<v1::RunInfo> newest;
+  auto status = db_.Run("resolve latest run", [&](pqxx::connection_base& c) {
+    newest.reset();
+    pqxx::read_transaction tx{c};
+    auto rows = tx.exec_params(
+        "SELECT " + kRunInfoColumns + " FROM runs WHERE " + ScopeCondition(2) +
+            " AND run_id::text <> $1"
+            " ORDER BY started_at DESC, run_id LIMIT 1",
+        ref.except_run_id, ref.model, ref.workload, ref.instance_type, ref.device_kind);
+    if (!rows.empty()) newest = RunInfoFromRow(rows[0]);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (!newest) return absl::NotFoundError("latest: no run" + ScopeText(ref) + " is stored");
+  return std::move(*newest);
+}
+
 absl::StatusOr<v1::RunInfo> RunStore::ResolveRun(const RunRef& ref) {
-  if (ref.ref == "latest") {
-    auto newest = ListRuns({.model = ref.model, .workload = ref.workload, .limit = 1});
-    if (!newest.ok()) return newest.status();
-    if (newest->empty())
-      return absl::NotFoundError("latest: no run" + ScopeText(ref) + " is stored");
-    return std::move(newest->front());
-  }
+  if (ref.ref == "latest") return ResolveLatest(ref);
   auto range = PrefixRange(ref.ref);
   if (!range.ok()) return range.status();
   constexpr int kListed = 5;  // matches an ambiguous prefix's error names
@@ -513,9 +541,10 @@ absl::StatusOr<v1::RunInfo> RunStore::ResolveRun(const RunRef& ref) {
     pqxx::read_transaction tx{c};
     auto rows = tx.exec_params("SELECT " + kRunInfoColumns +
                                    " FROM runs WHERE run_id BETWEEN $1::uuid AND $2::uuid"
-                                   " AND ($3 = '' OR model = $3) AND ($4 = '' OR workload = $4)"
-                                   " ORDER BY run_id LIMIT $5",
-                               range->first, range->second, ref.model, ref.workload, kListed + 1);
+                                   " AND " +
+                                   ScopeCondition(4) + " ORDER BY run_id LIMIT $3",
+                               range->first, range->second, kListed + 1, ref.model, ref.workload,
+                               ref.instance_type, ref.device_kind);
     for (const auto& row : rows) matches.push_back(RunInfoFromRow(row));
     return absl::OkStatus();
   });

@@ -42,11 +42,14 @@ struct RunFilter {
 };
 
 // A run as a person names it (collector.proto ResolveRun): a whole run id, a unique prefix
-// of one or "latest", among the runs of `model` and `workload` when set.
+// of one or "latest", among the runs of the series identity given (each part when set).
 struct RunRef {
   std::string ref;
-  std::string model;     // "" = any
-  std::string workload;  // "" = any
+  std::string model;                         // "" = any
+  std::string workload;                      // "" = any
+  std::optional<std::string> instance_type;  // nullopt = any; "" = only runs of unknown type
+  std::string device_kind;                   // wire::DeviceKindName; "" = any
+  std::string except_run_id;                 // latest: the newest run but this one ("" = none)
 };
 
 class RunStore {
@@ -68,6 +71,7 @@ class RunStore {
   absl::StatusOr<std::vector<v1::ModelInfo>> ListModels();
 
  private:
+  absl::StatusOr<v1::RunInfo> ResolveLatest(const RunRef& ref);
   class SeriesCache;
   // `group`: SeriesKeyOf(run), the series cache's key for the run's series.
   std::vector<std::pair<std::string, long long>> WriteSeriesPoints(pqxx::work& tx,

@@ -15,9 +15,11 @@ using ::testing::Not;
 // The TorchNeuron guide's lost fusion: fused rms_norm 403.3 µs/step, then the naive ops.
 CheckVerdict LostFusion() {
   CheckVerdict v;
-  v.run = "rmsnorm/fused 2026-11-25T02:00:00Z (b87ae65c)";
-  v.baseline = "rmsnorm/fused 2026-11-24T02:00:00Z (08f66244)";
-  v.diff.basis = "device";
+  v.series = "rmsnorm/fused trn1.2xlarge neuron";
+  v.run = "rmsnorm/fused trn1.2xlarge neuron 2026-11-25T02:00:00Z (b87ae65c)";
+  v.baseline = "rmsnorm/fused trn1.2xlarge neuron 2026-11-24T02:00:00Z (08f66244)";
+  v.run_id = "b87ae65c-1586-5981-9b67-2f63345e092d";
+  v.baseline_id = "08f66244-c1be-511b-a153-caf06a56c0de";
   v.diff.before_us = 403.3;
   v.diff.after_us = 2354.9;
   v.diff.relative_change = 2354.9 / 403.3 - 1;
@@ -71,9 +73,10 @@ TEST(CheckOutput, JunitHasOneCaseForTheRunAndOnePerSignificantOperator) {
   // The run, aten::mul (added) and a<b>|c (slower) fail; aten::rms_norm (removed) passes.
   EXPECT_THAT(xml, ContainsEach({
                        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
-                       "<testsuites name=\"devtime check\" tests=\"4\" failures=\"3\">",
-                       "name=\"operator aten::rms_norm\"/>",
-                       "name=\"operator a&lt;b&gt;|c\">",
+                       "<testsuites name=\"devtime check\" tests=\"4\" failures=\"3\" "
+                       "errors=\"0\">",
+                       "name=\"rmsnorm/fused trn1.2xlarge neuron: operator aten::rms_norm\"/>",
+                       "name=\"rmsnorm/fused trn1.2xlarge neuron: operator a&lt;b&gt;|c\">",
                        "<failure type=\"regression\" message=\"device time per step",
                    }));
   EXPECT_THAT(xml, Not(HasSubstr("<b>")));
@@ -85,6 +88,76 @@ TEST(CheckOutput, JunitHasNoFailuresWhenTheRunDidNotRegress) {
   const std::string xml = RenderCheckJunit(v);
   EXPECT_THAT(xml, HasSubstr("failures=\"0\""));
   EXPECT_THAT(xml, Not(HasSubstr("<failure")));
+}
+
+TEST(CheckOutput, JunitNamesTestsBySeriesAndPutsRunIdsInProperties) {
+  const std::string xml = RenderCheckJunit(LostFusion());
+  EXPECT_THAT(xml, ContainsEach({
+                       "<testsuite name=\"devtime check rmsnorm/fused trn1.2xlarge neuron\"",
+                       "name=\"rmsnorm/fused trn1.2xlarge neuron: device time per step\">",
+                       "<property name=\"run\" value=\"b87ae65c-1586-5981-9b67-2f63345e092d\"/>",
+                       "<property name=\"baseline\" "
+                       "value=\"08f66244-c1be-511b-a153-caf06a56c0de\"/>",
+                   }));
+  // No test name carries a run id or a time: CI test history follows the workload.
+  for (std::size_t at = xml.find("<testcase"); at != std::string::npos;
+       at = xml.find("<testcase", at + 1)) {
+    const std::string tag = xml.substr(at, xml.find('>', at) - at);
+    EXPECT_THAT(tag, Not(HasSubstr("b87ae65c")));
+    EXPECT_THAT(tag, Not(HasSubstr("2026-")));
+  }
+}
+
+TEST(CheckOutput, AComparisonAcrossSeriesSaysSoOnEverySide) {
+  CheckVerdict v = LostFusion();
+  v.crossed = {{IdentityKey::kWorkload, "fused", "fused-pr"}};
+  v.diff.before_basis = "self CPU";
+  EXPECT_THAT(RenderCheckMarkdown(v),
+              ContainsEach({"⚠️ across series (--allow-different): workload fused vs fused-pr",
+                            "time per step (self CPU before, device after) 403.3 µs"}));
+  EXPECT_THAT(RenderCheckJunit(v),
+              ContainsEach({"<property name=\"across_series\" value=\"workload fused vs "
+                            "fused-pr\"/>",
+                            "across series (--allow-different): workload fused vs fused-pr"}));
+}
+
+CheckFailure Unreachable() {
+  return {.run_ref = "b87ae65c",
+          .baseline_ref = "latest",
+          .exit_code = 3,
+          .reason = "cannot reach the collector at 127.0.0.1:1: ```connection refused```\x1b"};
+}
+
+TEST(CheckOutput, MarkdownSaysCouldNotCheckWithTheReason) {
+  const std::string md = RenderCheckFailureMarkdown(Unreachable());
+  EXPECT_THAT(md, ContainsEach({
+                      "### devtime check: ⚠️ could not check (exit 3: unavailable)",
+                      "**run b87ae65c** against baseline **latest**: no verdict.",
+                      "```text\ncannot reach the collector at 127.0.0.1:1: "
+                      "'''connection refused'''",  // a fence in the reason cannot end the block
+                  }));
+  EXPECT_THAT(md, Not(HasSubstr("OK")));
+}
+
+TEST(CheckOutput, JunitSaysCouldNotCheckAsOneErrorNamedByTheSeries) {
+  const std::string unknown = RenderCheckFailureJunit(Unreachable());
+  EXPECT_THAT(unknown, ContainsEach({
+                           "<testsuites name=\"devtime check\" tests=\"1\" failures=\"0\" "
+                           "errors=\"1\">",
+                           "<testcase classname=\"devtime.check\" name=\"run b87ae65c: time "
+                           "per step\">",
+                           "<error type=\"unavailable\" message=\"could not check (exit 3: "
+                           "unavailable)\">",
+                           "<property name=\"exit_code\" value=\"3\"/>",
+                           "```connection refused```?</error>",  // no control character in XML
+                       }));
+  CheckFailure known = Unreachable();
+  known.exit_code = 6;
+  known.series = "rmsnorm/fused-pr trn1.2xlarge cpu";
+  known.basis = "self CPU";
+  EXPECT_THAT(RenderCheckFailureJunit(known),
+              ContainsEach({"name=\"rmsnorm/fused-pr trn1.2xlarge cpu: self CPU time per step\"",
+                            "<error type=\"different series\""}));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@ namespace devtime::ctl {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // The fused RMSNorm of the TorchNeuron guide: one aten::rms_norm at 403.3 µs per step.
 v1::RunSummary FusedRun() {
@@ -30,7 +31,8 @@ v1::RunSummary LostFusionRun() {
 
 TEST(DiffRuns, LostFusionShowsTheNaiveOpsAndTheCompilerChange) {
   RunDiff diff = DiffRuns(FusedRun(), LostFusionRun());
-  EXPECT_EQ(diff.basis, "device");
+  EXPECT_EQ(diff.before_basis, "device");
+  EXPECT_EQ(diff.after_basis, "device");
   EXPECT_NEAR(diff.before_us, 403.3, 0.01);
   EXPECT_NEAR(diff.after_us, 2354.9, 0.01);
   EXPECT_TRUE(diff.tested);
@@ -74,6 +76,63 @@ TEST(IsRegression, NeedsBothTheMinimumChangeAndSignificance) {
   EXPECT_GT(diff.p_value, 0.01);
   EXPECT_FALSE(IsRegression(diff, {}));
   EXPECT_TRUE(IsRegression(diff, {.min_change = 0.02, .max_p = 0.9}));
+}
+
+// The naive RMSNorm profiled on a CPU, as the quickstart's nightly job does: its times are
+// self CPU time (60 µs per step), not device time.
+v1::RunSummary CpuRun() {
+  auto run = devtime::testing::NaiveRmsNormRun(devtime::testing::TestRunId(3));
+  run.mutable_identity()->set_device_kind(v1::DEVICE_KIND_CPU);
+  run.mutable_identity()->set_instance_type("");
+  for (auto& op : *run.mutable_ops()) {  // a CPU run's per-step samples are self CPU time
+    op.clear_step_self_device_us();
+    for (int step = 0; step < 3; ++step) op.add_step_self_device_us(op.self_cpu_us() / 3);
+  }
+  return run;
+}
+
+TEST(DiffRuns, CpuTimeIsLabelledSelfCpuTimeNeverDeviceTime) {
+  RunDiff cpu = DiffRuns(CpuRun(), CpuRun());
+  EXPECT_EQ(TimeLabel(cpu), "self CPU time per step");
+  EXPECT_THAT(RenderDiff(cpu), HasSubstr("self CPU time per step: 60.0 µs -> 60.0 µs"));
+
+  // Across device kinds (only ever on purpose), each side says what its time is, and each
+  // side's operators are its own kind of time: aten::mul 8 µs of self CPU per step against
+  // 1,164.5 µs of device time.
+  RunDiff crossed = DiffRuns(CpuRun(), FusedRun());
+  EXPECT_EQ(crossed.before_basis, "self CPU");
+  EXPECT_EQ(crossed.after_basis, "device");
+  EXPECT_EQ(TimeLabel(crossed), "time per step (self CPU before, device after)");
+  EXPECT_THAT(RenderDiff(crossed), Not(HasSubstr("device time per step")));
+  for (const auto& op : DiffRuns(CpuRun(), LostFusionRun()).ops) {
+    if (op.name == "aten::mul") {
+      EXPECT_DOUBLE_EQ(op.before_us, 8.0);
+      EXPECT_NEAR(op.after_us, 1164.5, 0.01);
+    }
+  }
+}
+
+TEST(IdentityDifferences, NameEveryKeyOfTheSeriesIdentityThatDiffers) {
+  const v1::RunSummary trn1 = FusedRun(), cpu = CpuRun();
+  EXPECT_TRUE(IdentityDifferences(trn1.identity(), LostFusionRun().identity()).empty());
+
+  auto differences = IdentityDifferences(trn1.identity(), cpu.identity());
+  ASSERT_EQ(differences.size(), 3u);  // workload fused vs naive, instance type, device
+  EXPECT_EQ(differences[0].key, IdentityKey::kWorkload);
+  EXPECT_EQ(differences[1].key, IdentityKey::kInstanceType);
+  EXPECT_EQ(differences[2].key, IdentityKey::kDevice);
+  EXPECT_EQ(DifferencesText(differences),
+            "workload fused vs naive, instance-type trn1.2xlarge vs unknown, device neuron vs cpu");
+
+  auto model = trn1;
+  model.mutable_identity()->set_model("llama");
+  EXPECT_EQ(DifferencesText(IdentityDifferences(trn1.identity(), model.identity())),
+            "model rmsnorm vs llama");
+}
+
+TEST(SeriesText, NamesModelWorkloadInstanceTypeAndDevice) {
+  EXPECT_EQ(SeriesText(FusedRun().identity()), "rmsnorm/fused trn1.2xlarge neuron");
+  EXPECT_EQ(SeriesText(CpuRun().identity()), "rmsnorm/naive cpu");  // no instance type known
 }
 
 }  // namespace
