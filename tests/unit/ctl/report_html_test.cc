@@ -382,7 +382,8 @@ TEST(TimeTicks, ADateLabelsOnlyAMidnight) {
     EXPECT_EQ(std::fmod(tick.seconds, 86400), 0) << tick.label;
     EXPECT_EQ(tick.label, Utc(tick.seconds, "%Y-%m-%d"));
   }
-  EXPECT_EQ(days.front().label, "2026-11-26");  // the first midnight after the start, ticked
+  EXPECT_GE(days.front().seconds, start);
+  EXPECT_EQ(days.front().label, "2026-11-25");  // every second midnight: ten days in 5 ticks
   // A day and a half: whole hours, each labelled with its time unless it is a midnight.
   auto hours = TimeTicks(start, start + 36 * 3600);
   ASSERT_GE(hours.size(), 3u);
