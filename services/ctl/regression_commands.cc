@@ -179,8 +179,10 @@ constexpr char kWhatAnIdIs[] =
     "a regression id is a number, as `devtimectl regressions list` shows; a run id (or a "
     "prefix of one) names the regression that run opened";
 
+// A regression's id: digits, fewer than a run id prefix has (8), so that "08066244" is the
+// run it looks like (ten million regressions are not in sight).
 bool IsNumber(const std::string& text) {
-  return !text.empty() && text.size() <= 18 &&
+  return !text.empty() && text.size() < 8 &&
          std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 

@@ -102,10 +102,10 @@ TEST_F(CliEdgesTest, RegressionsShowTakesTheRunThatOpenedIt) {
   auto by_run = Ctl({"regressions", "show", first_bad});
   EXPECT_EQ(by_run.exit_code, 0) << by_run.err;
   EXPECT_THAT(by_run.out, StartsWith("regression " + id + " "));
-  // A prefix of it, as compare prints run ids, in capitals as someone may copy it.
-  std::string prefix = first_bad.substr(0, 8);
-  for (char& c : prefix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  auto by_prefix = Ctl({"regressions", "show", prefix});
+  // In capitals, as someone may copy it; a run id of digits is no regression number.
+  std::string capitals = first_bad;
+  for (char& c : capitals) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto by_prefix = Ctl({"regressions", "show", capitals});
   EXPECT_EQ(by_prefix.exit_code, 0) << by_prefix.err;
   EXPECT_THAT(by_prefix.out, StartsWith("regression " + id + " "));
   // Triage takes it too.
