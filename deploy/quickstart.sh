@@ -6,7 +6,8 @@
 #                                 collector and an agent, upload the RMSNorm demo history, and
 #                                 run a nightly CPU profiling job once now (Debian's
 #                                 python3-torch through the harness)
-#   deploy/quickstart.sh status   what is running, and where
+#   deploy/quickstart.sh status   what is running, and where; exits 0 when the collector, the
+#                                 agent and PostgreSQL all run, 3 when any of them is stopped
 #   deploy/quickstart.sh env      the exports that point devtimectl and devtime-agent at this
 #                                 stack: eval "$(deploy/quickstart.sh env)"
 #   deploy/quickstart.sh stop     stop the agent, the collector and PostgreSQL (data is kept)
@@ -286,24 +287,31 @@ up() {
   print_next_steps "$collector" "$metrics"
 }
 
+# Exits 3 (the exit code of "could not reach the collector", README "Exit codes") when a part
+# of the stack is stopped, so that a script can wait on `until deploy/quickstart.sh status`.
 status() {
+  local stopped=0
   if [ -n "$(collector_pid)" ]; then
     echo "collector: running (pid $(collector_pid)), gRPC 127.0.0.1:$(ready_value grpc_port)," \
       "metrics http://127.0.0.1:$(ready_value metrics_port)/metrics"
     echo "  use it:  eval \"\$(deploy/quickstart.sh env)\"   # $(sed -n 's/^export DEVTIME_COLLECTOR=//p' "$env_file")"
   else
     echo "collector: stopped"
+    stopped=1
   fi
   if [ -n "$(agent_pid)" ]; then
     echo "agent: running (pid $(agent_pid)), log $state/agent.log"
   else
     echo "agent: stopped"
+    stopped=1
   fi
   if deploy/pg.sh status "$pg_dir" 2>/dev/null; then
     echo "postgresql: running ($(deploy/pg.sh conninfo "$pg_dir"))"
   else
     echo "postgresql: stopped"
+    stopped=1
   fi
+  [ "$stopped" -eq 0 ] || exit 3
 }
 
 stop() {

@@ -3,9 +3,11 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "grpcpp/support/client_interceptor.h"
@@ -202,14 +204,19 @@ absl::StatusOr<ParsedTarget> ParseBareList(const std::string& target) {
 
 // ---- the channel ------------------------------------------------------------------------------
 
-grpc::ChannelArguments ChannelArgs() {
+grpc::ChannelArguments ChannelArgs(std::chrono::milliseconds connect_timeout) {
   grpc::ChannelArguments args;
   args.SetMaxSendMessageSize(static_cast<int>(kMaxMessageBytes + 64 * 1024));
   args.SetMaxReceiveMessageSize(static_cast<int>(kMaxMessageBytes + 64 * 1024));
   // Reconnect soon after a collector restart; gRPC's default backoff grows to 120 s.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 250);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 250);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  // gRPC reads its "min reconnect backoff" as the time one connection attempt (TCP, TLS,
+  // HTTP/2 SETTINGS) may take. At 250 ms, a link with 0.3 s of latency never connected and
+  // every call failed at once, whatever its deadline.
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+              static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(
+                  connect_timeout.count(), 1, std::numeric_limits<int>::max())));
   // Every address a target names serves calls; one that fails is skipped until it is back.
   // The default service config, never one from DNS TXT records.
   args.SetServiceConfigJSON(R"({"loadBalancingConfig":[{"round_robin":{}}]})");
@@ -308,8 +315,9 @@ std::string TokenFromEnvironment() {
   return "";
 }
 
-absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectCollector(const std::string& address,
-                                                                const ClientCredentials& creds) {
+absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectCollector(
+    const std::string& address, const ClientCredentials& creds,
+    std::chrono::milliseconds connect_timeout) {
   auto target = ParseTarget(address);
   if (!target.ok()) return target.status();
   std::shared_ptr<grpc::ChannelCredentials> transport;
@@ -333,13 +341,14 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectCollector(const std::strin
   if (!creds.token.empty())
     interceptors.push_back(std::make_unique<TokenInterceptorFactory>(creds.token));
   return grpc::experimental::CreateCustomChannelWithInterceptors(
-      target->grpc_target, transport, ChannelArgs(), std::move(interceptors));
+      target->grpc_target, transport, ChannelArgs(connect_timeout), std::move(interceptors));
 }
 
 std::shared_ptr<grpc::Channel> MakeCollectorChannel(const std::string& address) {
   auto target = ParseTarget(address);
   return grpc::CreateCustomChannel(target.ok() ? target->grpc_target : address,
-                                   grpc::InsecureChannelCredentials(), ChannelArgs());
+                                   grpc::InsecureChannelCredentials(),
+                                   ChannelArgs(kDefaultConnectTimeout));
 }
 
 std::unique_ptr<grpc::ClientContext> MakeContext(std::chrono::milliseconds timeout) {

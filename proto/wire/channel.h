@@ -62,12 +62,18 @@ struct ParsedTarget {
 };
 absl::StatusOr<ParsedTarget> ParseTarget(const std::string& target);
 
+// How long one attempt to connect (TCP, TLS and the HTTP/2 handshake) may take, unless the
+// caller says: gRPC's own default. A call waits for the connection within its deadline.
+inline constexpr std::chrono::milliseconds kDefaultConnectTimeout{20'000};
+
 // A channel to `address` (any target form above), round-robin over its addresses. Refuses,
 // before connecting, a target ParseTarget refuses, then to send a token in plaintext unless
 // every address is loopback: tokens cross the network only inside TLS. The error names the
-// first offending address.
-absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectCollector(const std::string& address,
-                                                                const ClientCredentials& creds);
+// first offending address. `connect_timeout`: how long one connection attempt may take (give
+// a command's call deadline, so a slow link gets all of it).
+absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectCollector(
+    const std::string& address, const ClientCredentials& creds,
+    std::chrono::milliseconds connect_timeout = kDefaultConnectTimeout);
 
 // A plaintext channel without a token (tests, and collectors running with --no-auth); a
 // target that does not parse is handed to gRPC as it is.

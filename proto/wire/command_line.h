@@ -53,9 +53,31 @@ inline std::optional<std::string> ClosestSubcommand(const CLI::App& app, const s
   return best;
 }
 
+// The long option of `app` closest to `typed` ("--formt": "--format"). kubectl's and helm's
+// "-o"/"--output" mean --format here.
+inline std::optional<std::string> ClosestOption(const CLI::App& app, const std::string& typed) {
+  const std::string bare = typed.substr(0, typed.find('='));
+  if ((bare == "-o" || bare == "--output") && app.get_option_no_throw("--format") != nullptr) {
+    return "--format";
+  }
+  std::optional<std::string> best;
+  std::size_t best_distance = std::max<std::size_t>(2, bare.size() / 3) + 1;
+  for (const CLI::Option* option : app.get_options()) {
+    for (const std::string& name : option->get_lnames()) {
+      const std::size_t distance = EditDistance(bare, "--" + name);
+      if (distance < best_distance) {
+        best = "--" + name;
+        best_distance = distance;
+      }
+    }
+  }
+  return best;
+}
+
 // What main does when app.parse() throws: prints the error (or the help or version text)
 // and returns the exit code: 0 for --help/--version, else kExitUsage. An unknown word where
-// a subcommand belongs is named, with the closest subcommand when there is one.
+// a subcommand belongs is named, with the closest subcommand when there is one; so is an
+// unknown option, with the closest option.
 inline int ExitForParseError(const CLI::App& app, const CLI::ParseError& error,
                              const std::string& program, std::ostream& out, std::ostream& err) {
   if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
@@ -65,19 +87,28 @@ inline int ExitForParseError(const CLI::App& app, const CLI::ParseError& error,
   for (auto parsed = at->get_subcommands(); !parsed.empty(); parsed = at->get_subcommands()) {
     at = parsed.front();
   }
+  std::string path = program;
+  for (const CLI::App* p = at; p != &app && p != nullptr; p = p->get_parent()) {
+    path.insert(program.size(), " " + p->get_name());
+  }
   const auto remaining = at->remaining();
   const auto typed = std::find_if(remaining.begin(), remaining.end(),
                                   [](const std::string& word) { return !word.starts_with("-"); });
   const bool has_subcommands = !at->get_subcommands([](const CLI::App*) { return true; }).empty();
   if (has_subcommands && typed != remaining.end()) {
-    std::string path = program;
-    for (const CLI::App* p = at; p != &app && p != nullptr; p = p->get_parent()) {
-      path.insert(program.size(), " " + p->get_name());
-    }
     err << path << ": unknown command '" << *typed << "'";
     if (auto closest = ClosestSubcommand(*at, *typed))
       err << "; did you mean '" << *closest << "'?";
     err << "\nRun '" << path << " --help' for the commands.\n";
+    return kExitUsage;
+  }
+  const auto option = std::find_if(remaining.begin(), remaining.end(), [](const std::string& word) {
+    return word.size() > 1 && word.starts_with("-");
+  });
+  if (option != remaining.end()) {
+    err << path << ": unknown option '" << *option << "'";
+    if (auto closest = ClosestOption(*at, *option)) err << "; did you mean '" << *closest << "'?";
+    err << "\nRun '" << path << " --help' for the options.\n";
     return kExitUsage;
   }
   app.exit(error, out, err);

@@ -51,7 +51,12 @@ TraceOpening OpenWith(const v1::Artifact& artifact) {
     opening.viewer = kPerfetto;
     opening.target = path;
     if (local) opening.command = "trace_processor --httpd " + ShellQuote(path);
-    opening.then = local ? std::string("then open ") + kPerfettoUrl
+    // trace_processor is not packaged in Debian; the UI opens a file of up to a few hundred
+    // MB by itself.
+    opening.then = local ? std::string("then open ") + kPerfettoUrl +
+                               "; or, without trace_processor (not packaged in Debian), load "
+                               "the file in " +
+                               kPerfettoUrl + " directly (Open trace file)"
                          : std::string("fetch it, then load it in ") + kPerfettoUrl;
   } else if (artifact.kind() == "system_trace" || artifact.kind() == "neff" ||
              artifact.kind() == "ntff") {

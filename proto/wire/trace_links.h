@@ -6,8 +6,9 @@
 //   traces (.pftrace, as Neuron Explorer writes them): the Perfetto UI. The command starts
 //   a local trace processor, `trace_processor --httpd FILE`, which https://ui.perfetto.dev
 //   then uses (a browser runs out of memory on traces of more than a few hundred MB, so the
-//   Neuron docs recommend it; shared/reference/perfetto-neuron-monitor.md A1.5); small files
-//   can be loaded in the UI directly ("Open trace file").
+//   Neuron docs recommend it; shared/reference/perfetto-neuron-monitor.md A1.5); smaller
+//   files load in the UI directly ("Open trace file"), which the hint says too, since
+//   trace_processor is not packaged in Debian.
 //   Neuron captures (ntrace.pb = kind system_trace, NEFF, NTFF): Neuron Explorer on the
 //   capture's session directory, `neuron-explorer view -d DIR`
 //   (shared/reference/profiler-formats.md 2.3 and (c); perfetto-neuron-monitor.md A4:

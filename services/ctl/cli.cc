@@ -1,8 +1,9 @@
 #include "services/ctl/cli.h"
 
+#include <cctype>
 #include <iostream>
-#include <map>
 #include <utility>
+#include <vector>
 
 #include "proto/wire/channel.h"
 
@@ -15,7 +16,8 @@ void AddGlobalOptions(CLI::App& app, const char* env_collector, GlobalOptions* o
          "collector gRPC address, or several (ipv4:A:P,B:P, dns:host:port, unix:/path; env\n"
          "DEVTIME_COLLECTOR); a token goes only to loopback addresses unless TLS is used")
       ->capture_default_str();
-  app.add_option("--timeout", options->timeout_seconds, "seconds to wait for the collector")
+  app.add_option("--timeout", options->timeout_seconds,
+                 "seconds a call may take, connecting to the collector included")
       ->capture_default_str();
   app.add_option("--token-file", options->token_file,
                  "file with your token (else $DEVTIME_TOKEN or the file $DEVTIME_TOKEN_FILE)");
@@ -31,14 +33,44 @@ void OnParsed(CLI::App* subcommand, CommandContext& context, Command command) {
 
 namespace {
 
+// "table, json or ids": the names, as a sentence ends them.
+std::string Sentence(const std::vector<std::pair<std::string, int>>& names) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i].first;
+  }
+  return text;
+}
+
 void AddFormatChoice(CLI::App* subcommand, Format* format, const std::string& help,
-                     std::map<std::string, Format> names) {
+                     const std::vector<std::pair<std::string, Format>>& names) {
+  std::string default_name;
+  for (const auto& [name, value] : names) {
+    if (value == *format) default_name = name;
+  }
   subcommand->add_option("--format", *format, help)
-      ->transform(CLI::CheckedTransformer(std::move(names), CLI::ignore_case))
-      ->capture_default_str();
+      ->type_name("TEXT")
+      ->transform(NamedValues(names))
+      ->default_str(default_name);
 }
 
 }  // namespace
+
+CLI::Validator NamedValues(std::vector<std::pair<std::string, int>> names) {
+  std::string listed;
+  for (const auto& [name, value] : names) listed += (listed.empty() ? "" : ",") + name;
+  auto to_value = [names](std::string& text) -> std::string {
+    std::string lower = text;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const auto& [name, value] : names) {
+      if (name != lower) continue;
+      text = std::to_string(value);  // what CLI11 reads into the enum
+      return "";
+    }
+    return "'" + text + "' is not one of " + Sentence(names);
+  };
+  return CLI::Validator(to_value, "{" + listed + "}");
+}
 
 void AddFormatOption(CLI::App* subcommand, Format* format) {
   AddFormatChoice(subcommand, format, "output format: table or json",
@@ -58,14 +90,15 @@ int RunCommand(const GlobalOptions& options, const Command& command) {
     return 2;
   }
   if (creds->token.empty()) creds->token = wire::TokenFromEnvironment();
-  auto channel = wire::ConnectCollector(options.collector, *creds);
+  const std::chrono::seconds timeout(options.timeout_seconds);
+  // The connection may take all of --timeout: a slow link is slow from its first packet.
+  auto channel = wire::ConnectCollector(options.collector, *creds, timeout);
   if (!channel.ok()) {
     std::cerr << "devtimectl: " << channel.status().message() << "\n";
     return 2;
   }
   auto stub = v1::Collector::NewStub(*channel);
-  Session session{*stub, std::chrono::seconds(options.timeout_seconds), std::cout, std::cerr,
-                  options.collector};
+  Session session{*stub, timeout, std::cout, std::cerr, options.collector};
   return command ? command(session) : 2;
 }
 

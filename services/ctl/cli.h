@@ -5,6 +5,8 @@
 
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "services/ctl/session.h"
@@ -36,6 +38,18 @@ struct CommandContext {
 // When `subcommand` is parsed, `command` becomes context.command (so `context` must outlive
 // parsing). `command` holds the subcommand's parsed options, usually by shared_ptr.
 void OnParsed(CLI::App* subcommand, CommandContext& context, Command command);
+
+// A transform for an option bound to an enum whose value is one of `names` (any case): the
+// name becomes its enum value. Anything else is refused naming the option and the values
+// ("--format: 'yaml' is not one of table or json"), never with CLI11's internals ("Check yaml
+// value in {...} FAILED"); --help shows them as {table,json}, which shell completion offers.
+CLI::Validator NamedValues(std::vector<std::pair<std::string, int>> names);
+template <typename Enum>
+CLI::Validator NamedValues(const std::vector<std::pair<std::string, Enum>>& names) {
+  std::vector<std::pair<std::string, int>> values;
+  for (const auto& [name, value] : names) values.emplace_back(name, static_cast<int>(value));
+  return NamedValues(std::move(values));
+}
 
 // --format table|json (case-insensitive), default shown in --help.
 void AddFormatOption(CLI::App* subcommand, Format* format);

@@ -645,11 +645,10 @@ void AddCheckCommand(CLI::App& app, CommandContext& context) {
   check
       ->add_option("--format", options->format,
                    "text, markdown (a pull-request comment) or junit (a CI test report)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, CheckFormat>{{"text", CheckFormat::kText},
-                                             {"markdown", CheckFormat::kMarkdown},
-                                             {"junit", CheckFormat::kJunit}},
-          CLI::ignore_case));
+      ->type_name("TEXT")
+      ->transform(NamedValues<CheckFormat>({{"text", CheckFormat::kText},
+                                            {"markdown", CheckFormat::kMarkdown},
+                                            {"junit", CheckFormat::kJunit}}));
   OnParsed(check, context, [options](const Session& s) {
     options->scope.allowed = ToAllowed(options->allowed);
     return Check(s, options->run, options->baseline, options->check, options->scope,

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "services/ctl/cli.h"
+
 namespace devtime::ctl {
 namespace {
 
@@ -204,18 +206,16 @@ void AddDetectCommand(CLI::App& app, std::function<int()>* run) {
   command->add_option("FILE", options->input, "input file, '-' for standard input")
       ->capture_default_str();
   command->add_option("--mode", options->mode, "detector: default, or otava (Otava 0.8 reference)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, detect::Mode>{{"default", detect::Mode::kDefault},
-                                              {"otava", detect::Mode::kOtava}},
-          CLI::ignore_case));
+      ->type_name("TEXT")
+      ->transform(NamedValues<detect::Mode>(
+          {{"default", detect::Mode::kDefault}, {"otava", detect::Mode::kOtava}}));
   command
       ->add_option("--format", options->format,
                    "output: text (one change-point index per line; drift notes on stderr) or json "
                    "(steps and drifts with their statistics)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, DetectFormat>{{"text", DetectFormat::kText},
-                                              {"json", DetectFormat::kJson}},
-          CLI::ignore_case));
+      ->type_name("TEXT")
+      ->transform(NamedValues<DetectFormat>(
+          {{"text", DetectFormat::kText}, {"json", DetectFormat::kJson}}));
   command->add_option("--max-pvalue", options->max_pvalue,
                       "largest p-value of a change point (default 0.001 in both modes)");
   command->add_option("--min-change", options->min_change,

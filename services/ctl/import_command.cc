@@ -36,11 +36,13 @@ struct Result {
   std::string series;  // model/workload
   Clock::time_point started_at;
   std::string reason;  // why invalid or failed; for a stored run, its quality gate's verdict
+  std::string note;    // a warning about its labels (where its time came from)
 };
 
 struct Times {
   Clock::time_point started_at;
   Clock::time_point finished_at;
+  std::string note;  // "" = nothing to warn about
 };
 
 std::optional<Times> TimesFromRunJson(const fs::path& capture) {
@@ -60,20 +62,33 @@ std::optional<Times> TimesFromRunJson(const fs::path& capture) {
   return times;
 }
 
-// The run's times: --at, else run.json (the harness's own clock), else the layout's `when`,
-// else when the capture was written.
+std::string TimeText(Clock::time_point t) { return wire::FormatTime(wire::ToTimestamp(t)); }
+
+// The run's times, in this order (README, "import"): --at; else run.json's started_at (the
+// harness's own clock when it ran); else the layout's `when` (a date the archive was filed
+// under); else when the capture was written, with a warning, since copying an archive
+// changes it. A run.json more than a day from the path's date is used, and said.
 absl::StatusOr<Times> RunTimes(const ImportOptions& options, const Capture& capture) {
   if (!options.at.empty()) {
     auto at = wire::ParseTimeOrAge(options.at, Clock::now());
     if (!at.ok()) return absl::InvalidArgumentError("--at: " + std::string(at.status().message()));
-    return Times{*at, *at};
+    return Times{*at, *at, ""};
   }
   if (fs::is_directory(capture.path)) {
-    if (auto times = TimesFromRunJson(capture.path)) return *times;
+    if (auto times = TimesFromRunJson(capture.path)) {
+      if (capture.when &&
+          std::chrono::abs(times->started_at - *capture.when) > std::chrono::hours(24)) {
+        times->note = "time from run.json, " + TimeText(times->started_at) + "; the path says " +
+                      TimeText(*capture.when);
+      }
+      return *times;
+    }
   }
-  if (capture.when) return Times{*capture.when, *capture.when};
+  if (capture.when) return Times{*capture.when, *capture.when, ""};
   const Clock::time_point written = agent::ModificationTime(capture.path);
-  return Times{written, written};
+  return Times{written, written,
+               "time from the file's modification time (no started_at in run.json, no date in "
+               "the path): --at sets one"};
 }
 
 std::string Lookup(const std::map<std::string, std::string>& map, const std::string& key) {
@@ -83,11 +98,12 @@ std::string Lookup(const std::map<std::string, std::string>& map, const std::str
 
 // Summarizes one capture into the RunSummary it would be stored as.
 absl::StatusOr<v1::RunSummary> Prepare(const ImportOptions& options, const Capture& capture,
-                                       std::string* quality) {
+                                       std::string* quality, std::string* note) {
   auto summary = trace::Summarize(capture.path);
   if (!summary.ok()) return summary.status();
   auto times = RunTimes(options, capture);
   if (!times.ok()) return times.status();
+  *note = times->note;
   agent::RunLabels labels;
   labels.job = "import";
   labels.model = options.model.empty() ? capture.model : options.model;
@@ -118,7 +134,7 @@ Outcome OutcomeOf(grpc::StatusCode code) {
 
 Result ImportOne(const ImportOptions& options, const Capture& capture, Stub* stub) {
   Result result;
-  auto run = Prepare(options, capture, &result.reason);
+  auto run = Prepare(options, capture, &result.reason, &result.note);
   if (!run.ok()) {
     result.outcome = Outcome::kInvalid;
     result.reason = std::string(run.status().message());
@@ -190,7 +206,8 @@ int Report(const ImportOptions& options, const std::vector<Capture>& captures,
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     ++counts[r.outcome];
-    const bool listed = options.dry_run || r.outcome != Outcome::kStored || !r.reason.empty();
+    const bool listed =
+        options.dry_run || r.outcome != Outcome::kStored || !r.reason.empty() || !r.note.empty();
     if (!listed) continue;
     out << absl::StrFormat("%-14s %s", Verb(r.outcome, options.dry_run), captures[i].path.string());
     if (!r.run_id.empty()) {
@@ -198,6 +215,7 @@ int Report(const ImportOptions& options, const std::vector<Capture>& captures,
       out << absl::StrFormat("  %s  %s  %s", r.run_id, r.series, wire::FormatTime(at));
     }
     if (!r.reason.empty()) out << "  (" << r.reason << ")";
+    if (!r.note.empty()) out << "  (warning: " << r.note << ")";
     out << "\n";
   }
   out << absl::StrFormat(
@@ -226,6 +244,12 @@ int RunImport(const ImportOptions& options, Stub* stub, std::ostream& out, std::
   auto captures = FindCaptures(roots, *layout);
   if (!captures.ok()) {
     err << "devtimectl import: " << captures.status().message() << "\n";
+    return 2;
+  }
+  if (absl::Status labels =
+          CheckLabels(*captures, options.layout, !options.model.empty(), !options.workload.empty());
+      !labels.ok()) {
+    err << "devtimectl import: " << labels.message() << "\n";
     return 2;
   }
   if (captures->empty()) {
@@ -257,7 +281,8 @@ void AddImportCommand(CLI::App& app, CommandContext& context, std::function<int(
   import->add_option("--workload", options->workload, "workload of every run (over the layout)");
   import->add_option("--host", options->host, "host of every run (default: the capture's own)");
   import->add_option("--at", options->at,
-                     "start time of every run (default: run.json, the layout, the file time)");
+                     "start time of every run (default: run.json's started_at, else the\n"
+                     "layout's when, else the file's time, with a warning)");
   import->add_option("--jobs,-j", options->jobs, "captures summarized at once (0 = one per core)")
       ->capture_default_str();
   import->add_flag("--dry-run", options->dry_run, "list what would be stored; send nothing");

@@ -4,6 +4,7 @@
 #include <array>
 #include <fstream>
 #include <map>
+#include <tuple>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -208,6 +209,24 @@ absl::StatusOr<std::vector<Capture>> FindCaptures(const std::vector<fs::path>& r
   std::sort(captures.begin(), captures.end(),
             [](const Capture& a, const Capture& b) { return a.path < b.path; });
   return captures;
+}
+
+absl::Status CheckLabels(const std::vector<Capture>& captures, std::string_view layout_text,
+                         bool model_given, bool workload_given) {
+  for (const Capture& capture : captures) {
+    for (const auto& [field, name, given] :
+         {std::tuple{"model", &capture.model, model_given},
+          std::tuple{"workload", &capture.workload, workload_given}}) {
+      if (given || name->empty() || !ParsePathTime(*name)) continue;
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: --layout %s makes '%s' the %s, but it reads as a date or time: the folder "
+          "given is probably not the archive's root (DIR/MODEL instead of DIR). Import the "
+          "root, or say what the path holds (e.g. --model M --layout workload/when), or set "
+          "--%s",
+          capture.path.string(), layout_text, *name, field, field));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> ContentRunId(const fs::path& capture, const std::string& model,

@@ -40,6 +40,16 @@ struct Capture {
 absl::StatusOr<std::vector<Capture>> FindCaptures(const std::vector<std::filesystem::path>& roots,
                                                   const ImportLayout& layout);
 
+// Refuses a capture whose model or workload, as the layout read them from its path, reads
+// as a time (ParsePathTime): that is a night's folder, taken for a name because the path
+// is shorter or longer than the layout says (e.g. DIR is one level below the archive's
+// root: "2026-11-24" becomes the workload and the time is lost). INVALID_ARGUMENT naming
+// the capture, the field, the component and what to do instead. A field its flag sets
+// (`model_given`, `workload_given`) is not read from the path, so it is not judged.
+// `layout_text`: --layout as given, for the message.
+absl::Status CheckLabels(const std::vector<Capture>& captures, std::string_view layout_text,
+                         bool model_given, bool workload_given);
+
 // The time a path component names, in UTC: 2026-11-24, 2026-11-24T02:00:00Z (RFC 3339),
 // 20261124, 20261124T0200, 20261124T020000, 20261124-020000; nullopt for anything else.
 std::optional<std::chrono::system_clock::time_point> ParsePathTime(std::string_view component);

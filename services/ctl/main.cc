@@ -3,9 +3,11 @@
 // need no collector).
 #include <cstdlib>
 #include <functional>
+#include <iostream>
 
 #include "CLI/CLI.hpp"
 #include "proto/wire/command_line.h"
+#include "proto/wire/version.h"
 #include "services/ctl/cli.h"
 #include "services/ctl/commands.h"
 #include "services/ctl/detect_command.h"
@@ -33,6 +35,13 @@ int main(int argc, char** argv) {
   std::function<int()> run_offline;
   ctl::AddImportCommand(app, context, &run_offline);
   ctl::AddDetectCommand(app, &run_offline);
+  // `devtimectl version`, as kubectl and helm take it: the same text as --version.
+  app.add_subcommand("version", "print the version and exit (as --version)")->callback([&] {
+    run_offline = [] {
+      std::cout << devtime::wire::VersionText("devtimectl") << std::endl;
+      return 0;
+    };
+  });
 
   devtime::wire::AddVersionFlag(app, "devtimectl");
   try {

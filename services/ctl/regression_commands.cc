@@ -1,9 +1,15 @@
 #include "services/ctl/regression_commands.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "proto/wire/exit_codes.h"
 #include "proto/wire/names.h"
 #include "proto/wire/time.h"
 #include "services/ctl/table.h"
@@ -169,6 +175,84 @@ void PrintRegressions(const Session& session, const v1::ListRegressionsResponse&
   session.out << (table.empty() ? "no regressions\n" : table.Render());
 }
 
+constexpr char kWhatAnIdIs[] =
+    "a regression id is a number, as `devtimectl regressions list` shows; a run id (or a "
+    "prefix of one) names the regression that run opened";
+
+// A regression's id: digits, fewer than a run id prefix has (8), so that "08066244" is the
+// run it looks like (ten million regressions are not in sight).
+bool IsNumber(const std::string& text) {
+  return !text.empty() && text.size() < 8 &&
+         std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// What a run reference may look like (collector.proto ResolveRun judges the rest).
+bool MayBeRunRef(const std::string& text) {
+  return text == "latest" ||
+         (!text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
+           return std::isxdigit(c) || c == '-';
+         }));
+}
+
+// Whether `r` is the regression `run_id` opened (its first bad run), else one it took part
+// in as the run that confirmed it or the newest run of a drift: 2, 1, 0.
+int RunRole(const v1::Regression& r, const std::string& run_id) {
+  if (r.first_bad_run_id() == run_id) return 2;
+  return r.confirmation_run_id() == run_id || r.drift().end_run_id() == run_id ? 1 : 0;
+}
+
+// The regression the run `ref` names (see RunRole): its id in *id, or the exit code.
+std::optional<int> RegressionOfRun(const Session& session, const std::string& ref, int64_t* id) {
+  v1::ResolveRunRequest resolve;
+  resolve.set_ref(ref);
+  v1::RunInfo run;
+  if (auto failed = Call(session, &Stub::ResolveRun, resolve, &run)) return failed;
+  const std::string& run_id = run.identity().run_id();
+  v1::ListRegressionsRequest request;
+  request.set_model(run.identity().model());
+  request.set_workload(run.identity().workload());
+  for (int state = v1::REGRESSION_STATE_UNSPECIFIED + 1; v1::RegressionState_IsValid(state);
+       ++state) {
+    request.add_states(static_cast<v1::RegressionState>(state));
+  }
+  v1::ListRegressionsResponse all;
+  if (auto status = InvokeAll(session, &Stub::ListRegressions, request, 0,
+                              &v1::ListRegressionsResponse::mutable_regressions, &all);
+      !status.ok()) {
+    return ReportError(session, status);
+  }
+  std::vector<int64_t> best;
+  int best_role = 0;
+  for (const v1::Regression& r : all.regressions()) {
+    const int role = RunRole(r, run_id);
+    if (role == 0 || role < best_role) continue;
+    if (role > best_role) best.clear();
+    best_role = role;
+    best.push_back(r.id());
+  }
+  if (best.empty()) {
+    session.err << "devtimectl: run " << run_id << " opened no regression; " << kWhatAnIdIs << "\n";
+    return wire::kExitNotFound;
+  }
+  if (best.size() > 1) {
+    session.err << "devtimectl: run " << run_id << " is in regressions "
+                << absl::StrJoin(best, ", ") << ": give one of these ids\n";
+    return wire::kExitUsage;
+  }
+  *id = best.front();
+  return std::nullopt;
+}
+
+// Refuses, while parsing, what is neither a regression id nor a run reference.
+CLI::Validator RegressionIdValidator() {
+  return CLI::Validator(
+      [](const std::string& text) -> std::string {
+        if (IsNumber(text) || MayBeRunRef(text)) return "";
+        return "'" + text + "' is not a regression: " + kWhatAnIdIs;
+      },
+      "");
+}
+
 std::string CurrentUser() {
   const char* user = std::getenv("USER");
   if (user == nullptr || *user == '\0') user = std::getenv("LOGNAME");
@@ -176,6 +260,17 @@ std::string CurrentUser() {
 }
 
 }  // namespace
+
+std::optional<int> ResolveRegressionId(const Session& session, const std::string& text,
+                                       int64_t* id) {
+  if (IsNumber(text)) {
+    *id = std::stoll(text);
+    return std::nullopt;
+  }
+  std::string ref = text;
+  for (char& c : ref) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return RegressionOfRun(session, ref, id);
+}
 
 int RegressionsList(const Session& session, const RegressionsListOptions& options) {
   v1::ListRegressionsRequest request;
@@ -199,16 +294,20 @@ int RegressionsList(const Session& session, const RegressionsListOptions& option
                          });
 }
 
-int RegressionsShow(const Session& session, int64_t id, Format format) {
+int RegressionsShow(const Session& session, const std::string& id, Format format) {
   v1::GetRegressionRequest request;
-  request.set_id(id);
+  int64_t number = 0;
+  if (auto failed = ResolveRegressionId(session, id, &number)) return *failed;
+  request.set_id(number);
   return CallAndPrint(session, &Stub::GetRegression, request, format,
                       [&](const v1::Regression& r) { PrintRegression(session, r); });
 }
 
 int RegressionsTriage(const Session& session, const TriageOptions& options) {
   v1::TransitionRegressionRequest request;
-  request.set_id(options.id);
+  int64_t id = 0;
+  if (auto failed = ResolveRegressionId(session, options.id, &id)) return *failed;
+  request.set_id(id);
   request.set_to(wire::RegressionStateFromName(options.to));
   if (request.to() == v1::REGRESSION_STATE_RESOLVED) {
     request.set_resolution(options.resolution.empty()
@@ -228,6 +327,8 @@ int RegressionsTriage(const Session& session, const TriageOptions& options) {
 }
 
 void AddRegressionCommands(CLI::App& app, CommandContext& context) {
+  static constexpr char kIdHelp[] =
+      "the regression's id (a number), or the run that opened it (a run id, a prefix of one)";
   auto* regressions = app.add_subcommand("regressions", "detected regressions and their triage");
   regressions->require_subcommand(1);
   auto list = std::make_shared<RegressionsListOptions>();
@@ -244,13 +345,13 @@ void AddRegressionCommands(CLI::App& app, CommandContext& context) {
   OnParsed(list_command, context, [list](const Session& s) { return RegressionsList(s, *list); });
 
   struct ShowOptions {
-    int64_t id = 0;
+    std::string id;
     Format format = Format::kTable;
   };
   auto show = std::make_shared<ShowOptions>();
   auto* show_command = regressions->add_subcommand(
       "show", "one regression: attribution (operators, layers, environment), series, history");
-  show_command->add_option("ID", show->id, "the regression's id")->required();
+  show_command->add_option("ID", show->id, kIdHelp)->required()->check(RegressionIdValidator());
   AddFormatOption(show_command, &show->format);
   OnParsed(show_command, context,
            [show](const Session& s) { return RegressionsShow(s, show->id, show->format); });
@@ -260,7 +361,7 @@ void AddRegressionCommands(CLI::App& app, CommandContext& context) {
     auto triage = std::make_shared<TriageOptions>();
     triage->to = to;
     auto* command = regressions->add_subcommand(name, help);
-    command->add_option("ID", triage->id, "the regression's id")->required();
+    command->add_option("ID", triage->id, kIdHelp)->required()->check(RegressionIdValidator());
     command->add_option("--by", triage->by, "who (default: $USER)");
     command->add_option("--reason", triage->reason, "why, for the history");
     OnParsed(command, context,

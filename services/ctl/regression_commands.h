@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,10 +23,17 @@ struct RegressionsListOptions {
 };
 
 int RegressionsList(const Session& session, const RegressionsListOptions& options);
-int RegressionsShow(const Session& session, int64_t id, Format format);
+// What an ID argument may be: a regression's id (a number), or a run (collector.proto
+// ResolveRun: an id, a prefix of one, in any case, or latest) naming the regression it opened
+// (else the one it confirmed, or the newest run of a drift). *id = the regression's id;
+// returns the exit code of a failure (reported on session.err), nullopt on success.
+std::optional<int> ResolveRegressionId(const Session& session, const std::string& text,
+                                       int64_t* id);
+
+int RegressionsShow(const Session& session, const std::string& id, Format format);
 
 struct TriageOptions {
-  int64_t id = 0;
+  std::string id;          // as ResolveRegressionId takes it
   std::string to;          // "acknowledged", "resolved" or "invalid"
   std::string resolution;  // with resolved: "fixed" (default) or "accepted_baseline"
   std::string by;          // who; "" = $USER

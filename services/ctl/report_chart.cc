@@ -83,13 +83,10 @@ std::string Axes(const Frame& f, const std::string& label) {
         "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>",
         f.left, f.Y(v), f.left + f.width, f.Y(v), f.left - 6, f.Y(v) + 4, v / unit.us);
   }
-  const int x_ticks = 6;
-  const char* format = f.t1 - f.t0 > 4 * 86400 ? "%Y-%m-%d" : "%m-%d %H:%M";
-  for (int i = 0; i <= x_ticks; ++i) {
-    double t = f.t0 + (f.t1 - f.t0) * i / x_ticks;
+  for (const TimeTick& tick : TimeTicks(f.t0, f.t1)) {
     absl::StrAppendFormat(
-        &svg, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>", f.X(t),
-        f.top + f.height + 18, Utc(t, format));
+        &svg, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
+        f.X(tick.seconds), f.top + f.height + 18, tick.label);
   }
   absl::StrAppendFormat(&svg,
                         "<text class=\"axis\" x=\"14\" y=\"%.1f\" text-anchor=\"middle\""
@@ -286,6 +283,25 @@ std::string NoiseLegend(const ReportSeries& s) {
 }
 
 }  // namespace
+
+std::vector<TimeTick> TimeTicks(double t0, double t1) {
+  constexpr double kHour = 3600, kDay = 86400;
+  constexpr int kMostTicks = 7;
+  // Whole hours that divide a day, then whole days; UTC midnights are multiples of a day.
+  double step = kHour;
+  for (double candidate : {kHour, 2 * kHour, 3 * kHour, 6 * kHour, 12 * kHour, kDay, 2 * kDay,
+                           7 * kDay, 14 * kDay, 28 * kDay}) {
+    step = candidate;
+    if ((t1 - t0) / step < kMostTicks) break;
+  }
+  while ((t1 - t0) / step >= kMostTicks) step *= 2;  // years: 56, 112, ... days
+  std::vector<TimeTick> ticks;
+  for (double t = std::ceil(t0 / step) * step; t <= t1; t += step) {
+    const bool midnight = std::fmod(t, kDay) == 0;
+    ticks.push_back({t, Utc(t, midnight ? "%Y-%m-%d" : "%m-%d %H:%M")});
+  }
+  return ticks;
+}
 
 const char* StateColor(const std::string& state) {
   static const auto* const kColors = new std::map<std::string, const char*>{

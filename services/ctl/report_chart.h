@@ -37,6 +37,17 @@ std::string Utc(double seconds, const char* format);
 using wire::ScaledTime;
 using wire::SignedTime;
 
+// A label on a time axis, at `seconds` since the epoch.
+struct TimeTick {
+  double seconds;
+  std::string label;
+};
+
+// The ticks of a time axis over [t0, t1]: fewer than 7, at whole hours (1, 2, 3, 6, 12) or
+// whole days, UTC. A tick at midnight is labelled with its date ("2026-11-25"), any other
+// with its date and time ("11-25 06:00"), so no label names a day it is not the start of.
+std::vector<TimeTick> TimeTicks(double t0, double t1);
+
 // "workload" or "workload · instance type".
 std::string SeriesName(const ReportSeries& s);
 

@@ -21,10 +21,13 @@ std::string StateBadge(const std::string& state) {
                          StateColor(state), HtmlEscape(state));
 }
 
-// The operator that grew most (the attribution lists the largest |delta| first).
+// The operator that grew most (the attribution lists the largest |delta| first), as HTML:
+// the name may break anywhere (kernel names are long), its "+1.159 ms" never.
 std::string TopOp(const ReportRegression& r) {
   for (const auto& op : r.ops) {
-    if (op.delta_us > 0) return op.op + " " + SignedTime(op.delta_us);
+    if (op.delta_us > 0) {
+      return HtmlEscape(op.op) + " <span class=\"nowrap\">" + SignedTime(op.delta_us) + "</span>";
+    }
   }
   return "–";
 }
@@ -284,7 +287,7 @@ std::string RegressionsTable(const ReportModel& report) {
         "<td>%s</td><td>%s<br><span class=\"muted\">%s</span></td></tr>",
         HtmlEscape(r.summary), RegressionAnchor(r.id), r.id, StateBadge(r.state),
         HtmlEscape(r.severity), HtmlEscape(r.kind), HtmlEscape(WorkloadName(r)), Change(r),
-        HtmlEscape(TopOp(r)), EnvironmentChanges(r.environment), RunLink(r.first_bad_run_id),
+        TopOp(r), EnvironmentChanges(r.environment), RunLink(r.first_bad_run_id),
         HtmlEscape(r.first_bad_at.text));
   }
   return html + "</tbody></table>";
@@ -387,6 +390,7 @@ th, td { border-bottom: 1px solid #e5e7eb; padding: 4px 8px; text-align: left; v
 th { background: #f3f4f6; font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.op { font-family: ui-monospace, "DejaVu Sans Mono", monospace; word-break: break-all; }
+.nowrap { white-space: nowrap; word-break: normal; }
 td.worse { color: #b91c1c; } td.better { color: #15803d; }
 code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; }
 .muted { color: #6b7280; } .note { background: #fef3c7; padding: 6px 10px; border-radius: 4px; }

@@ -128,6 +128,32 @@ TEST_F(ImportTest, ADryRunListsWhatItWouldStoreWithoutACollector) {
   EXPECT_TRUE(StoredRuns().empty());
 }
 
+TEST_F(ImportTest, AModelFolderWhoseDatesWouldBecomeWorkloadsIsRefusedSayingWhy) {
+  // archive/mlp holds cpu/2026-11-20: read as model/workload/when, a date is the workload.
+  auto refused = Ctl({"import", (archive_ / "mlp").string()});
+  EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("makes '2026-11-20' the workload, but it reads as a date"));
+  EXPECT_THAT(refused.err, HasSubstr("--layout workload/when"));
+  EXPECT_TRUE(StoredRuns().empty());
+
+  // Said the way the folder is laid out, it imports with the dates as times.
+  auto imported =
+      Ctl({"import", (archive_ / "mlp").string(), "--model", "mlp", "--layout", "workload/when"});
+  EXPECT_EQ(imported.exit_code, 1) << imported.out << imported.err;  // 2026-11-25 is broken
+  EXPECT_THAT(imported.out, HasSubstr("3 captures: 2 stored"));
+  for (const auto& run : StoredRuns()) EXPECT_EQ(run.identity().workload(), "cpu");
+}
+
+TEST_F(ImportTest, ATimeTakenFromTheFilesIsAWarning) {
+  // One capture as the root: no date in its path, and its run.json has no started_at.
+  auto result = devtime::testing::RunCommand(
+      {devtime::testing::BinaryPath("devtimectl"), "--collector", "127.0.0.1:1", "import",
+       (archive_ / "mlp/cpu/2026-11-20").string(), "--model", "mlp", "--dry-run"});
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_THAT(result.out, HasSubstr("(warning: time from the file's modification time"));
+  EXPECT_THAT(result.out, HasSubstr("--at sets one"));
+}
+
 TEST_F(ImportTest, AFolderThatDoesNotExistIsBadUsage) {
   auto result = Ctl({"import", (archive_ / "nope").string()});
   EXPECT_EQ(result.exit_code, 2) << result.out << result.err;

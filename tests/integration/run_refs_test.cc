@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <ctime>
 #include <random>
 #include <string>
@@ -106,9 +107,17 @@ TEST_F(RunRefsTest, ShortOrMalformedPrefixIsRefusedSayingWhatToType) {
   EXPECT_THAT(shown.err, AllOf(HasSubstr("INVALID_ARGUMENT"),
                                HasSubstr("a prefix of 6 hex digits is too short"),
                                HasSubstr("at least 8 hex digits"), HasSubstr("latest")));
-  // Uppercase is not the form run ids are stored in, whole or in part.
-  EXPECT_THAT(ShownRunId({"08F66244"}), HasSubstr("not the start of a lowercase UUID"));
-  EXPECT_THAT(ShownRunId({"08f66244c1be"}), HasSubstr("not the start of a lowercase UUID"));
+  // A prefix without the UUID's dashes is not one.
+  EXPECT_THAT(ShownRunId({"08f66244c1be"}), HasSubstr("not the start of a UUID"));
+}
+
+TEST_F(RunRefsTest, CapitalsAreTheSameHexDigits) {
+  EXPECT_EQ(ShownRunId({"08F66244"}), kFusedBefore);
+  std::string whole = kFusedAfter;
+  for (char& c : whole) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  EXPECT_EQ(ShownRunId({whole}), kFusedAfter);
+  auto compare = Ctl({"compare", "08F66244", "B87AE65C"});
+  EXPECT_EQ(compare.exit_code, 0) << compare.err;
 }
 
 TEST_F(RunRefsTest, LatestIsTheNewestRunOfTheChosenSeries) {

@@ -92,14 +92,19 @@ std::set<Labels> ReadLatestRuns(pqxx::transaction_base& tx, const Cutoffs& at,
           ", device_us_per_step,"
           " coalesce((SELECT avg(cpu_us) FROM run_steps s WHERE s.run_id = l.run_id),"
           "  (SELECT sum(self_cpu_us) FROM op_stats o WHERE o.run_id = l.run_id) / steps, 0),"
-          " steps, layers::text FROM latest l",
+          " steps, layers::text, cpu_basis FROM latest l",
       at.stale);
   std::set<Labels> triples;
   for (const auto& row : rows) {
     Labels triple = TripleLabels(row);
     triples.insert(triple);
     snapshot.latest_run[triple] = MicrosToSeconds(row[3]);
-    snapshot.step_seconds[With(triple, "time", "device")] = row[4].as<double>() / kMicrosPerSecond;
+    // A CPU-only profile has no device time: its series basis is CPU time, exported once,
+    // so that sum() over `time` does not count it twice.
+    if (!row[8].as<bool>()) {
+      snapshot.step_seconds[With(triple, "time", "device")] =
+          row[4].as<double>() / kMicrosPerSecond;
+    }
     snapshot.step_seconds[With(triple, "time", "cpu")] = row[5].as<double>() / kMicrosPerSecond;
     AddLayers(triple, row[7].as<std::string>(), row[6].as<double>(), snapshot.layer_seconds);
   }

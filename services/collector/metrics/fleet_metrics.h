@@ -5,9 +5,11 @@
 //
 //   devtime_step_seconds{model,workload,instance_type,time}
 //       the latest OK run's mean time per step. time="device": runs.device_us_per_step, the
-//       detector's series basis (for CPU-only profiles that basis is self CPU time, as
-//       run.proto says); time="cpu": mean of the run's run_steps.cpu_us (runs without steps:
-//       the ops' self CPU time over the capture's active steps).
+//       detector's series basis, only for runs with device time; time="cpu": mean of the
+//       run's run_steps.cpu_us (runs without steps: the ops' self CPU time over the
+//       capture's active steps). A CPU-only profile (device kind cpu, or no device time) has
+//       time="cpu" alone, which is then its series basis: a sum over `time` counts it once.
+//       Its basis whatever the device: `step{time="device"} or ignoring (time) step{time="cpu"}`.
 //   devtime_op_self_seconds_per_step{model,workload,instance_type,op}
 //       the latest OK run's top `top_ops` operators by self time per step (self device time;
 //       self CPU time when the run has no device time: CPU-only profiles), the rest summed as

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <optional>
 
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "proto/wire/limits.h"
 
@@ -114,6 +115,9 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
                    *server->analyzer_, *server->metrics_, *server->sessions_},
       options.admin_token, options.session, options.token_cache_ttl);
   grpc::EnableDefaultHealthCheckService(true);
+  // Server reflection (grpc.reflection.v1alpha), so grpcurl and grpc_cli need no -proto. It
+  // tells the schema only, the same as proto/ in the sources, so it asks for no token.
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.grpc_listen, ServerCredentials(options), &server->grpc_port_);
   // Slack above the RunSummary limit for the request wrapper; larger messages are refused

@@ -1,5 +1,6 @@
 #include "services/collector/store/run_store.h"
 
+#include <cctype>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -202,25 +203,28 @@ std::string SeriesKeyOf(const v1::RunSummary& run) {
          '\n';
 }
 
-// The lowest and highest run id starting with `prefix`, so a prefix is looked up as a range
-// of the primary key; INVALID_ARGUMENT, saying what to type, when `prefix` is not the start
-// of a lowercase UUID or has fewer than kMinRunIdPrefix hex digits.
-absl::StatusOr<std::pair<std::string, std::string>> PrefixRange(const std::string& prefix) {
+// The lowest and highest run id starting with `typed`, so a prefix is looked up as a range
+// of the primary key; INVALID_ARGUMENT, saying what to type, when `typed` is not the start
+// of a UUID or has fewer than kMinRunIdPrefix hex digits. Capitals are the same digits:
+// run ids are stored in lowercase, and people copy them from wherever they saw them.
+absl::StatusOr<std::pair<std::string, std::string>> PrefixRange(const std::string& typed) {
+  std::string prefix = typed;
+  for (char& c : prefix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   std::string low = "00000000-0000-0000-0000-000000000000";
   std::string high = "ffffffff-ffff-ffff-ffff-ffffffffffff";
   auto refused = [&](const std::string& why) {
-    return absl::InvalidArgumentError("run '" + wire::PrintableText(prefix, 64) + "': " + why +
+    return absl::InvalidArgumentError("run '" + wire::PrintableText(typed, 64) + "': " + why +
                                       ": give a run id, a prefix of one (at least " +
                                       std::to_string(kMinRunIdPrefix) +
                                       " hex digits, like 08f66244) or latest");
   };
-  if (prefix.size() > low.size()) return refused("not a lowercase UUID");
+  if (prefix.size() > low.size()) return refused("not a UUID");
   int digits = 0;
   for (std::size_t i = 0; i < prefix.size(); ++i) {
     bool dash = low[i] == '-';
     char c = prefix[i];
     bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-    if (dash ? c != '-' : !hex) return refused("not the start of a lowercase UUID");
+    if (dash ? c != '-' : !hex) return refused("not the start of a UUID");
     digits += dash ? 0 : 1;
     low[i] = high[i] = c;
   }

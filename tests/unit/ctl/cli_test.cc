@@ -85,6 +85,28 @@ TEST(FormatOption, AcceptsTableAndJsonInAnyCase) {
   EXPECT_NE(Parse(app, {"--format", "xml"}), 0);
 }
 
+// CLI11's message for `args`, "" when they parse.
+std::string ParseError(CLI::App& app, std::vector<std::string> args) {
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(FormatOption, AnUnknownFormatNamesTheFlagAndTheFormats) {
+  CLI::App app;
+  Format format = Format::kTable;
+  AddListFormatOption(&app, &format);
+  EXPECT_EQ(ParseError(app, {"--format", "yaml"}),
+            "--format: 'yaml' is not one of table, json or ids");
+  // --help lists them as shell completion reads them, with the default.
+  EXPECT_NE(app.help().find("--format TEXT:{table,json,ids}=table"), std::string::npos)
+      << app.help();
+}
+
 // Every command group registered as devtimectl's main does it.
 struct Devtimectl {
   CLI::App app;
@@ -141,6 +163,19 @@ TEST(Commands, GlobalFlagsComeBeforeTheSubcommand) {
   EXPECT_EQ(ctl.options.collector, "c:1");
   EXPECT_EQ(ctl.options.timeout_seconds, 2);
   EXPECT_TRUE(ctl.context.command);
+}
+
+TEST(Commands, ARegressionIdIsANumberOrARunAndElseSaysSo) {
+  for (const std::string id : {"12", "b87ae65c", "B87AE65C-1586", "latest"}) {
+    Devtimectl ctl;
+    EXPECT_EQ(ParseError(ctl.app, {"regressions", "show", id}), "") << id;
+  }
+  Devtimectl ctl;
+  const std::string error = ParseError(ctl.app, {"regressions", "ack", "fusion-lost"});
+  EXPECT_NE(error.find("'fusion-lost' is not a regression: a regression id is a number"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error.find("convert"), std::string::npos) << error;
 }
 
 TEST(Commands, AGroupWithoutItsSubcommandIsAUsageError) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # deploy/completions/devtime.bash completes what the programs' --help says: subcommands at
-# each level (option values passed over), options after "-", for all three executables.
+# each level (option values passed over), options after "-", an option's allowed values,
+# runs for RUN arguments, for all three executables.
 # Usage: completion_test.sh SOURCE_DIR BIN_DIR
 set -u
 source_dir=$1
@@ -28,6 +29,16 @@ expect "--model" devtimectl runs list --mo
 expect "regressions report" devtimectl re
 expect "summarize" devtime-agent su
 expect "--database --database-connections" devtime-collector --datab
+# An option's allowed values, never file names (issue 22).
+expect "table json ids" devtimectl runs list --format ""
+expect "json" devtimectl runs show --format j
+expect "markdown" devtimectl check --format m
+expect "" devtimectl runs list --format yaml
+# A run: latest, and the collector's run ids (none here: nothing listens on port 1).
+expect "latest" devtimectl --collector 127.0.0.1:1 runs show ""
+expect "latest" devtimectl --collector 127.0.0.1:1 compare latest ""
+expect "latest" devtimectl --collector 127.0.0.1:1 check --format text --run l
+expect "" devtimectl --collector 127.0.0.1:1 regressions show ""
 
 [[ $failures -eq 0 ]] && echo "completion: all cases pass"
 exit $((failures > 0))

@@ -113,6 +113,31 @@ TEST_F(ImportScanTest, AComponentThatIsNotATimeWhereTheLayoutWantsOneIsNamed) {
   EXPECT_NE(captures.status().message().find("--layout"), std::string::npos);
 }
 
+TEST_F(ImportScanTest, ADateReadAsAModelOrWorkloadIsRefusedUnlessAFlagSetsIt) {
+  HarnessOutput("fused/2026-11-24");  // a model's folder imported as if it were the root
+  auto captures = FindCaptures({root_}, Layout("model/workload/when"));
+  ASSERT_TRUE(captures.ok()) << captures.status();
+  ASSERT_EQ(captures->size(), 1u);
+  EXPECT_EQ((*captures)[0].workload, "2026-11-24");
+  absl::Status refused = CheckLabels(*captures, "model/workload/when", false, false);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("fused/2026-11-24: --layout model/workload/when makes "
+                                   "'2026-11-24' the workload, but it reads as a date"),
+            std::string::npos)
+      << refused.message();
+  EXPECT_TRUE(CheckLabels(*captures, "model/workload/when", false, true).ok());
+
+  auto as_model = FindCaptures({root_ / "fused"}, Layout("model/when"));
+  ASSERT_TRUE(as_model.ok()) << as_model.status();
+  EXPECT_NE(CheckLabels(*as_model, "model/when", false, false).message().find("the model"),
+            std::string::npos);
+  // Names that merely hold digits are names.
+  HarnessOutput("rmsnorm/bs1024/2026-11-24");
+  auto good = FindCaptures({root_ / "rmsnorm"}, Layout("workload/when"));
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_TRUE(CheckLabels(*good, "workload/when", true, false).ok());
+}
+
 TEST_F(ImportScanTest, AMissingRootIsNotFound) {
   auto captures = FindCaptures({root_ / "nope"}, Layout("model"));
   EXPECT_EQ(captures.status().code(), absl::StatusCode::kNotFound);

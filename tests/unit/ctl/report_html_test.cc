@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <regex>
 #include <set>
 
@@ -226,7 +227,8 @@ TEST(ReportHtml, TableListsOnlyLiveRegressions) {
   std::string table = html.substr(html.find("<table class=\"regressions\""));
   table = table.substr(0, table.find("</table>"));
   ExpectContains(table, {"<a href=\"#regression-3\">3</a></td>", ">open</span>", "+484.0 %",
-                         "aten::mul +1.165 ms", "<code>neuronx-cc</code> 2.21 → 2.22", "fused-3"});
+                         "aten::mul <span class=\"nowrap\">+1.165 ms</span>",
+                         "<code>neuronx-cc</code> 2.21 → 2.22", "fused-3"});
   EXPECT_THAT(table, Not(HasSubstr("fused-1<")));  // resolved: not in the table
 }
 
@@ -250,7 +252,9 @@ TEST(ReportHtml, RegressionSectionLinksBothRunsTraceFilesWithTheCommandsThatOpen
                  {"last good run <a href=\"#run-" + r.last_good_run_id() + "\">",
                   "<a href=\"file:///traces/m/fused/good/trace.json\"", ">trace.json</a>",
                   "<code>Perfetto UI: trace_processor --httpd &#39;/traces/m/fused/good/"
-                  "trace.json&#39;, then open https://ui.perfetto.dev</code>",
+                  "trace.json&#39;, then open https://ui.perfetto.dev; or, without "
+                  "trace_processor (not packaged in Debian), load the file in "
+                  "https://ui.perfetto.dev directly (Open trace file)</code>",
                   "first bad run <a href=\"#run-" + r.first_bad_run_id() + "\">",
                   "<code>Neuron Explorer: neuron-explorer view -d &#39;/traces/m/fused/bad/s&#39;"
                   "</code>",
@@ -366,6 +370,64 @@ TEST(ReportHtml, MarksAndLabelsTheEnvironmentChangeOnTheTimeAxis) {
   std::string naive = FromSeries(html, 0);
   naive = naive.substr(0, naive.find("id=\"series-1\""));
   EXPECT_EQ(Count(naive, "<g class=\"env-change\""), 0u);  // nothing fetched for "naive"
+}
+
+TEST(TimeTicks, ADateLabelsOnlyAMidnight) {
+  // 2026-11-24T02:00Z to 2026-12-04T02:00Z: ten days, ticked at midnights.
+  const double start = kNight - 5 * 86400;
+  auto days = TimeTicks(start, start + 10 * 86400);
+  ASSERT_GE(days.size(), 3u);
+  ASSERT_LT(days.size(), 7u);
+  for (const TimeTick& tick : days) {
+    EXPECT_EQ(std::fmod(tick.seconds, 86400), 0) << tick.label;
+    EXPECT_EQ(tick.label, Utc(tick.seconds, "%Y-%m-%d"));
+  }
+  EXPECT_GE(days.front().seconds, start);
+  EXPECT_EQ(days.front().label, "2026-11-25");  // every second midnight: ten days in 5 ticks
+  // A day and a half: whole hours, each labelled with its time unless it is a midnight.
+  auto hours = TimeTicks(start, start + 36 * 3600);
+  ASSERT_GE(hours.size(), 3u);
+  for (const TimeTick& tick : hours) {
+    const bool midnight = std::fmod(tick.seconds, 86400) == 0;
+    EXPECT_EQ(std::fmod(tick.seconds, 3600), 0) << tick.label;
+    EXPECT_EQ(tick.label, Utc(tick.seconds, midnight ? "%Y-%m-%d" : "%m-%d %H:%M"));
+  }
+  EXPECT_EQ(hours.front().label, "11-24 06:00");
+}
+
+TEST(HistoryChart, LabelsADateOnlyAtItsMidnight) {
+  // Six nights at 02:00 from 2026-11-24: the fusion lost on 11-25 must not look like 11-24.
+  ReportSeries s;
+  s.workload = "fused";
+  s.basis = "device";
+  const double first = kNight - 5 * 86400;  // 2026-11-24T02:00:00Z
+  for (int i = 0; i < 6; ++i) {
+    ReportRun run;
+    run.run_id = "fused-" + std::to_string(i);
+    run.started_at = {first + i * 86400, Utc(first + i * 86400, "%Y-%m-%dT%H:%M:%SZ")};
+    run.ok = true;
+    run.us_per_step = i == 0 ? 403 : 2355;
+    s.runs.push_back(run);
+  }
+  const std::string svg = HistoryChart(s, {}, 0.05);
+  std::regex tick(
+      "<text class=\"tick\" x=\"([0-9.]+)\" y=\"[0-9.]+\" text-anchor=\"middle\">"
+      "([0-9]{4}-[0-9]{2}-[0-9]{2})</text>");
+  std::regex dot("<circle cx=\"([0-9.]+)\"");
+  std::vector<double> xs;  // the runs' x, oldest first
+  for (std::sregex_iterator it(svg.begin(), svg.end(), dot), end; it != end; ++it) {
+    xs.push_back(std::stod((*it)[1]));
+  }
+  ASSERT_EQ(xs.size(), 6u);
+  const double px_per_day = xs[1] - xs[0];
+  int dates = 0;
+  for (std::sregex_iterator it(svg.begin(), svg.end(), tick), end; it != end; ++it, ++dates) {
+    // A date's tick is its midnight: 2 h (1/12 of a day) before that night's run.
+    const std::string label = (*it)[2];
+    const int night = std::stoi(label.substr(8, 2)) - 24;
+    EXPECT_NEAR(std::stod((*it)[1]), xs[night] - px_per_day / 12, 0.2) << label;
+  }
+  EXPECT_GT(dates, 2);
 }
 
 TEST(ReportHtml, EveryLinkLeadsToASectionOfThePage) {

@@ -106,7 +106,8 @@ TEST(AlertmanagerAlert, TracesAnnotationSaysHowToOpenBothRunsTraceFiles) {
   ASSERT_TRUE(alert.has_value());
   EXPECT_EQ(alert->at("annotations").at("traces"),
             "last good: Perfetto UI: trace_processor --httpd '/t/good/trace.json', then open "
-            "https://ui.perfetto.dev\n"
+            "https://ui.perfetto.dev; or, without trace_processor (not packaged in Debian), "
+            "load the file in https://ui.perfetto.dev directly (Open trace file)\n"
             "first bad: Neuron Explorer: neuron-explorer view -d '/t/bad/s'");
   EXPECT_FALSE(AlertNow(SampleRegression(7, kNow))->at("annotations").contains("traces"));
 }

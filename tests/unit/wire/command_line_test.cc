@@ -15,7 +15,9 @@ struct Tree {
     runs->require_subcommand(1);
     runs->add_subcommand("list", "list them");
     runs->add_subcommand("show", "show one");
-    app.add_subcommand("check", "a gate")->add_option("--run", run);
+    auto* check = app.add_subcommand("check", "a gate");
+    check->add_option("--run", run);
+    check->add_option("--format", format);
     AddVersionFlag(app, "tool");
   }
 
@@ -30,7 +32,7 @@ struct Tree {
   }
 
   CLI::App app{"tool"};
-  std::string run;
+  std::string run, format;
   std::ostringstream out, err;
 };
 
@@ -67,6 +69,25 @@ TEST(CommandLine, ABadFlagIsUsageNotCli11sOwnCode) {
   const Outcome bad = Parse({"check", "--nope"});
   EXPECT_EQ(bad.code, kExitUsage);
   EXPECT_FALSE(bad.err.empty());
+}
+
+TEST(CommandLine, AnUnknownOptionIsNamedWithTheClosestOne) {
+  const Outcome typo = Parse({"check", "--rnu", "a"});
+  EXPECT_EQ(typo.code, kExitUsage);
+  EXPECT_EQ(typo.err,
+            "tool check: unknown option '--rnu'; did you mean '--run'?\n"
+            "Run 'tool check --help' for the options.\n");
+}
+
+TEST(CommandLine, KubectlsOutputFlagMeansFormat) {
+  const Outcome o = Parse({"check", "-o", "json"}), output = Parse({"check", "--output=json"});
+  EXPECT_EQ(o.code, kExitUsage);
+  EXPECT_EQ(o.err,
+            "tool check: unknown option '-o'; did you mean '--format'?\n"
+            "Run 'tool check --help' for the options.\n");
+  EXPECT_NE(output.err.find("unknown option '--output=json'; did you mean '--format'?"),
+            std::string::npos)
+      << output.err;
 }
 
 TEST(CommandLine, HelpAndVersionExitZeroOnStandardOutput) {

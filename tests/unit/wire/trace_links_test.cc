@@ -20,7 +20,9 @@ TEST(OpenWith, KinetoTracesAndPftraceFilesOpenInThePerfettoUi) {
     const TraceOpening opening = OpenWith(artifact);
     EXPECT_EQ(opening.viewer, "Perfetto UI");
     EXPECT_EQ(opening.command, "trace_processor --httpd " + ShellQuote(LocalPath(artifact.uri())));
-    EXPECT_EQ(opening.then, "then open https://ui.perfetto.dev");
+    EXPECT_EQ(opening.then,
+              "then open https://ui.perfetto.dev; or, without trace_processor (not packaged in "
+              "Debian), load the file in https://ui.perfetto.dev directly (Open trace file)");
   }
 }
 
