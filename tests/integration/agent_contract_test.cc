@@ -136,7 +136,12 @@ TEST_F(AgentContractTest, TheDaemonDeliversProfilesPastTheContractsLimits) {
 
   // Every slot succeeded: each run was acknowledged, none refused.
   EXPECT_EQ(db_.Query("SELECT string_agg(status, ',') FROM runs"), "ok,ok,ok,ok,ok") << Log();
-  EXPECT_EQ(db_.Count("job_slots WHERE outcome = 'succeeded'"), 5) << Log();
+  // The slot reports travel apart from the runs: wait for them.
+  EXPECT_TRUE(Wait([&] { return db_.Count("job_slots WHERE outcome = 'succeeded'") == 5; }))
+      << db_.Query(
+             "SELECT string_agg(job || ': ' || outcome || ' ' || reason, '; ') "
+             "FROM job_slots")
+      << Log();
 
   // 20,000 steps: 10,000 buckets of 2, the series value the exact mean over 20,000 steps.
   const nlohmann::json steps = StoredRun("steps");

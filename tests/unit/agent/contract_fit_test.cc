@@ -243,6 +243,16 @@ TEST(ContractFit, RepairWarningsAreKeptWhenTheTraceFillsTheWarnings) {
   EXPECT_NE(WarningOf(run, "operator_names_escaped"), nullptr);
 }
 
+// What has no repair is left for the contract to refuse, naming the field (the daemon then
+// fails the slot with that message instead of spooling the run).
+TEST(ContractFit, ATimePastTheContractsBoundIsRefusedNotRepaired) {
+  trace::TraceSummary summary = ManySteps(2);
+  summary.ops.push_back(Op("aten::forever", 2e15));
+  const absl::Status valid = wire::ValidateRun(BuildRunSummary(summary, Labels()));
+  EXPECT_EQ(valid.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(valid.message()), HasSubstr("self_cpu_us: must be finite"));
+}
+
 TEST(StepBuckets, ContiguousBucketsOfEqualSizeButTheLast) {
   StepBuckets buckets(7, 3);
   EXPECT_EQ(buckets.steps_per_bucket(), 3u);
