@@ -11,8 +11,9 @@ namespace {
 void AddSummarize(CLI::App& app, SummarizeCommand& command, std::string& format_name) {
   auto* summarize = app.add_subcommand("summarize", "print a per-operator summary of a trace");
   summarize->footer(
-      "Exit codes: 0 ok, 1 the trace cannot be read, 3 the capture is INVALID (the summary is\n"
-      "still printed and the reason goes to stderr); a usage error exits with CLI11's code.");
+      "Exit codes: 0 ok; 1 the capture is INVALID (the summary is still printed and the reason\n"
+      "goes to stderr), the trace cannot be read, or (--format json) the run cannot be sent;\n"
+      "2 usage. What the collector would refuse is repaired with a warning in the run.");
   summarize->add_option("TRACE", command.trace, "trace file or profiler output directory")
       ->required();
   summarize->add_option("--format", format_name, "table (key_averages-like) or json (RunSummary)")

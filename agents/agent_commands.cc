@@ -14,6 +14,7 @@
 #include "proto/wire/call_errors.h"
 #include "proto/wire/channel.h"
 #include "proto/wire/json.h"
+#include "proto/wire/validation.h"
 
 namespace devtime::agent {
 namespace {
@@ -41,29 +42,61 @@ int Compare(const std::string& before_path, const std::string& after_path) {
   return 0;
 }
 
-// Reads and uploads one file's run; prints what was stored, or why not (then false).
-bool UploadFile(v1::Collector::StubInterface& stub, const std::string& file,
-                UploadOptions options) {
-  options.on_retry = [&](const grpc::Status& status, std::chrono::milliseconds wait) {
-    std::cerr << "devtime-agent: " << file << ": "
-              << wire::DescribeCallError(status, options.collector) << "; retrying in "
-              << wait.count() << " ms\n";
-  };
+// What `upload` says while it retries one file: the error in full the first time (and when its
+// code changes), then one short line per retry, so that a minute of retries is not a screen
+// of the same long sentence.
+class RetryNotes {
+ public:
+  explicit RetryNotes(const std::string& file, const std::string& collector)
+      : file_(file), collector_(collector) {}
+
+  void operator()(const grpc::Status& status, std::chrono::milliseconds wait) {
+    ++retries_;
+    if (retries_ == 1 || status.error_code() != last_code_) {
+      std::cerr << "devtime-agent: " << file_ << ": " << wire::DescribeCallError(status, collector_)
+                << "; retrying\n";
+      last_code_ = status.error_code();
+    } else {
+      std::cerr << "devtime-agent: " << file_ << ": retry " << retries_
+                << ", the same error; next in " << wait.count() << " ms\n";
+    }
+  }
+
+ private:
+  const std::string& file_;
+  const std::string& collector_;
+  grpc::StatusCode last_code_ = grpc::StatusCode::OK;
+  int retries_ = 0;
+};
+
+// Reads and uploads one file's run; prints what was stored, or why not. The exit code of
+// its outcome: 0 stored, 3 the collector could not be reached in time, 5 the token was
+// refused, 1 the file or the run was refused (exit_codes.h).
+int UploadFile(v1::Collector::StubInterface& stub, const std::string& file, UploadOptions options) {
+  options.on_retry = RetryNotes(file, options.collector);
   v1::RunSummary run;
   auto content = ReadFile(file);
   absl::Status parsed = content.ok() ? wire::ParseJson(*content, file, &run) : content.status();
-  if (!parsed.ok()) {
-    Fail(parsed, 1);
-    return false;
-  }
+  if (!parsed.ok()) return Fail(parsed, wire::kExitFailed);
   auto ack = Upload(stub, run, options);
   if (!ack.ok()) {
     std::cerr << "devtime-agent: " << file << ": upload failed: " << ack.status().message() << "\n";
-    return false;
+    const wire::ExitCode code = wire::ExitCodeFor(ack.status().code());
+    return code == wire::kExitUnavailable || code == wire::kExitPermission ? code
+                                                                           : wire::kExitFailed;
   }
   std::cout << (ack->duplicate() ? "already stored " : "stored ") << ack->run_id() << "  "
             << run.identity().model() << "/" << run.identity().workload() << "  (" << file << ")\n";
-  return true;
+  return wire::kExitOk;
+}
+
+// The exit code of several files' outcomes: "could not ask" (3, then 5) says more than "some
+// were refused" (1), which says more than success.
+int WorstOutcome(int a, int b) {
+  for (int code : {wire::kExitUnavailable, wire::kExitPermission, wire::kExitFailed}) {
+    if (a == code || b == code) return code;
+  }
+  return wire::kExitOk;
 }
 
 }  // namespace
@@ -102,7 +135,19 @@ int RunSummarize(const SummarizeCommand& command) {
   }
   if (labels.started_at == std::chrono::system_clock::time_point{}) labels.started_at = started;
   labels.finished_at = std::max(finished, labels.started_at);
-  std::cout << wire::ToJson(BuildRunSummary(*summary, labels)) << "\n";
+  v1::RunSummary run = BuildRunSummary(*summary, labels);
+  // The collector's own rules, as the daemon applies them before spooling: what is printed
+  // here is what `upload` can deliver, or the command says why not.
+  if (absl::Status valid = wire::ValidateRun(run); !valid.ok()) {
+    return Fail(absl::InvalidArgumentError(
+                    command.trace + ": the run cannot be sent: " + std::string(valid.message())),
+                wire::kExitFailed);
+  }
+  for (const auto& warning : run.warnings()) {
+    if (IsRepairWarning(warning))
+      std::cerr << "devtime-agent: repaired: " << warning.message() << "\n";
+  }
+  std::cout << wire::ToJson(run) << "\n";
   return exit_code;
 }
 
@@ -117,11 +162,11 @@ int RunUpload(const UploadCommand& command) {
   UploadOptions options;
   options.retry_for = std::chrono::seconds(command.retry_seconds);
   options.collector = command.collector;
-  int failures = 0;
+  int exit_code = wire::kExitOk;
   for (const auto& file : command.files) {
-    if (!UploadFile(*stub, file, options)) ++failures;
+    exit_code = WorstOutcome(exit_code, UploadFile(*stub, file, options));
   }
-  return failures == 0 ? 0 : 1;
+  return exit_code;
 }
 
 int RunDaemon(const DaemonCommand& command) {

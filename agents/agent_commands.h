@@ -5,8 +5,12 @@
 //   0  done (upload: every run acknowledged, i.e. committed)
 //   1  summarize: the capture is INVALID (quality gate, e.g. no ProfilerStep window; the
 //      table or RunSummary JSON is still printed, the reason goes to stderr); a trace or
-//      file could not be read, a run was not stored, the daemon failed to start
+//      file could not be read, a run was refused (summarize --format json: it could not be
+//      sent; upload: the collector refused it), the daemon failed to start
 //   2  usage: bad flags, or the setup is wrong: credentials, collector address, agent.yaml
+//   3  upload: the collector (or its database) could not be reached within --retry-for
+//   5  upload: the token was refused
+// With several files `upload` exits with the first of 3, 5, 1 that any file ended with.
 #pragma once
 
 #include "agents/agent_cli.h"

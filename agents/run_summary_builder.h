@@ -1,5 +1,12 @@
 // Turns a trace::TraceSummary (what the profile says) plus the run's labels (who ran what,
 // where) into the wire RunSummary the collector stores.
+//
+// The run is one the collector accepts whatever the profile held: beyond the wire contract's
+// limits the builder repairs (contract_fit.h: names escaped or cut, the smallest operators
+// summed into a remainder row, steps renumbered or bucketed to fit the counts and the message
+// size), and each repair is a warning in the run. What cannot be repaired (a time past the
+// contract's bounds, a --run-id that is not a UUID) is left for wire::ValidateRun,
+// which every caller runs before sending, to refuse with the field's name.
 #pragma once
 
 #include <chrono>
@@ -22,7 +29,13 @@ struct RunLabels {
   std::chrono::system_clock::time_point finished_at;
 };
 
+// Labels the user gave (model, workload, ...) are fitted as the profile's text is.
 v1::RunSummary BuildRunSummary(const trace::TraceSummary& summary, const RunLabels& labels);
+
+// True for the warnings BuildRunSummary adds for its own repairs (kinds "operator_names_escaped",
+// "operator_names_cut", "operator_names_merged", "operators_merged", "steps_renumbered",
+// "steps_bucketed", "text_repaired", "environment_cut"), as opposed to the trace's.
+bool IsRepairWarning(const v1::CaptureWarning& warning);
 
 // A random (version 4) UUID in canonical lowercase form.
 std::string NewRunId();

@@ -5,9 +5,10 @@
 //
 // The definition:
 //   - a run's time per step is its series value: the mean of its steps' device times (self
-//     CPU times for CPU-only runs), else its operators' self time over its step divisor (the
-//     capture's active steps, else 1) — TimePerStep() here, which store::RunValue() in the
-//     collector calls for the `device_us_per_step` it stores for every run;
+//     CPU times for CPU-only runs; a bucket of k steps weighs k), else its operators' self time
+//     over its step divisor (the capture's active steps, else 1) — TimePerStep() here, which
+//     store::RunValue() in the collector calls for the `device_us_per_step` it stores for every
+//     run;
 //   - a change goes from a baseline to a candidate time per step: delta = candidate -
 //     baseline, fraction = candidate / baseline - 1 (0 when the baseline is no time at all,
 //     below 1e-6 µs, as the detector's RelativeChange) — ChangeOf();
@@ -36,6 +37,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "devtime/v1/run.pb.h"
 #include "proto/wire/units.h"
@@ -61,15 +63,68 @@ inline Change ChangeOf(double baseline_us, double candidate_us) {
   return c;
 }
 
-// A run's time per step: its series value (see above). Device time, or self CPU time for a
-// CPU-only run (run.proto's device_kind).
-inline double TimePerStep(const v1::RunSummary& run) {
-  const bool cpu = run.identity().device_kind() == v1::DEVICE_KIND_CPU;
-  if (run.steps_size() > 0) {
-    double sum = 0;
-    for (const auto& step : run.steps()) sum += cpu ? step.cpu_us() : step.device_us();
-    return sum / run.steps_size();
+// The profiler steps one entry of a run's `steps` covers: 1, or k for a bucket of k steps
+// (run.proto's StepTotal.steps; 0 from older agents is one step).
+inline double StepWeight(const v1::StepTotal& step) {
+  return step.steps() > 1 ? static_cast<double>(step.steps()) : 1.0;
+}
+
+// The profiler steps a run's `steps` cover: their number, or more when they are buckets.
+inline double StepsCovered(const v1::RunSummary& run) {
+  double steps = 0;
+  for (const auto& step : run.steps()) steps += StepWeight(step);
+  return steps;
+}
+
+// Per-step values as a sample for a test: the mean per step, the standard deviation of one
+// step, and the number of steps. A bucket holds the mean of k steps, whose variance is
+// sigma^2 / k: each entry weighs k in the mean and in the sum of squares, which then
+// estimates sigma^2 without bias over (entries - 1) degrees of freedom, as the plain sample
+// variance does for unbucketed steps (every k is 1, and this is exactly that).
+struct StepSample {
+  double mean = 0;
+  double stddev = 0;  // of one step; 0 with fewer than two entries
+  double steps = 0;   // steps covered: the n of a test
+  int entries = 0;    // values given (buckets, or steps when not bucketed)
+};
+
+// `values`, one per entry of run.steps() in order (an op's step_self_device_us, the step
+// totals), weighted as above; values past the run's steps weigh 1.
+template <typename Values>
+StepSample WeightedStepSample(const v1::RunSummary& run, const Values& values) {
+  auto weight = [&](int i) { return i < run.steps_size() ? StepWeight(run.steps(i)) : 1.0; };
+  StepSample sample;
+  double sum = 0;
+  for (double v : values) {
+    const double w = weight(sample.entries++);
+    sample.steps += w;
+    sum += w * v;
   }
+  if (sample.entries == 0) return sample;
+  sample.mean = sum / sample.steps;
+  if (sample.entries < 2) return sample;
+  double squares = 0;
+  int i = 0;
+  for (double v : values) squares += weight(i++) * (v - sample.mean) * (v - sample.mean);
+  sample.stddev = std::sqrt(squares / (sample.entries - 1));
+  return sample;
+}
+
+// The run's step totals (device time, or self CPU time for a CPU-only run) as a sample.
+inline StepSample StepSampleOf(const v1::RunSummary& run) {
+  const bool cpu = run.identity().device_kind() == v1::DEVICE_KIND_CPU;
+  std::vector<double> totals;
+  totals.reserve(static_cast<std::size_t>(run.steps_size()));
+  for (const auto& step : run.steps()) totals.push_back(cpu ? step.cpu_us() : step.device_us());
+  return WeightedStepSample(run, totals);
+}
+
+// A run's time per step: its series value (see above). Device time, or self CPU time for a
+// CPU-only run (run.proto's device_kind). A bucket weighs the steps it covers, so a bucketed
+// run's time per step is still its total over its steps.
+inline double TimePerStep(const v1::RunSummary& run) {
+  if (run.steps_size() > 0) return StepSampleOf(run).mean;
+  const bool cpu = run.identity().device_kind() == v1::DEVICE_KIND_CPU;
   double total = 0;
   for (const auto& op : run.ops()) total += cpu ? op.self_cpu_us() : op.self_device_us();
   const double steps = run.capture().active_steps() > 0 ? run.capture().active_steps() : 1;

@@ -1,5 +1,6 @@
 #include "proto/wire/validation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -308,18 +309,58 @@ absl::Status CheckOps(const v1::RunSummary& run) {
 
 absl::Status CheckSteps(const v1::RunSummary& run) {
   std::set<uint32_t> seen;
-  return CheckEach(
+  uint64_t covered = 0;  // profiler steps: buckets (StepTotal.steps > 1) cover several
+  auto status = CheckEach(
       "run.steps", run.steps(), kMaxSteps, [&](const v1::StepTotal& step, const FieldPath& path) {
         if (auto s = CheckStepNumber(path.Member(".step"), step.step()); !s.ok()) return s;
         if (!seen.insert(step.step()).second) {
           return Invalid(path.Member(".step"),
                          "step " + std::to_string(step.step()) + " appears twice");
         }
+        if (auto s = CheckStepNumber(path.Member(".steps"), step.steps()); !s.ok()) return s;
+        covered += std::max<uint32_t>(step.steps(), 1);
         if (auto s = CheckDuration(path.Member(".device_us"), step.device_us()); !s.ok()) {
           return s;
         }
         return CheckDuration(path.Member(".cpu_us"), step.cpu_us());
       });
+  if (!status.ok()) return status;
+  // The collector divides by the steps covered as an int.
+  if (covered > kMaxStepNumber) {
+    return Invalid("run.steps", "cover " + std::to_string(covered) +
+                                    " steps, more than the limit of " +
+                                    std::to_string(kMaxStepNumber));
+  }
+  return absl::OkStatus();
+}
+
+// In a run whose steps are bucketed, an op's sample i is the mean over bucket i's steps: each
+// op has one sample per bucket (or none), so that a reader can weigh sample i by its bucket.
+absl::Status CheckBucketedSamples(const v1::RunSummary& run) {
+  const bool bucketed = std::any_of(run.steps().begin(), run.steps().end(),
+                                    [](const v1::StepTotal& step) { return step.steps() > 1; });
+  if (!bucketed) return absl::OkStatus();
+  for (int i = 0; i < run.ops_size(); ++i) {
+    const int samples = run.ops(i).step_self_device_us_size();
+    if (samples != 0 && samples != run.steps_size()) {
+      return Invalid(
+          FieldPath("run.ops").Index(static_cast<std::size_t>(i)).Member(".step_self_device_us"),
+          "has " + std::to_string(samples) + " entries, but the run's steps are " +
+              std::to_string(run.steps_size()) +
+              " buckets (run.steps[].steps > 1): one sample per bucket, or none");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The whole message, as the gRPC channels of both sides limit it (limits.h): a run over it
+// would be refused as RESOURCE_EXHAUSTED by the transport, naming no field.
+absl::Status CheckMessageSize(const v1::RunSummary& run) {
+  const std::size_t bytes = run.ByteSizeLong();
+  if (bytes <= kMaxMessageBytes) return absl::OkStatus();
+  return absl::ResourceExhaustedError("run: " + std::to_string(bytes) +
+                                      " bytes, more than the message limit of " +
+                                      std::to_string(kMaxMessageBytes) + " bytes");
 }
 
 absl::Status CheckLayers(const v1::RunSummary& run) {
@@ -464,13 +505,38 @@ std::string PrintableText(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
+std::string EscapedText(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  char escape[16];
+  for (std::size_t at = 0; at < text.size();) {
+    auto decoded = DecodeUtf8(text, at);
+    if (!decoded) {
+      std::snprintf(escape, sizeof escape, "\\x%02x", static_cast<unsigned char>(text[at]));
+      out += escape;
+      ++at;
+      continue;
+    }
+    const char32_t c = decoded->code_point;
+    if (!IsForbidden(c)) {
+      out.append(text, at, decoded->length);
+    } else {
+      std::snprintf(escape, sizeof escape, c < 0x100 ? "\\x%02x" : "\\u%04x",
+                    static_cast<unsigned>(c));
+      out += escape;
+    }
+    at += decoded->length;
+  }
+  return out;
+}
+
 absl::Status ValidateRun(const v1::RunSummary& run) {
   if (!run.has_identity()) return Invalid("run.identity", "is required");
   if (auto s = CheckIdentity(run.identity(), run.status()); !s.ok()) return s;
   using Check = absl::Status (*)(const v1::RunSummary&);
-  for (Check check :
-       {CheckStatus, CheckTimes, CheckCapture, CheckOps, CheckSteps, CheckLayers, CheckEnvironment,
-        CheckArtifacts, CheckDeviceTotals, CheckWarnings, CheckKernels, CheckDeviceJoin}) {
+  for (Check check : {CheckStatus, CheckTimes, CheckCapture, CheckOps, CheckSteps, CheckLayers,
+                      CheckEnvironment, CheckArtifacts, CheckDeviceTotals, CheckWarnings,
+                      CheckKernels, CheckDeviceJoin, CheckBucketedSamples, CheckMessageSize}) {
     if (auto s = check(run); !s.ok()) return s;
   }
   return absl::OkStatus();

@@ -51,4 +51,10 @@ bool IsPrintableText(std::string_view text);
 // U+FFFD, and it is cut at a character boundary.
 std::string PrintableText(std::string_view text, std::size_t max_bytes);
 
+// `text` with every character IsPrintableText forbids written as a visible escape: "\x1b" for
+// a C0 or C1 control or DEL, "\u202e" for a bidi embedding, override or isolate, "\xff" for
+// each byte that is not UTF-8. What was printable stays as it was (an operator name keeps its
+// meaning, and one that was already printable keeps its series).
+std::string EscapedText(std::string_view text);
+
 }  // namespace devtime::wire

@@ -8,6 +8,12 @@
 #include "proto/wire/names.h"
 
 namespace devtime::store {
+namespace {
+
+// The run's steps are buckets of several steps (run.proto's StepTotal.steps).
+bool IsBucketed(const v1::RunSummary& run) { return wire::StepsCovered(run) > run.steps_size(); }
+
+}  // namespace
 
 bool UsesCpuTime(const v1::RunSummary& run) {
   return run.identity().device_kind() == v1::DEVICE_KIND_CPU;
@@ -20,7 +26,8 @@ std::string MetricFor(v1::DeviceKind kind) {
 std::string MetricOf(const v1::RunSummary& run) { return MetricFor(run.identity().device_kind()); }
 
 int StepDivisor(const v1::RunSummary& run) {
-  if (run.steps_size() > 0) return run.steps_size();
+  // The steps covered: a bucketed run's entries are fewer than its steps (run.proto).
+  if (run.steps_size() > 0) return static_cast<int>(wire::StepsCovered(run));
   if (run.capture().active_steps() > 0) return static_cast<int>(run.capture().active_steps());
   return 1;
 }
@@ -28,13 +35,8 @@ int StepDivisor(const v1::RunSummary& run) {
 SeriesValue RunValue(const v1::RunSummary& run) {
   const double mean = wire::TimePerStep(run);  // the one definition (proto/wire/change.h)
   if (run.steps_size() < 2) return {mean, std::nullopt};
-  const bool cpu = UsesCpuTime(run);
-  double squares = 0;
-  for (const auto& step : run.steps()) {
-    const double v = cpu ? step.cpu_us() : step.device_us();
-    squares += (v - mean) * (v - mean);
-  }
-  return {mean, std::sqrt(squares / (run.steps_size() - 1))};
+  // The noise of one step, buckets weighed by the steps they cover (wire::StepSampleOf).
+  return {mean, wire::StepSampleOf(run).stddev};
 }
 
 SeriesValue OpPoint(const v1::RunSummary& run, const v1::OpStat& op) {
@@ -42,6 +44,11 @@ SeriesValue OpPoint(const v1::RunSummary& run, const v1::OpStat& op) {
   if (samples.empty()) {
     return {(UsesCpuTime(run) ? op.self_cpu_us() : op.self_device_us()) / StepDivisor(run),
             std::nullopt};
+  }
+  if (IsBucketed(run)) {  // sample i is the mean over bucket i's steps: weighed by them
+    const wire::StepSample sample = wire::WeightedStepSample(run, samples);
+    if (sample.entries < 2) return {sample.mean, std::nullopt};
+    return {sample.mean, sample.stddev};
   }
   // PostgreSQL's float8_accum, float8_avg and float8_stddev_samp, in their order.
   double n = 0, sx = 0, sxx = 0;
@@ -67,10 +74,11 @@ analyze::RunFigures FiguresOf(const v1::RunSummary& run, double total_us) {
   figures.total_us = total_us;
   for (const auto& op : run.ops()) {
     const auto& samples = op.step_self_device_us();
-    figures.op_us[op.name()] = samples.empty()
-                                   ? (cpu ? op.self_cpu_us() : op.self_device_us()) / steps
-                                   : std::accumulate(samples.begin(), samples.end(), 0.0) /
-                                         static_cast<double>(samples.size());
+    figures.op_us[op.name()] =
+        samples.empty()   ? (cpu ? op.self_cpu_us() : op.self_device_us()) / steps
+        : IsBucketed(run) ? wire::WeightedStepSample(run, samples).mean
+                          : std::accumulate(samples.begin(), samples.end(), 0.0) /
+                                static_cast<double>(samples.size());
     figures.op_calls[op.name()] = static_cast<double>(op.calls()) / steps;
   }
   for (const auto& layer : run.layers()) {

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,7 +80,14 @@ TEST_F(DaemonDeliveryTest, NeverSetsARunAsideWhileTheCollectorIsUnavailable) {
   EXPECT_FALSE(SetAside(run_id));
 }
 
-TEST_F(DaemonDeliveryTest, ARunTheStoreCannotHoldIsNotSpooledAndItsSlotNamesTheField) {
+// Issue 22: a step number the store cannot hold no longer loses the run (it was refused,
+// unspooled, before): the agent renumbers the steps and says so in the run.
+TEST_F(DaemonDeliveryTest, StepNumbersTheStoreCannotHoldAreRenumberedAndTheRunDelivered) {
+  std::optional<v1::RunSummary> received;
+  collector_.AnswerWith([&](const v1::RunSummary& run) {
+    received = run;  // under the collector's lock
+    return grpc::Status::OK;
+  });
   // ProfilerStep#3000000001: a step number beyond run_steps.step, a PostgreSQL integer.
   collector_.RunNow(Job("huge-steps", "sed 's/ProfilerStep#/ProfilerStep#300000000/g' " + kTrace +
                                           " > {output_dir}/trace.json"));
@@ -87,10 +95,15 @@ TEST_F(DaemonDeliveryTest, ARunTheStoreCannotHoldIsNotSpooledAndItsSlotNamesTheF
 
   ASSERT_TRUE(WaitUntil([&] { return collector_.Finished("huge-steps").has_value(); }));
   auto slot = *collector_.Finished("huge-steps");
-  EXPECT_EQ(slot.outcome(), v1::SLOT_OUTCOME_FAILED);
-  EXPECT_THAT(slot.reason(), HasSubstr("not spooled: run.steps[0].step: must be <= 2147483647"));
-  EXPECT_FALSE(Spooled(slot.run_id()));
-  EXPECT_EQ(collector_.Uploads(), 0);
+  EXPECT_EQ(slot.outcome(), v1::SLOT_OUTCOME_SUCCEEDED) << slot.reason();
+  ASSERT_TRUE(WaitUntil([&] { return collector_.Delivered().size() == 1; }));
+  ASSERT_TRUE(received.has_value());
+  ASSERT_EQ(received->steps_size(), 2);
+  EXPECT_EQ(received->steps(0).step(), 0u);
+  EXPECT_EQ(received->steps(1).step(), 1u);
+  bool warned = false;
+  for (const auto& w : received->warnings()) warned |= w.kind() == "steps_renumbered";
+  EXPECT_TRUE(warned);
 }
 
 TEST_F(DaemonDeliveryTest, ASetAsideRunFailsItsSlotAfterItSucceeded) {

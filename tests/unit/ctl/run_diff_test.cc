@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <random>
+#include <vector>
+
 #include "tests/support/sample_runs.h"
 
 namespace devtime::ctl {
@@ -133,6 +136,39 @@ TEST(IdentityDifferences, NameEveryKeyOfTheSeriesIdentityThatDiffers) {
 TEST(SeriesText, NamesModelWorkloadInstanceTypeAndDevice) {
   EXPECT_EQ(SeriesText(FusedRun().identity()), "rmsnorm/fused trn1.2xlarge neuron");
   EXPECT_EQ(SeriesText(CpuRun().identity()), "rmsnorm/naive cpu");  // no instance type known
+}
+
+// Issue 22: a run of more steps than the wire contract holds arrives as buckets of k steps
+// (StepTotal.steps = k, each the mean per step). The t-test over steps must weigh them, or a
+// bucketed run checked against an unbucketed one pools a variance sigma^2 / k with sigma^2.
+v1::RunSummary StepsRun(const std::vector<double>& steps, int per_bucket) {
+  v1::RunSummary run = FusedRun();
+  run.clear_steps();
+  for (std::size_t i = 0; i < steps.size(); i += per_bucket) {
+    double sum = 0;
+    for (int k = 0; k < per_bucket; ++k) sum += steps[i + k];
+    auto* step = run.add_steps();
+    step->set_step(static_cast<uint32_t>(i));
+    step->set_device_us(sum / per_bucket);
+    if (per_bucket > 1) step->set_steps(static_cast<uint32_t>(per_bucket));
+  }
+  for (auto& op : *run.mutable_ops()) op.clear_step_self_device_us();
+  return run;
+}
+
+TEST(DiffRuns, ABucketedRunIsTestedAsTheStepsItCovers) {
+  std::mt19937 random(22);
+  std::normal_distribution<double> before_step(1000, 20), after_step(1001, 20);
+  std::vector<double> before(4'000), after(4'000);
+  for (double& us : before) us = before_step(random);
+  for (double& us : after) us = after_step(random);
+  const RunDiff plain = DiffRuns(StepsRun(before, 1), StepsRun(after, 1));
+  const RunDiff bucketed = DiffRuns(StepsRun(before, 1), StepsRun(after, 4));
+  ASSERT_TRUE(plain.tested && bucketed.tested);
+  EXPECT_NEAR(bucketed.after_us, plain.after_us, 1e-9);
+  // The same steps, the same answer (up to the noise of estimating sigma from 1,000 buckets).
+  EXPECT_GT(bucketed.p_value, plain.p_value / 1.5) << plain.p_value;
+  EXPECT_LT(bucketed.p_value, plain.p_value * 1.5) << plain.p_value;
 }
 
 }  // namespace

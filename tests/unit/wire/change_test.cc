@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -80,6 +82,47 @@ TEST(TimePerStep, CountsSelfCpuTimeForACpuOnlyRun) {
   step->set_cpu_us(1016805.6);
   step->set_device_us(0);
   EXPECT_EQ(TimePerStep(run), 1016805.6);
+}
+
+// Issue 22: a run of more steps than the contract's limit arrives as buckets, each the mean
+// per step over k contiguous steps (StepTotal.steps = k).
+v1::RunSummary CpuRun(const std::vector<std::pair<double, uint32_t>>& steps) {
+  v1::RunSummary run;
+  run.mutable_identity()->set_device_kind(v1::DEVICE_KIND_CPU);
+  uint32_t number = 0;
+  for (const auto& [us, covers] : steps) {
+    auto* step = run.add_steps();
+    step->set_step(number);
+    step->set_cpu_us(us);
+    step->set_steps(covers);
+    number += covers == 0 ? 1 : covers;
+  }
+  return run;
+}
+
+TEST(TimePerStep, WeighsEachBucketByTheStepsItCovers) {
+  // Steps 10, 20, 30 (a bucket of 3, mean 20) then 50 alone: 110 µs over 4 steps.
+  EXPECT_DOUBLE_EQ(TimePerStep(CpuRun({{20, 3}, {50, 1}})), 27.5);
+  EXPECT_DOUBLE_EQ(StepsCovered(CpuRun({{20, 3}, {50, 1}})), 4);
+  EXPECT_DOUBLE_EQ(TimePerStep(CpuRun({{20, 0}, {50, 0}})), 35);  // older agents: one each
+}
+
+TEST(StepSampleOf, IsThePlainSampleWhenNothingIsBucketed) {
+  const StepSample s = StepSampleOf(CpuRun({{1, 0}, {2, 0}, {3, 0}, {6, 0}}));
+  EXPECT_DOUBLE_EQ(s.mean, 3);
+  EXPECT_DOUBLE_EQ(s.stddev, std::sqrt((4 + 1 + 0 + 9) / 3.0));
+  EXPECT_DOUBLE_EQ(s.steps, 4);
+  EXPECT_EQ(s.entries, 4);
+}
+
+TEST(StepSampleOf, ABucketOfKStepsWeighsK) {
+  // Buckets of 4 steps whose means are 10 and 14: one step's variance is estimated as
+  // (4 * 2^2 + 4 * 2^2) / (2 - 1) = 32 (a mean of 4 steps varies as sigma^2 / 4 = 8).
+  const StepSample s = StepSampleOf(CpuRun({{10, 4}, {14, 4}}));
+  EXPECT_DOUBLE_EQ(s.mean, 12);
+  EXPECT_DOUBLE_EQ(s.stddev, std::sqrt(32.0));
+  EXPECT_DOUBLE_EQ(s.steps, 8);
+  EXPECT_EQ(s.entries, 2);
 }
 
 }  // namespace

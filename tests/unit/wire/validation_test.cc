@@ -467,5 +467,64 @@ TEST(PrintableText, MakesAnyBytesATextFieldAccepts) {
   }
 }
 
+// Issue 22: the agent sends a run of more steps than the limit as buckets of contiguous steps
+// (StepTotal.steps); the collector accepts exactly that shape.
+v1::RunSummary Bucketed() {
+  auto run = Valid();  // 3 steps, and 3 samples per op
+  for (auto& step : *run.mutable_steps()) step.set_steps(4);
+  return run;
+}
+
+TEST(ValidateRun, AcceptsBucketedStepsWithOneSamplePerBucketOrNone) {
+  auto run = Bucketed();
+  EXPECT_TRUE(ValidateRun(run).ok()) << ValidateRun(run);
+  run.mutable_ops(0)->clear_step_self_device_us();
+  EXPECT_TRUE(ValidateRun(run).ok()) << ValidateRun(run);
+}
+
+TEST(ValidateRun, BucketedSamplesMatchTheBuckets) {
+  auto run = Bucketed();
+  run.mutable_ops(1)->add_step_self_device_us(1.0);  // 4 samples for 3 buckets
+  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.ops[1].step_self_device_us");
+  EXPECT_THAT(std::string(ValidateRun(run).message()), HasSubstr("one sample per bucket"));
+  auto unbucketed = Valid();
+  unbucketed.mutable_ops(1)->add_step_self_device_us(1.0);  // as before: no such rule
+  EXPECT_TRUE(ValidateRun(unbucketed).ok());
+}
+
+TEST(ValidateRun, StepsCoverAtMostAPostgresIntegerOfSteps) {
+  auto run = Bucketed();
+  run.mutable_steps(1)->set_steps(kMaxStepNumber + 1u);
+  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.steps[1].steps");
+  run.mutable_steps(1)->set_steps(kMaxStepNumber);
+  ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.steps");
+}
+
+TEST(ValidateRun, ARunLargerThanOneMessageIsRefusedBeforeTheTransportDoes) {
+  auto run = Valid();
+  // 10,000 samples on each of 220 operators: 17.6 MB of doubles, within every count.
+  for (int i = 0; i < 220; ++i) {
+    auto* op = run.add_ops();
+    *op = run.ops(0);
+    op->set_name("op_" + std::to_string(i));
+    op->clear_step_self_device_us();
+    for (int k = 0; k < 10'000; ++k) op->add_step_self_device_us(1.0);
+  }
+  auto status = ValidateRun(run);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("more than the message limit"));
+}
+
+TEST(EscapedText, WritesForbiddenCharactersAsVisibleEscapes) {
+  EXPECT_EQ(EscapedText("aten::mul"), "aten::mul");
+  EXPECT_EQ(EscapedText("\xc3\xa9"), "\xc3\xa9");  // é is printable
+  EXPECT_EQ(EscapedText("a\x1b[31m"), "a\\x1b[31m");
+  EXPECT_EQ(EscapedText(std::string("n\0l", 3)), "n\\x00l");
+  EXPECT_EQ(EscapedText("c1\xc2\x85"), "c1\\x85");
+  EXPECT_EQ(EscapedText("r\xe2\x80\xaeo"), "r\\u202eo");
+  EXPECT_EQ(EscapedText("bad\xff"), "bad\\xff");
+  EXPECT_TRUE(IsPrintableText(EscapedText("\x01\x7f\xc2\x9f\xe2\x81\xa6\xed\xa0\x80")));
+}
+
 }  // namespace
 }  // namespace devtime::wire
