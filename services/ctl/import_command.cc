@@ -66,9 +66,11 @@ std::string TimeText(Clock::time_point t) { return wire::FormatTime(wire::ToTime
 
 // The run's times, in this order (README, "import"): --at; else run.json's started_at (the
 // harness's own clock when it ran); else the layout's `when` (a date the archive was filed
-// under); else when the capture was written, with a warning, since copying an archive
-// changes it. A run.json more than a day from the path's date is used, and said.
-absl::StatusOr<Times> RunTimes(const ImportOptions& options, const Capture& capture) {
+// under); else the capture's own clock (trace timestamps, a Neuron session's name); else when the
+// capture was written, with a warning, since copying an archive changes it. A run.json more than a
+// day from the path's date is used, and said.
+absl::StatusOr<Times> RunTimes(const ImportOptions& options, const Capture& capture,
+                               const trace::CaptureInfo& recorded) {
   if (!options.at.empty()) {
     auto at = wire::ParseTimeOrAge(options.at, Clock::now());
     if (!at.ok()) return absl::InvalidArgumentError("--at: " + std::string(at.status().message()));
@@ -85,10 +87,18 @@ absl::StatusOr<Times> RunTimes(const ImportOptions& options, const Capture& capt
     }
   }
   if (capture.when) return Times{*capture.when, *capture.when, ""};
+  if (recorded.started_unix_ns && recorded.finished_unix_ns) {
+    // The capture's own clock (the trace's timestamps, or the Neuron session's name): the
+    // time `devtime-agent summarize` gives it. After the layout's `when`, which the user
+    // declared; before the file's time, which a copy changes.
+    const Clock::time_point started{std::chrono::nanoseconds(*recorded.started_unix_ns)};
+    const Clock::time_point finished{std::chrono::nanoseconds(*recorded.finished_unix_ns)};
+    return Times{started, std::max(started, finished), ""};
+  }
   const Clock::time_point written = agent::ModificationTime(capture.path);
   return Times{written, written,
                "time from the file's modification time (no started_at in run.json, no date in "
-               "the path): --at sets one"};
+               "the path, no clock in the trace): --at sets one"};
 }
 
 std::string Lookup(const std::map<std::string, std::string>& map, const std::string& key) {
@@ -101,7 +111,7 @@ absl::StatusOr<v1::RunSummary> Prepare(const ImportOptions& options, const Captu
                                        std::string* quality, std::string* note) {
   auto summary = trace::Summarize(capture.path);
   if (!summary.ok()) return summary.status();
-  auto times = RunTimes(options, capture);
+  auto times = RunTimes(options, capture, summary->capture);
   if (!times.ok()) return times.status();
   *note = times->note;
   agent::RunLabels labels;
@@ -282,7 +292,8 @@ void AddImportCommand(CLI::App& app, CommandContext& context, std::function<int(
   import->add_option("--host", options->host, "host of every run (default: the capture's own)");
   import->add_option("--at", options->at,
                      "start time of every run (default: run.json's started_at, else the\n"
-                     "layout's when, else the file's time, with a warning)");
+                     "layout's when, else the trace's own clock, else the file's time, with\n"
+                     "a warning)");
   import->add_option("--jobs,-j", options->jobs, "captures summarized at once (0 = one per core)")
       ->capture_default_str();
   import->add_flag("--dry-run", options->dry_run, "list what would be stored; send nothing");

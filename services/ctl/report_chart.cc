@@ -328,7 +328,7 @@ std::string SeriesName(const ReportSeries& s) {
 }
 
 bool InSeries(const ReportRegression& r, const ReportSeries& s) {
-  return r.workload == s.workload && r.instance_type == s.instance_type;
+  return r.workload == s.workload && r.instance_type == s.instance_type && r.basis == s.basis;
 }
 
 std::string RunAnchor(const std::string& run_id) { return "run-" + run_id; }

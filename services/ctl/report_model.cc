@@ -189,6 +189,7 @@ ReportRegression Regression(const v1::Regression& r) {
   out.severity = r.severity();
   out.workload = r.workload();
   out.instance_type = r.instance_type();
+  out.basis = r.metric() == "cpu_us_per_step" ? "self CPU" : "device";
   out.summary = r.summary();
   out.relative_change = r.relative_change();
   if (r.kind() == "drift") {

@@ -133,6 +133,9 @@ struct ReportRegression {
   std::string severity;
   std::string workload;
   std::string instance_type;
+  // What the series that moved measures ("device" or "self CPU", from the collector's metric):
+  // a CPU job and a Trainium job of the same workload and host type are two series.
+  std::string basis;
   std::string summary;
   double relative_change = 0;
   std::string kind = "step";  // or "drift"

@@ -253,13 +253,13 @@ std::optional<SeriesChange> OperatorDrift(const std::string& run_id, const std::
 }
 
 SeriesChange ChangeOf(const std::string& metric, const std::string& op, const DriftFigures& drift) {
-  // The change as every table prints it (proto/wire/change.h): the same figure as the
-  // drift's own relative_change, computed by the one definition.
-  const LevelChange level{
-      .before = drift.start_value,
-      .after = drift.end_value,
-      .relative_change = wire::ChangeOf(drift.start_value, drift.end_value).fraction,
-      .z = drift.z};
+  // The drift's own relative change: the fitted rise over the creep's robust level (its
+  // median run), never over the fitted start value, which can be near or below zero and
+  // would flip the sign (issue 21).
+  const LevelChange level{.before = drift.start_value,
+                          .after = drift.end_value,
+                          .relative_change = drift.relative_change,
+                          .z = drift.z};
   return SeriesChange{level, metric, op, drift.runs};
 }
 

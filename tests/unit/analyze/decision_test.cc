@@ -291,6 +291,21 @@ TEST(Decision, AnOperatorSeriesThatDriftsTooIsAChildOfTheDrift) {
                              AnalyzerOptions{}));
 }
 
+TEST(Decision, AnOperatorDriftsChangeIsRelativeToItsRobustLevelNotItsFittedStart) {
+  // The drift's figure is the fitted rise over the creep's robust level (the median of its
+  // runs), as the detector reports it (issue 21): never over the fitted start, which can be
+  // near or below zero. On a rising creep the median lies above the start, so the figure is
+  // smaller than (end - start) / start.
+  Series op;
+  op.Level(100, 20).Creep(100, 0.004, 30);
+  auto change =
+      OperatorDrift(op.last(), "device_us_per_step", "aten::mul", op.points(), AnalyzerOptions{});
+  ASSERT_TRUE(change);
+  const double from_start = (change->after - change->before) / change->before;
+  EXPECT_GT(change->relative_change, 0.0);
+  EXPECT_LT(change->relative_change, from_start - 0.003) << "taken from the fitted start";
+}
+
 TEST(Decision, ConfidenceIsOneMinusTheOneSidedP) {
   EXPECT_NEAR(ConfidenceOf(0.0), 0.5, 1e-12);
   EXPECT_NEAR(ConfidenceOf(1.6449), 0.95, 1e-4);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -466,6 +467,36 @@ TEST(ReportHtml, OperatorHistoryChartsTheTopOperatorsOfTheFetchedRuns) {
                          "aten::mul  2026-12-02T02:00:00Z  1.165 ms"});
   EXPECT_LT(chart.find("</span>aten::mul"), chart.find("</span>aten::add"));  // largest first
   EXPECT_THAT(FromSeries(RenderHtml(SampleReport()), 0), HasSubstr("No run summaries fetched."));
+}
+
+TEST(ReportHtml, ARegressionCountsOnlyInTheSeriesOfItsMetric) {
+  // A CPU job and a Trainium job of one workload on one host type are two series (issue 22):
+  // the device-time regression is live in the device series only.
+  ReportModel model;
+  model.model = "rmsnorm";
+  for (const char* basis : {"self CPU", "device"}) {
+    ReportSeries s;
+    s.workload = "fused";
+    s.instance_type = "trn1.2xlarge";
+    s.basis = basis;
+    model.series.push_back(s);
+  }
+  ReportRegression r;
+  r.id = 7;
+  r.state = "open";
+  r.live = true;
+  r.workload = "fused";
+  r.instance_type = "trn1.2xlarge";
+  r.basis = "device";
+  model.regressions.push_back(r);
+  const std::string html = RenderReportHtml(model);
+  std::regex row("<tr><td><a href=\"#series-([01])\">.*?<td class=\"num\">([0-9]+)</td></tr>");
+  std::map<std::string, std::string> live;
+  for (std::sregex_iterator it(html.begin(), html.end(), row), end; it != end; ++it) {
+    live[(*it)[1]] = (*it)[2];
+  }
+  EXPECT_EQ(live["0"], "0") << "the CPU series";
+  EXPECT_EQ(live["1"], "1") << "the device series";
 }
 
 TEST(ReportText, CpuStepTimesAreScaled) {
