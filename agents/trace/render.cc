@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
-#include "agents/trace/summarizer.h"
+#include "agents/trace/summary/summarizer.h"
 #include "agents/trace/trace_summary.h"
 #include "proto/wire/units.h"
 
@@ -119,7 +119,7 @@ std::string RenderTable(const TraceSummary& s) {
   const std::string rule(header.size(), '-');
   absl::StrAppend(&out, rule, "\n", header, "\n", rule, "\n");
   // Self times can come out slightly negative (a child's rounding); they are shown as 0, as
-  // the RunSummary stores them (agents/run_summary_builder.cc): one rule everywhere.
+  // the RunSummary stores them (agents/contract/run_summary_builder.cc): one rule everywhere.
   auto self = [](double us) { return FormatTime(std::max(us, 0.0)); };
   auto append_row = [&](const OpStats* op) {
     std::string line = absl::StrFormat("%-55s  %8d  %12s  %12s", Name(op->name), op->calls,

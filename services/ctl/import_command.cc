@@ -11,11 +11,11 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
-#include "agents/delivery_errors.h"
-#include "agents/files.h"
-#include "agents/run_summary_builder.h"
+#include "agents/contract/run_summary_builder.h"
+#include "agents/daemon/delivery_errors.h"
+#include "agents/daemon/files.h"
+#include "agents/daemon/uploader.h"
 #include "agents/trace/trace_summary.h"
-#include "agents/uploader.h"
 #include "nlohmann/json.hpp"
 #include "proto/wire/time.h"
 #include "proto/wire/validation.h"

@@ -10,7 +10,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
-#include "agents/trace/neuron_dir.h"
+#include "agents/trace/neuron/neuron_dir.h"
+#include "agents/trace/neuron/system_trace_finder.h"
 #include "proto/wire/sha256.h"
 #include "proto/wire/time.h"
 

@@ -1,7 +1,7 @@
 // devtimectl runs traces RUN: where a run's trace files are kept and the command that opens
 // each (proto/wire/trace_links.h); and the same for the two runs of a regression, as
 // `regressions show` prints it. The files are the run's artifacts, which the agent points at
-// its trace store (agents/trace_store.h) when agent.yaml sets trace_store.
+// its trace store (agents/daemon/trace_store.h) when agent.yaml sets trace_store.
 #pragma once
 
 #include <ostream>

@@ -30,7 +30,7 @@ PROMQL_BUILTINS = {"__rate_interval": "5m", "__interval": "1m", "__range": "1d",
                    "__interval_ms": "60000", "__range_s": "86400", "__range_ms": "86400000"}
 
 # Every metric the dashboards and rules may name: the collector's (services/collector/metrics/:
-# collector_metrics.h, fleet_metrics.h), the agent's (agents/agent_metrics.h) and Prometheus's own `up`.
+# collector_metrics.h, fleet_metrics.h), the agent's (agents/daemon/agent_metrics.h) and Prometheus's own `up`.
 HISTOGRAMS = {"devtime_ingest_duration_seconds", "devtime_detection_duration_seconds",
               "devtime_agent_job_duration_seconds"}
 KNOWN_METRICS = HISTOGRAMS | {

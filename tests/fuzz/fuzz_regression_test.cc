@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/trace/json_trace_reader.h"
-#include "agents/trace/neuron_reader.h"
+#include "agents/trace/kineto/json_trace_reader.h"
+#include "agents/trace/neuron/neuron_reader.h"
 #include "gtest/gtest.h"
 #include "tests/fuzz/fuzz_targets.h"
 #include "tests/unit/trace/test_util.h"

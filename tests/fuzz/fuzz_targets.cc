@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "agents/trace/json_trace_reader.h"
-#include "agents/trace/key_averages_reader.h"
-#include "agents/trace/neuron_reader.h"
-#include "agents/trace/pftrace_reader.h"
-#include "agents/trace/summarizer.h"
+#include "agents/trace/kineto/json_trace_reader.h"
+#include "agents/trace/kineto/key_averages_reader.h"
+#include "agents/trace/neuron/neuron_reader.h"
+#include "agents/trace/perfetto/pftrace_reader.h"
+#include "agents/trace/summary/summarizer.h"
 #include "agents/trace/trace_summary.h"
 
 namespace devtime::trace::fuzz {

@@ -10,7 +10,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "agents/spool.h"
+#include "agents/daemon/spool.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/collector_fixture.h"
 #include "tests/support/files.h"

@@ -17,7 +17,7 @@
 #include <regex>
 #include <thread>
 
-#include "agents/uploader.h"
+#include "agents/daemon/uploader.h"
 #include "nlohmann/json.hpp"
 #include "proto/wire/channel.h"
 #include "tests/support/collector_client.h"

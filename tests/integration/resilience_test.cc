@@ -7,7 +7,7 @@
 #include <set>
 #include <thread>
 
-#include "agents/uploader.h"
+#include "agents/daemon/uploader.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "proto/wire/channel.h"
 #include "tests/support/collector_client.h"

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "agents/agent_commands.h"
+#include "agents/cli/agent_commands.h"
 #include "devtime/v1/run.pb.h"
 #include "proto/wire/change.h"
 #include "proto/wire/json.h"

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "absl/strings/str_format.h"
-#include "agents/trace_store.h"
+#include "agents/daemon/trace_store.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/alerting.h"
 #include "tests/support/collector_fixture.h"

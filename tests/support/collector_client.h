@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "agents/uploader.h"
+#include "agents/daemon/uploader.h"
 #include "devtime/v1/collector.grpc.pb.h"
 
 namespace devtime::testing {

@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "agents/spawn.h"
+#include "agents/daemon/spawn.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/test_database.h"
 

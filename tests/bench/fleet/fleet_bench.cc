@@ -194,7 +194,7 @@ IngestResult Ingest(const Options& options, const std::string& address,
   std::mutex mu;
   auto phase_end = Clock::now() + std::chrono::seconds(options.phase_timeout);
   // Every uploader connects first, then all start at once: an agent uploads over the channel
-  // its session holds open (agents/daemon.cc), so a nightly burst finds it connected, and
+  // its session holds open (agents/daemon/daemon.cc), so a nightly burst finds it connected, and
   // the fleet's jobs end together.
   std::latch connected(static_cast<std::ptrdiff_t>(runs.size()));
   Clock::time_point start;

@@ -1,4 +1,4 @@
-#include "agents/agent_cli.h"
+#include "agents/cli/agent_cli.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

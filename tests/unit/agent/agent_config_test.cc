@@ -1,4 +1,4 @@
-#include "agents/agent_config.h"
+#include "agents/daemon/agent_config.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,14 +1,14 @@
 // Issue 22: the agent sends only what the collector accepts. Profiles past the wire contract's
 // limits (steps, operators, names, step numbers, message size) become runs that
 // wire::ValidateRun accepts, each repair with a warning in the run, and with their totals.
-#include "agents/contract_fit.h"
+#include "agents/contract/contract_fit.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "agents/run_summary_builder.h"
+#include "agents/contract/run_summary_builder.h"
 #include "agents/trace/trace_summary.h"
 #include "proto/wire/change.h"
 #include "proto/wire/limits.h"

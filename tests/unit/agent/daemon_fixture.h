@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "agents/daemon.h"
-#include "agents/files.h"
-#include "agents/spool.h"
+#include "agents/daemon/daemon.h"
+#include "agents/daemon/files.h"
+#include "agents/daemon/spool.h"
 #include "grpcpp/grpcpp.h"
 #include "tests/support/fake_env.h"
 #include "tests/support/process.h"

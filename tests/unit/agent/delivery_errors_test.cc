@@ -1,4 +1,4 @@
-#include "agents/delivery_errors.h"
+#include "agents/daemon/delivery_errors.h"
 
 #include <gtest/gtest.h>
 

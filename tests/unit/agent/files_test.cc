@@ -1,6 +1,6 @@
 // Durable writes (files.h): a full disk is told apart from other failures, and a failed
 // replacement leaves the old file and no temporary file behind.
-#include "agents/files.h"
+#include "agents/daemon/files.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "agents/job_runner.h"
+#include "agents/daemon/job_runner.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

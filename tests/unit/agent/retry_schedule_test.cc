@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "agents/uploader.h"
+#include "agents/daemon/uploader.h"
 
 namespace devtime::agent {
 namespace {

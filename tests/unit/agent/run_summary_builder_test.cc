@@ -1,4 +1,4 @@
-#include "agents/run_summary_builder.h"
+#include "agents/contract/run_summary_builder.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "agents/spawn.h"
+#include "agents/daemon/spawn.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "agents/spool.h"
+#include "agents/daemon/spool.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // The trace store (trace_store.h): a run's files are copied under model/workload/run id with
 // their SHA-256, the artifacts then name the copies, a failed copy changes nothing, and run
 // folders older than the retention are pruned.
-#include "agents/trace_store.h"
+#include "agents/daemon/trace_store.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -13,7 +13,7 @@
 #include <ostream>
 #include <string>
 
-#include "agents/trace/key_averages_reader.h"
+#include "agents/trace/kineto/key_averages_reader.h"
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/trace/neuron_reader.h"
-#include "agents/trace/system_trace_finder.h"
+#include "agents/trace/neuron/neuron_reader.h"
+#include "agents/trace/neuron/system_trace_finder.h"
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "agents/trace/neuron_reader.h"
-#include "agents/trace/pftrace_reader.h"
+#include "agents/trace/neuron/neuron_reader.h"
+#include "agents/trace/perfetto/pftrace_reader.h"
 #include "gtest/gtest.h"
 #include "tests/unit/trace/pftrace_writer.h"
 #include "tests/unit/trace/test_util.h"

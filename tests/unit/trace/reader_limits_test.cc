@@ -11,11 +11,11 @@
 #include <set>
 #include <string>
 
-#include "agents/trace/byte_source.h"
-#include "agents/trace/json_trace_reader.h"
-#include "agents/trace/neuron_reader.h"
-#include "agents/trace/quote.h"
-#include "agents/trace/timestamp.h"
+#include "agents/trace/io/byte_source.h"
+#include "agents/trace/io/quote.h"
+#include "agents/trace/io/timestamp.h"
+#include "agents/trace/kineto/json_trace_reader.h"
+#include "agents/trace/neuron/neuron_reader.h"
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 

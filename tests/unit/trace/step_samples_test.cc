@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/trace/json_trace_reader.h"
-#include "agents/trace/summarizer.h"
+#include "agents/trace/kineto/json_trace_reader.h"
+#include "agents/trace/summary/summarizer.h"
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 

@@ -7,8 +7,8 @@
 #include <set>
 #include <string>
 
-#include "agents/trace/json_blocks.h"
-#include "agents/trace/json_trace_reader.h"
+#include "agents/trace/io/json_blocks.h"
+#include "agents/trace/kineto/json_trace_reader.h"
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
 

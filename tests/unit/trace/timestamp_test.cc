@@ -1,4 +1,4 @@
-#include "agents/trace/timestamp.h"
+#include "agents/trace/io/timestamp.h"
 
 #include "gtest/gtest.h"
 

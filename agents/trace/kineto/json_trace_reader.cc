@@ -1,0 +1,484 @@
+// The Kineto / legacy meaning of the event stream: which fields of an event devtime keeps, the
+// top-level object's keys (traceEvents, baseTimeNanoseconds, deviceProperties), category
+// filtering and string interning, over the JSON scanner (json_scanner.h) and the byte sources
+// (byte_source.h). Built with -O3: ReadEvent is the hot loop of `devtime-agent summarize`.
+#include "agents/trace/kineto/json_trace_reader.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "agents/trace/io/byte_source.h"
+#include "agents/trace/io/json_scanner.h"
+#include "agents/trace/io/quote.h"
+#include "agents/trace/io/timestamp.h"
+
+namespace devtime::trace {
+namespace {
+
+using stream::Input;
+using stream::ParseError;
+
+// key == literal, with the literal's length known at compile time (inlined compare).
+template <size_t N>
+inline bool Is(std::string_view key, const char (&literal)[N]) {
+  return key.size() == N - 1 && std::memcmp(key.data(), literal, N - 1) == 0;
+}
+
+// key ends with literal (an inlined compare too: std::string_view::ends_with calls memcmp).
+template <size_t N>
+inline bool EndsWith(std::string_view key, const char (&literal)[N]) {
+  return key.size() >= N - 1 && std::memcmp(key.data() + key.size() - (N - 1), literal, N - 1) == 0;
+}
+
+// args.correlation / args["External id"]: an integer or a string of digits (AMD traces);
+// anything else (floats, out of int64 range) reads as absent (-1).
+int64_t IdFromText(std::string_view s) {
+  if (s.empty() || s.size() > 19) return -1;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return v > static_cast<uint64_t>(INT64_MAX) ? -1 : static_cast<int64_t>(v);
+}
+
+class Parser : private stream::JsonScanner {
+ public:
+  Parser(Input& in, const TraceReadOptions& options, RawTrace* trace)
+      : JsonScanner(in), options_(options), trace_(trace) {}
+
+  void Run() {
+    // Leading whitespace is dropped as it is skipped (not a unit: it fetches input itself).
+    if (!SkipWsOrEof()) throw ParseError{"empty file (0 bytes of JSON)"};
+    const char c = *p_;
+    if (c != '[' && c != '{') {
+      throw ParseError{c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' ||
+                               c == 'n'
+                           ? "top-level JSON value is neither an event array nor an object"
+                           : "not JSON (unexpected character at offset 0)"};
+    }
+    if (*p_ == '[') {
+      trace_->format = "legacy-array";
+      ReadEventArray();
+    } else {
+      trace_->format = "kineto-json";
+      ReadTopObject();
+    }
+    ExpectOnlyWhitespaceLeft();
+    trace_->total_events = index_;
+    // baseTimeNanoseconds may come after the events; the latest end on the absolute clock
+    // bounds every event's.
+    if (trace_->base_time_ns && latest_end_index_ >= 0 &&
+        !CheckedAdd(latest_end_ns_, *trace_->base_time_ns)) {
+      throw ParseError{"event " + std::to_string(latest_end_index_) +
+                       ": fields 'ts' + 'dur' + baseTimeNanoseconds overflow int64 nanoseconds"};
+    }
+  }
+
+ private:
+  int64_t ReadOptionalId() {
+    const char c = Peek();
+    if (c == '"') return IdFromText(ReadString(&id_scratch_));
+    if (c == '-' || (c >= '0' && c <= '9')) return IdFromText(NumberToken());
+    SkipValue(1);
+    return -1;
+  }
+
+  // Direct-mapped cache in front of the string table for event names, categories and pid/tid
+  // text: a cheap hash of the length and the first and last 8 bytes, then one comparison. Those
+  // 16 bytes and the length are the whole string up to 16 bytes long (pid, tid, cat), so only
+  // longer ones (op and kernel names) are compared byte by byte.
+  struct NameSlot {
+    std::string text;
+    uint64_t first = 0, last = 0;
+    uint32_t id = 0;
+  };
+  struct Ends {
+    uint64_t first = 0, last = 0;
+  };
+  static Ends EndsOf(std::string_view s) {
+    Ends x;
+    if (s.empty()) return x;
+    std::memcpy(&x.first, s.data(), std::min<size_t>(8, s.size()));
+    if (s.size() > 8) std::memcpy(&x.last, s.data() + s.size() - 8, 8);
+    return x;
+  }
+  static size_t CheapHash(const Ends& x, size_t size) {
+    const uint64_t h = (x.first * 0x9E3779B97F4A7C15ULL) ^ (x.last * 0xC2B2AE3D27D4EB4FULL) ^ size;
+    return static_cast<size_t>(h >> 52);  // 12 bits
+  }
+  uint32_t InternFast(std::string_view s, const char* field) {
+    const Ends x = EndsOf(s);
+    NameSlot& slot = name_cache_[CheapHash(x, s.size())];
+    if (slot.text.size() == s.size() && slot.first == x.first && slot.last == x.last &&
+        !s.empty() &&
+        (s.size() <= 16 || std::memcmp(slot.text.data() + 8, s.data() + 8, s.size() - 16) == 0)) {
+      return slot.id;
+    }
+    const uint32_t id = InternChecked(s, field);
+    slot.text.assign(s);
+    slot.first = x.first;
+    slot.last = x.last;
+    slot.id = id;
+    return id;
+  }
+
+  uint32_t InternChecked(std::string_view s, const char* field) {
+    if (std::optional<uint32_t> id = trace_->strings.Find(s)) return *id;
+    if (!simdjson::validate_utf8(s.data(), s.size())) {
+      Fail(std::string("field '") + field + "' is not valid UTF-8");
+    }
+    return trace_->strings.Intern(s);
+  }
+  // The event's `cat`, interned once per event (Dropped, IsHostCategory and the commit all ask):
+  // the view is the same bytes of the window each time within one ReadEvent.
+  uint32_t InternCat(std::string_view cat) {
+    if (cat.data() != cat_memo_.data() || cat.size() != cat_memo_.size()) {
+      cat_id_ = InternFast(cat, "cat");
+      cat_memo_ = cat;
+    }
+    return cat_id_;
+  }
+  // pid and tid text repeats from event to event: compared with the previous event's first
+  // (whole strings up to 16 bytes) before the cache.
+  struct Last {
+    Ends ends;
+    size_t size = SIZE_MAX;
+    uint32_t id = 0;
+  };
+  uint32_t InternRepeated(std::string_view s, const char* field, Last* last) {
+    const Ends x = EndsOf(s);
+    if (s.size() == last->size && x.first == last->ends.first && x.last == last->ends.last) {
+      return last->id;
+    }
+    const uint32_t id = InternFast(s, field);
+    if (s.size() <= 16) *last = {x, s.size(), id};
+    return id;
+  }
+
+  // True when events of category `cat` are not kept (TraceReadOptions::keep_categories).
+  bool Dropped(std::string_view cat) {
+    if (!options_.keep_categories || cat.empty()) return false;
+    return !KeepCategory(InternCat(cat));
+  }
+
+  bool IsHostCategory(std::string_view cat) {
+    if (!options_.host_categories || cat.empty()) return false;
+    const uint32_t id = InternCat(cat);
+    if (id >= host_cat_.size()) host_cat_.resize(id + 1, -1);
+    if (host_cat_[id] < 0) {
+      host_cat_[id] =
+          options_.host_categories->contains(std::string(trace_->strings.Get(id))) ? 1 : 0;
+    }
+    return host_cat_[id] == 1;
+  }
+
+  bool KeepCategory(uint32_t cat) {
+    if (!options_.keep_categories || cat == 0) return true;
+    if (cat >= keep_cat_.size()) keep_cat_.resize(cat + 1, -1);
+    if (keep_cat_[cat] < 0) {
+      keep_cat_[cat] =
+          options_.keep_categories->contains(std::string(trace_->strings.Get(cat))) ? 1 : 0;
+    }
+    return keep_cat_[cat] == 1;
+  }
+
+  void ReadEvent() {
+    cat_memo_ = {};  // a view of an earlier event (or window) is never this event's
+    cat_id_ = 0;
+    if (Peek() != '{') {
+      // Consume the value to say precisely what it is not.
+      Fail("not a JSON object");
+    }
+    std::string_view ph, name, cat, ts, dur, pid, tid;
+    bool has_ph = false, has_name = false, has_cat = false;
+    bool skipped = false;  // a category the caller does not keep: the rest is skipped unread
+    int64_t correlation = -1, external_id = -1, exec_id = -1, sequence_id = -1;
+    // ph or cat into `out`. Once both are read, the rest of an event whose category the caller
+    // does not keep is skipped unread (false).
+    auto ph_or_cat = [&](const char* field, std::string_view* out, bool* has,
+                         std::string* scratch) {
+      *out = StringField(field, scratch);
+      *has = true;
+      return !(has_ph && has_cat && (skipped = Dropped(cat)));
+    };
+    ReadObject([&](std::string_view key) {
+      switch (key.size()) {
+        case 2:
+          if (Is(key, "ph")) return ph_or_cat("ph", &ph, &has_ph, &scratch_[0]);
+          if (Is(key, "ts")) {
+            ts = NumberField("ts");
+            return true;
+          }
+          break;
+        case 3:
+          if (Is(key, "cat")) return ph_or_cat("cat", &cat, &has_cat, &scratch_[1]);
+          if (Is(key, "dur")) {
+            dur = NumberField("dur");
+            return true;
+          }
+          if (Is(key, "pid") || Is(key, "tid")) {
+            std::string_view& out = Is(key, "pid") ? pid : tid;
+            const char c = Peek();
+            if (c == '"') {
+              out = ReadString(&scratch_[Is(key, "pid") ? 2 : 3]);
+            } else if (c == '-' || (c >= '0' && c <= '9')) {
+              out = NumberToken();
+            } else {
+              Fail("field '" + std::string(key) + "' is not a string or number");
+            }
+            return true;
+          }
+          break;
+        case 4:
+          if (Is(key, "name")) {
+            name = StringField("name", &scratch_[4]);
+            has_name = true;
+            return true;
+          }
+          if (Is(key, "args") && Peek() == '{') {
+            // Once the ids this category can use are read, the rest of args is skipped
+            // structurally: host ops use External id, device events correlation and External
+            // id (summarizer.cc). Runtime/driver events are read whole: they may also carry
+            // the exec_id / nrt_sequence_id that join a Neuron execution (neuron_join.h).
+            // Unknown category (cat after args): read all.
+            const bool runtime = has_cat && (EndsWith(cat, "_runtime") || EndsWith(cat, "_driver"));
+            const bool host = has_cat && !runtime && IsHostCategory(cat);
+            bool want_corr = !host;
+            bool want_ext = true;
+            ReadObject([&](std::string_view arg) {
+              if (Is(arg, "correlation")) {
+                correlation = ReadOptionalId();
+                want_corr = false;
+              } else if (Is(arg, "External id")) {
+                external_id = ReadOptionalId();
+                want_ext = false;
+              } else if (Is(arg, "exec_id") && (runtime || !has_cat)) {
+                exec_id = ReadOptionalId();
+              } else if (Is(arg, "nrt_sequence_id") && (runtime || !has_cat)) {
+                sequence_id = ReadOptionalId();
+              } else {
+                SkipValue(3);
+                return true;
+              }
+              return runtime || want_corr || want_ext;
+            });
+            return true;
+          }
+          break;
+        default:
+          break;
+      }
+      SkipValue(2);
+      return true;
+    });
+    // Commit: the whole event is in the window, nothing below reads input.
+    CheckUnitSize();
+    if (!has_ph) Fail("missing field 'ph'");
+    if (index_ >= kMaxEvents) Fail("more than " + std::to_string(kMaxEvents) + " events (limit)");
+    if (skipped) {
+      if (Is(ph, "X")) ++trace_->complete_events;
+      ++index_;
+      return;
+    }
+    if (!Is(ph, "X")) {  // M, i, s, f, C, ...: not timed
+      ++index_;
+      return;
+    }
+    if (!has_name) Fail("missing field 'name'");
+    if (ts.empty()) Fail("missing field 'ts'");
+    if (dur.empty()) Fail("missing field 'dur'");
+    std::optional<int64_t> t = ParseMicrosToNanos(ts);
+    if (!t) Fail("field 'ts' is not a valid time: " + Quote(ts));
+    std::optional<int64_t> d = ParseMicrosToNanos(dur);
+    if (!d) Fail("field 'dur' is not a valid time: " + Quote(dur));
+    // The summary adds ts + dur (and baseTimeNanoseconds, checked in Run()): all must fit.
+    std::optional<int64_t> end = CheckedAdd(*t, std::max<int64_t>(*d, 0));
+    if (!end || !CheckedAdd(*t, *d)) {
+      Fail("fields 'ts' + 'dur' overflow int64 nanoseconds (" + Quote(ts) + " + " + Quote(dur) +
+           " us)");
+    }
+    if (*end > latest_end_ns_) {
+      latest_end_ns_ = *end;
+      latest_end_index_ = index_;
+    }
+    ++trace_->complete_events;
+    RawEvent ev;
+    ev.cat = has_cat ? InternCat(cat) : 0;
+    if (KeepCategory(ev.cat)) {
+      ev.name = InternFast(name, "name");
+      ev.pid = pid.data() ? InternRepeated(pid, "pid", &last_pid_) : 0;
+      ev.tid = tid.data() ? InternRepeated(tid, "tid", &last_tid_) : 0;
+      ev.index = index_;
+      ev.ts_ns = *t;
+      ev.dur_ns = *d;
+      ev.correlation = correlation;
+      ev.external_id = external_id;
+      if (exec_id >= 0 || sequence_id >= 0) {
+        trace_->launch_ids.push_back({trace_->events.size(), exec_id, sequence_id});
+      }
+      trace_->events.push_back(ev);
+    }
+    ++index_;
+  }
+
+  void ReadEventArray() {
+    Unit([&] {
+      Expect('[');
+      Ws();
+    });
+    bool done = false;
+    Unit([&] {
+      Ws();
+      if (Peek() == ']') {
+        ++p_;
+        done = true;
+      }
+    });
+    while (!done) {
+      in_event_ = true;
+      Unit([&] { ReadEvent(); });
+      in_.Consumed(p_);
+      in_event_ = true;
+      Unit([&] { done = CloseOrComma(']'); });
+      in_event_ = false;
+    }
+  }
+
+  void ReadTopObject() {
+    bool done = false;
+    bool saw_events = false;
+    Unit([&] {
+      Expect('{');
+      Ws();
+      if (Peek() == '}') {
+        ++p_;
+        done = true;
+      }
+    });
+    while (!done) {
+      std::string key;
+      Unit([&] {
+        if (Peek() != '"') Malformed();
+        key.assign(ReadString(&key_scratch_));
+        Ws();
+        Expect(':');
+        Ws();
+      });
+      if (key == "traceEvents") {
+        bool is_array = true;
+        Unit([&] { is_array = Peek() == '['; });
+        if (!is_array) throw ParseError{"'traceEvents' is not an array"};
+        ReadEventArray();
+        saw_events = true;
+      } else if (key == "baseTimeNanoseconds") {
+        Unit([&] {
+          const std::string_view tok =
+              Peek() == '-' || (*p_ >= '0' && *p_ <= '9') ? NumberToken() : std::string_view();
+          const int64_t v = IdFromText(tok);
+          if (v < 0) throw ParseError{"'baseTimeNanoseconds' is not an integer"};
+          trace_->base_time_ns = v;
+        });
+      } else if (key == "deviceProperties") {
+        Unit([&] {
+          if (Peek() != '[') {
+            SkipValue(1);
+            return;
+          }
+          uint64_t n = 0;
+          ++p_;
+          Ws();
+          if (Peek() != ']') {
+            while (true) {
+              SkipValue(2);
+              ++n;
+              Ws();
+              const char c = Peek();
+              if (c == ']') break;
+              if (c != ',') Malformed();
+              ++p_;
+              Ws();
+            }
+          }
+          ++p_;
+          trace_->device_properties_count = n;
+        });
+      } else {
+        Unit([&] { SkipValue(1); });
+      }
+      Unit([&] { done = CloseOrComma('}'); });
+    }
+    if (!saw_events) throw ParseError{"JSON object has no 'traceEvents' array"};
+  }
+
+  const TraceReadOptions& options_;
+  RawTrace* trace_;
+  // The latest ts + max(dur, 0) of a complete event, and its index (-1: none yet).
+  int64_t latest_end_ns_ = INT64_MIN;
+  int64_t latest_end_index_ = -1;
+  std::string id_scratch_;
+  std::string scratch_[5];
+  std::vector<int8_t> keep_cat_;
+  std::vector<int8_t> host_cat_;
+  std::vector<NameSlot> name_cache_ = std::vector<NameSlot>(4096);
+  std::string_view cat_memo_;
+  uint32_t cat_id_ = 0;
+  Last last_pid_, last_tid_;
+};
+
+// `size_hint`: JSON bytes expected (0: unknown). Reserving room for the events up front avoids
+// the vector's grow-and-copy peak; untouched reserved pages cost address space, not memory.
+absl::StatusOr<RawTrace> Parse(Input& in, const std::string& origin,
+                               const TraceReadOptions& options, uint64_t size_hint) {
+  RawTrace trace;
+  constexpr uint64_t kMinEventBytes = 100;  // smaller than any real Kineto event
+  trace.events.reserve(
+      static_cast<size_t>(std::min<uint64_t>(size_hint / kMinEventBytes, 64u << 20)));
+  try {
+    Parser parser(in, options, &trace);
+    parser.Run();
+  } catch (const ParseError& e) {
+    return absl::InvalidArgumentError(origin + ": " + e.message);
+  }
+  return trace;
+}
+
+// Parses `size` bytes at `bytes`: inflated in chunks when gzip, else through `plain`.
+absl::StatusOr<RawTrace> ParseBytes(const unsigned char* bytes, size_t size, Input& plain,
+                                    const std::string& origin, const TraceReadOptions& options) {
+  if (stream::IsGzip(bytes, size)) {
+    try {
+      stream::GzipInput in(bytes, size);
+      return Parse(in, origin, options, uint64_t{size} * 20);  // typical ratio 13-29x (§5)
+    } catch (const ParseError& e) {                            // zlib initialisation
+      return absl::InvalidArgumentError(origin + ": " + e.message);
+    }
+  }
+  return Parse(plain, origin, options, size);
+}
+
+}  // namespace
+
+absl::StatusOr<RawTrace> ParseTraceJson(const char* data, size_t size, const std::string& origin,
+                                        const TraceReadOptions& options) {
+  stream::MemoryInput in(data, size);
+  return ParseBytes(reinterpret_cast<const unsigned char*>(data), size, in, origin, options);
+}
+
+absl::StatusOr<RawTrace> ReadTraceFile(const std::filesystem::path& path,
+                                       const TraceReadOptions& options) {
+  absl::StatusOr<std::unique_ptr<stream::MappedFile>> file = stream::MappedFile::Open(path);
+  if (!file.ok()) return file.status();
+  const stream::MappedFile& map = **file;
+  stream::MappedInput in(reinterpret_cast<const char*>(map.bytes()), map.size());
+  return ParseBytes(map.bytes(), map.size(), in, path.string(), options);
+}
+
+}  // namespace devtime::trace

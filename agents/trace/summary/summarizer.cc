@@ -1,0 +1,620 @@
+#include "agents/trace/summary/summarizer.h"
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "absl/strings/str_format.h"
+#include "agents/trace/io/timestamp.h"
+
+namespace devtime::trace {
+namespace {
+
+// kAnnotation: a user_annotation range (record_function, ProfilerStep#N, nccl:all_reduce). It is
+// a host op for nesting and CPU time, but never the owner of device time (torch links a
+// kernel to the op whose External id its launch carries; Kineto gives launches the cpu_op's).
+enum class EventKind : uint8_t { kUnknown, kIgnored, kHostOp, kAnnotation, kRuntime, kDevice };
+
+constexpr std::string_view kAnnotationCategory = "user_annotation";
+
+double Us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+bool IsRuntimeCategory(std::string_view cat) {
+  return cat.ends_with("_runtime") || cat.ends_with("_driver");
+}
+
+uint64_t ThreadKey(const RawEvent& e) { return (uint64_t{e.pid} << 32) | e.tid; }
+
+// key_averages()'s one row for all ProfilerStep#N.
+constexpr char kStepRowName[] = "ProfilerStep*";
+
+}  // namespace
+
+std::optional<uint32_t> ProfilerStepNumber(std::string_view name) {
+  constexpr std::string_view kPrefix = "ProfilerStep";
+  // Called for every host event: reject the other names before starts_with's memcmp call.
+  if (name.size() <= kPrefix.size() || name[0] != 'P' || !name.starts_with(kPrefix)) {
+    return std::nullopt;
+  }
+  name.remove_prefix(kPrefix.size());
+  auto skip_space = [&name] {
+    while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.remove_prefix(1);
+  };
+  skip_space();
+  if (name.empty() || name.front() != '#') return std::nullopt;
+  name.remove_prefix(1);
+  skip_space();
+  if (name.empty()) return std::nullopt;
+  uint64_t n = 0;
+  size_t digits = 0;
+  while (digits < name.size() && name[digits] >= '0' && name[digits] <= '9') {
+    n = n * 10 + static_cast<uint64_t>(name[digits] - '0');
+    if (n > UINT32_MAX) return std::nullopt;
+    ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  return static_cast<uint32_t>(n);
+}
+
+std::vector<StepWindow> StepWindows(const RawTrace& trace, const SummarizeOptions& options) {
+  std::vector<StepWindow> out;
+  // Whether each category is a host-op category: -1 not yet looked up (once per category, not
+  // per event).
+  std::vector<int8_t> host_cat(trace.strings.size(), -1);
+  for (const RawEvent& e : trace.events) {
+    if (e.cat != 0) {
+      int8_t& host = host_cat[e.cat];
+      if (host < 0)
+        host = options.host_op_categories.contains(std::string(trace.strings.Get(e.cat))) ? 1 : 0;
+      if (host == 0) continue;
+    }
+    if (auto num = ProfilerStepNumber(trace.strings.Get(e.name))) {
+      out.push_back({e.ts_ns, e.ts_ns + std::max<int64_t>(e.dur_ns, 0), *num});
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const StepWindow& a, const StepWindow& b) {
+    return a.start_ns < b.start_ns;
+  });
+  return out;
+}
+
+std::string KeyAveragesName(std::string_view name) {
+  if (name.starts_with("ProfilerStep#")) return kStepRowName;
+  return std::string(name);
+}
+
+namespace {
+
+// Positions in RawTrace::events. 32 bits: the reader keeps fewer than kMaxEvents (2^32) events,
+// and half-size indices are most of what the per-event arrays below cost.
+using Idx = uint32_t;
+constexpr Idx kNone = UINT32_MAX;
+
+// One step sample on its way to an op row (rows are built once the events are released).
+struct Sample {
+  uint32_t row;
+  uint32_t step;
+  double value;
+};
+
+// An op row's figures while the events are read, in exact integer nanoseconds.
+struct RowSums {
+  uint64_t calls = 0;
+  int64_t self_cpu = 0, total_cpu = 0, self_dev = 0, total_dev = 0;
+};
+
+// Sorts `v` by `before`, a strict total order, where most elements already are in order: the
+// longest in-order run kept greedily stays put, only the rest is sorted and merged back in. Host
+// events come that way (a thread's ops in start order; the ranges written after their children,
+// such as ProfilerStep#N, are the exceptions), and sorting them all was a tenth of the run time.
+template <typename Before>
+void SortMostlySorted(std::vector<Idx>* v, Before before) {
+  std::vector<Idx> late;
+  size_t kept = 0;
+  for (size_t j = 0; j < v->size(); ++j) {
+    const Idx i = (*v)[j];
+    if (kept == 0 || before((*v)[kept - 1], i)) {
+      (*v)[kept++] = i;
+    } else {
+      late.push_back(i);
+    }
+  }
+  if (late.empty()) return;
+  v->resize(kept);
+  std::sort(late.begin(), late.end(), before);
+  std::vector<Idx> merged(v->size() + late.size());
+  std::merge(v->begin(), v->end(), late.begin(), late.end(), merged.begin(), before);
+  v->swap(merged);
+}
+
+using Interval = std::pair<int64_t, int64_t>;  // [start, end) in ns
+
+// The union of `v` as disjoint intervals in time order (sorts `v`).
+std::vector<Interval> Union(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const Interval& x : v) {
+    if (!out.empty() && x.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, x.second);
+    } else {
+      out.push_back(x);
+    }
+  }
+  return out;
+}
+
+// Idle time (run.proto LAYER_IDLE: "gaps inside the captured steps where the device did
+// nothing"): the gaps between the device's busy intervals, counted only where they lie inside
+// a step window — the host's time between two steps is no step's idle time. Without windows,
+// every gap. Both lists are disjoint and in time order.
+int64_t IdleInsideSteps(const std::vector<Interval>& busy, const std::vector<Interval>& steps) {
+  int64_t idle = 0;
+  size_t w = 0;
+  for (size_t i = 1; i < busy.size(); ++i) {
+    const Interval gap{busy[i - 1].second, busy[i].first};
+    if (steps.empty()) {
+      idle += gap.second - gap.first;
+      continue;
+    }
+    while (w < steps.size() && steps[w].second <= gap.first) ++w;
+    for (size_t k = w; k < steps.size() && steps[k].first < gap.second; ++k) {
+      idle += std::min(gap.second, steps[k].second) - std::max(gap.first, steps[k].first);
+    }
+  }
+  return idle;
+}
+
+// Kineto's absolute clock: baseTimeNanoseconds + ts, or ts itself in traces written before it
+// existed (epoch µs, §1.6). Relative ts without a base (Kineto between PR #910 and #928, legacy
+// traces) are far below this: 1e17 ns is 1973.
+constexpr int64_t kEpochNsFloor = 100'000'000'000'000'000LL;
+
+// The capture's wall-clock span from the host events' span [first, last) in the trace's time
+// base, when that is on the epoch clock.
+void SetCaptureTime(int64_t first, int64_t last, std::optional<int64_t> base, CaptureInfo* out) {
+  if (first > last) return;  // no host event
+  const std::optional<int64_t> start = CheckedAdd(first, base.value_or(0));
+  const std::optional<int64_t> end = CheckedAdd(last, base.value_or(0));
+  if (!start || !end || *start < kEpochNsFloor) return;
+  out->started_unix_ns = *start;
+  out->finished_unix_ns = *end;
+  out->time_source = "trace";
+}
+
+// `release`, when given, is `trace` itself: its events are freed as soon as they are no longer
+// needed, before the op rows are built, so that a trace with a million distinct op names never
+// holds its events and its rows at once (issue 12 item 6).
+TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, RawTrace* release) {
+  TraceSummary summary;
+  summary.source_format = trace.format;
+  summary.event_count = trace.complete_events;
+  const std::vector<RawEvent>& events = trace.events;
+  const size_t n = events.size();
+  const bool legacy = trace.format == "legacy-array";
+  if (n >= kNone) {
+    summary.invalid_reason = absl::StrFormat("more than %d complete events (limit)", kNone - 1);
+    return summary;
+  }
+
+  // Classify categories once per distinct `cat` string.
+  std::vector<EventKind> kind_of_cat(trace.strings.size(), EventKind::kUnknown);
+  auto kind_of = [&](const RawEvent& e) {
+    EventKind& k = kind_of_cat[e.cat];
+    if (k == EventKind::kUnknown) {
+      const std::string cat(trace.strings.Get(e.cat));
+      if (e.cat == 0) {
+        k = EventKind::kHostOp;  // legacy traces carry no `cat`
+      } else if (options.device_categories.contains(cat)) {
+        k = EventKind::kDevice;
+      } else if (options.host_op_categories.contains(cat)) {
+        k = IsRuntimeCategory(cat)       ? EventKind::kRuntime
+            : cat == kAnnotationCategory ? EventKind::kAnnotation
+                                         : EventKind::kHostOp;
+      } else {
+        k = EventKind::kIgnored;
+      }
+    }
+    return k;
+  };
+  // Negative durations count as 0 (and make the capture INVALID below).
+  auto dur = [&](Idx i) { return std::max<int64_t>(events[i].dur_ns, 0); };
+  auto end_of = [&](Idx i) { return events[i].ts_ns + dur(i); };
+
+  bool saw_privateuse1 = false;
+  bool saw_cuda_runtime = false;
+  // The host events' span: when the capture ran (device events may sit on another clock).
+  int64_t first_host_start = INT64_MAX;
+  int64_t last_host_end = INT64_MIN;
+  // Reserved for every event: pages never written cost address space, not memory, and no
+  // grow-and-copy doubles a vector's footprint at its peak (the same for `samples` below).
+  std::vector<Idx> host;    // host ops and runtime events
+  std::vector<Idx> device;  // device events
+  host.reserve(n);
+  device.reserve(n);
+  if (release) release->strings.ReleaseIndex();  // only Get() from here on
+  for (Idx i = 0; i < n; ++i) {
+    const RawEvent& e = events[i];
+    if (e.dur_ns < 0 && !summary.invalid_reason) {
+      summary.invalid_reason = absl::StrFormat("negative duration at event %d", e.index);
+    }
+    if (legacy && i > 0 && e.ts_ns < events[i - 1].ts_ns && !summary.invalid_reason) {
+      // torch 1.13 writes legacy traces sorted by start time.
+      summary.invalid_reason = absl::StrFormat("timestamps go backwards at event %d", e.index);
+    }
+    const EventKind k = kind_of(e);
+    if (k == EventKind::kHostOp || k == EventKind::kAnnotation || k == EventKind::kRuntime) {
+      host.push_back(i);
+      first_host_start = std::min(first_host_start, e.ts_ns);
+      last_host_end = std::max(last_host_end, end_of(i));
+      const std::string_view cat = trace.strings.Get(e.cat);
+      if (cat.starts_with("privateuse1_")) saw_privateuse1 = true;
+      if (cat.starts_with("cuda_")) saw_cuda_runtime = true;
+    } else if (k == EventKind::kDevice) {
+      device.push_back(i);
+    }
+  }
+
+  // Nest host events per thread exactly as torch's EventList._populate_cpu_children: sort by
+  // (start, -end), ties in file order; an event is the child of the top of the stack when it
+  // starts before the parent's end and does not end after it. Partial overlaps (common in
+  // legacy traces, whose integer µs durations are truncated per event) are not nested — torch
+  // does the same, so they are not reported.
+  SortMostlySorted(&host, [&](Idx a, Idx b) {
+    const uint64_t ta = ThreadKey(events[a]);
+    const uint64_t tb = ThreadKey(events[b]);
+    if (ta != tb) return ta < tb;
+    if (events[a].ts_ns != events[b].ts_ns) return events[a].ts_ns < events[b].ts_ns;
+    if (end_of(a) != end_of(b)) return end_of(a) > end_of(b);
+    return a < b;  // file order
+  });
+  // From here on the per-host-event arrays are indexed by position in `host` (k), not by event:
+  // a quarter of the events are device work and need none of them.
+  const Idx h = static_cast<Idx>(host.size());
+  std::vector<Idx> parent(h, kNone);  // a position in `host`
+  std::vector<int64_t> self_cpu(h, 0);
+  {
+    std::vector<Idx> stack;  // positions
+    uint64_t thread = 0;
+    for (Idx k = 0; k < h; ++k) {
+      const Idx i = host[k];
+      const RawEvent& e = events[i];
+      if (stack.empty() || ThreadKey(e) != thread) {
+        stack.clear();
+        thread = ThreadKey(e);
+      }
+      self_cpu[k] += dur(i);
+      while (!stack.empty()) {
+        const Idx p = stack.back();
+        if (e.ts_ns >= end_of(host[p]) || end_of(i) > end_of(host[p])) {
+          stack.pop_back();
+        } else {
+          parent[k] = p;
+          self_cpu[p] -= dur(i);
+          break;
+        }
+      }
+      stack.push_back(k);
+    }
+  }
+
+  // Attribute device events to the op that launched them, the way torch does (§1.8, §7.1):
+  // device event → the runtime event with the same correlation (its launch) → the op. The
+  // launch's External id is evidence of that op only where it can be checked, because 2023
+  // traces give a launch its own correlation as External id, colliding with other ops' ids:
+  //  1. the innermost op enclosing the launch on its thread that carries the id;
+  //  2. else the innermost op enclosing the launch (annotations never own device time);
+  //  3. else, for a launch outside every op, the op the id names when it ran on the launch's
+  //     thread, inside the same range, ended before the launch, and the id is not the launch's
+  //     own correlation: an NCCL kernel launched inside `nccl:all_reduce` after
+  //     `record_param_comms` goes to record_param_comms.
+  // A device event without a launch goes to the op of its own External id (unless the id is
+  // its own correlation: the 2023 form names no op). Anything else is unattributed. Lookups
+  // are sorted vectors (16 bytes per event, freed after this pass). `dev` is each event's own
+  // device time here, its total (own + children's) further down.
+  auto can_own = [&](const RawEvent& e) { return kind_of(e) == EventKind::kHostOp; };
+  std::vector<int64_t> dev(h, 0);
+  int64_t device_total_ns = 0;
+  int64_t unattributed_ns = 0;
+  uint64_t unattributed_events = 0;
+  {
+    using IdIndex = std::vector<std::pair<int64_t, Idx>>;
+    auto sorted_index = [&](auto&& wanted, auto&& id_of) {
+      IdIndex index;
+      for (Idx k = 0; k < h; ++k) {
+        const RawEvent& e = events[host[k]];
+        if (wanted(e) && id_of(e) >= 0) index.emplace_back(id_of(e), k);
+      }
+      auto by_id = [](const auto& a, const auto& b) { return a.first < b.first; };
+      // Ids mostly grow with time: often nothing to sort.
+      if (!std::is_sorted(index.begin(), index.end(), by_id)) {
+        std::stable_sort(index.begin(), index.end(), by_id);
+      }
+      return index;
+    };
+    // The entries of `index` with id `id`, in `host` order among them.
+    auto all_with = [](const IdIndex& index, int64_t id) {
+      return std::equal_range(index.begin(), index.end(), std::pair<int64_t, Idx>{id, 0},
+                              [](const auto& a, const auto& b) { return a.first < b.first; });
+    };
+    auto find_in = [&](const IdIndex& index, int64_t id) -> Idx {
+      if (id < 0) return kNone;
+      auto [lo, hi] = all_with(index, id);
+      return lo == hi ? kNone : lo->second;
+    };
+    const IdIndex runtime_by_correlation =
+        sorted_index([&](const RawEvent& e) { return kind_of(e) == EventKind::kRuntime; },
+                     [](const RawEvent& e) { return e.correlation; });
+    const IdIndex op_by_external_id =
+        sorted_index(can_own, [](const RawEvent& e) { return e.external_id; });
+    // Rules 1 and 2 for the launch at position `r`. The ranges enclosing it are looked at up to
+    // kMaxEnclosing deep: torch's own stacks are tens deep, and the bound keeps a hostile trace
+    // (a launch inside a million nested ops, a million times) linear.
+    constexpr int kMaxEnclosing = 256;
+    auto enclosing_owner = [&](Idx r) -> Idx {
+      const int64_t id = events[host[r]].external_id;
+      Idx innermost = kNone;
+      int depth = 0;
+      for (Idx p = parent[r]; p != kNone && depth < kMaxEnclosing; p = parent[p], ++depth) {
+        const RawEvent& op = events[host[p]];
+        if (!can_own(op)) continue;
+        if (id >= 0 && op.external_id == id) return p;
+        if (innermost == kNone) innermost = p;
+      }
+      return innermost;
+    };
+    // Rule 3 for the launch at `r`: the last op before it in `host` order that carries its
+    // External id, when that op ran on its thread in the same range and ended before it.
+    auto sibling_owner = [&](Idx r) -> Idx {
+      const RawEvent& launch = events[host[r]];
+      if (launch.external_id < 0 || launch.external_id == launch.correlation) return kNone;
+      auto [lo, hi] = all_with(op_by_external_id, launch.external_id);
+      auto after = std::lower_bound(lo, hi, r, [](const auto& x, Idx k) { return x.second < k; });
+      if (after == lo) return kNone;
+      const Idx k = std::prev(after)->second;
+      const bool before_in_same_range = ThreadKey(events[host[k]]) == ThreadKey(launch) &&
+                                        parent[k] == parent[r] && end_of(host[k]) <= launch.ts_ns;
+      return before_in_same_range ? k : kNone;
+    };
+    for (Idx d : device) {
+      const RawEvent& e = events[d];
+      device_total_ns += dur(d);
+      Idx owner = kNone;
+      if (const Idx r = find_in(runtime_by_correlation, e.correlation); r != kNone) {
+        owner = enclosing_owner(r);
+        if (owner == kNone) owner = sibling_owner(r);
+      } else if (e.external_id != e.correlation) {
+        owner = find_in(op_by_external_id, e.external_id);
+      }
+      if (owner == kNone) {
+        unattributed_ns += dur(d);
+        ++unattributed_events;
+        continue;
+      }
+      dev[owner] += dur(d);
+    }
+  }
+  // Per-kernel totals: device events grouped by name.
+  {
+    std::vector<Idx> row_of_kernel(trace.strings.size(), kNone);
+    std::vector<int64_t> kernel_ns;
+    for (Idx d : device) {
+      Idx& row = row_of_kernel[events[d].name];
+      if (row == kNone) {
+        row = static_cast<Idx>(summary.kernels.size());
+        summary.kernels.push_back({std::string(trace.strings.Get(events[d].name)), 0, 0});
+        kernel_ns.push_back(0);
+      }
+      summary.kernels[row].calls += 1;
+      kernel_ns[row] += dur(d);
+    }
+    for (size_t k = 0; k < summary.kernels.size(); ++k)
+      summary.kernels[k].device_us = Us(kernel_ns[k]);
+    std::sort(summary.kernels.begin(), summary.kernels.end(),
+              [](const KernelStats& a, const KernelStats& b) {
+                if (a.device_us != b.device_us) return a.device_us > b.device_us;
+                return a.name < b.name;
+              });
+  }
+  summary.has_device_time = device_total_ns > 0;
+  summary.device_total_us = Us(device_total_ns);
+  summary.unattributed_device_us = Us(unattributed_ns);
+  if (unattributed_events > 0) {
+    summary.warnings.push_back(absl::StrFormat(
+        "%d device events (%.3f us) have no launching op in the trace (no launch inside an "
+        "op or carrying an op's External id, no External id match); counted in the device "
+        "total only",
+        unattributed_events, Us(unattributed_ns)));
+  }
+  // The device's busy intervals, for the idle layer once the step windows are known.
+  const bool any_device = !device.empty();
+  std::vector<Interval> busy;
+  {
+    std::vector<Interval> spans;
+    spans.reserve(device.size());
+    for (Idx d : device) spans.emplace_back(events[d].ts_ns, end_of(d));
+    std::vector<Idx>().swap(device);
+    busy = Union(std::move(spans));
+  }
+
+  // Steps: ProfilerStep#N windows, in time order.
+  struct Window {
+    int64_t start, end;
+    uint32_t number;
+  };
+  std::vector<Window> windows;
+  for (Idx i : host) {
+    if (auto num = ProfilerStepNumber(trace.strings.Get(events[i].name))) {
+      windows.push_back({events[i].ts_ns, end_of(i), *num});
+    }
+  }
+  std::stable_sort(windows.begin(), windows.end(),
+                   [](const Window& a, const Window& b) { return a.start < b.start; });
+  for (const Window& w : windows) summary.steps.push_back(StepStats{w.number, 0, 0});
+  int64_t idle_ns = 0;
+  if (any_device) {
+    std::vector<Interval> step_spans;
+    for (const Window& w : windows) step_spans.emplace_back(w.start, w.end);
+    idle_ns = IdleInsideSteps(busy, Union(std::move(step_spans)));
+    std::vector<Interval>().swap(busy);
+  }
+  // The window containing `ts`: the last one starting at or before it, if it has not ended.
+  auto step_of = [&](int64_t ts) -> Idx {
+    auto it = std::upper_bound(windows.begin(), windows.end(), ts,
+                               [](int64_t t, const Window& w) { return t < w.start; });
+    if (it == windows.begin()) return kNone;
+    --it;
+    if (ts < it->end || ts == it->start) return static_cast<Idx>(it - windows.begin());
+    return kNone;
+  };
+
+  // Rows by key_averages() name. Distinct strings are distinct names except for the
+  // ProfilerStep#N rewrite, so every name that becomes "ProfilerStep*" shares one row and no
+  // name-keyed merge (a second copy of every name) is needed. Rows are numbered in order of
+  // first occurrence in `host`; `name_of_row` keeps one string id per row.
+  std::vector<Idx> row_of_name(trace.strings.size(), kNone);
+  std::vector<Idx> name_of_row;
+  {
+    Idx step_row = kNone;  // the "ProfilerStep*" row
+    for (Idx i : host) {
+      const uint32_t name = events[i].name;
+      if (row_of_name[name] != kNone) continue;
+      const bool step = KeyAveragesName(trace.strings.Get(name)) == kStepRowName;
+      if (step && step_row != kNone) {
+        row_of_name[name] = step_row;
+        continue;
+      }
+      row_of_name[name] = static_cast<Idx>(name_of_row.size());
+      if (step) step_row = row_of_name[name];
+      name_of_row.push_back(name);
+    }
+  }
+
+  // Figures per row and per step. Own device time first; then `dev` becomes total device time
+  // (children come after their parent in `host` order, so a reverse pass completes every
+  // child's total before adding it to its parent).
+  std::vector<RowSums> sums(name_of_row.size());
+  std::vector<Sample> samples;  // (row, step) in `host` order; repeats merged when adjacent
+  if (!windows.empty()) samples.reserve(host.size());
+  int64_t self_cpu_total_ns = 0;
+  // The host layers (run.proto): framework dispatch is the self time of the framework's ops
+  // (cpu_op: not ProfilerStep#N, `## backward ##` or other annotation ranges), runtime
+  // scheduling the self time of the runtime/driver calls.
+  int64_t dispatch_cpu_ns = 0;
+  int64_t runtime_cpu_ns = 0;
+  for (Idx k = 0; k < h; ++k) {
+    const RawEvent& e = events[host[k]];
+    const Idx r = row_of_name[e.name];
+    RowSums& row = sums[r];
+    row.calls += 1;
+    row.self_cpu += self_cpu[k];
+    row.total_cpu += dur(host[k]);
+    row.self_dev += dev[k];
+    self_cpu_total_ns += self_cpu[k];
+    if (kind_of(e) == EventKind::kRuntime) runtime_cpu_ns += self_cpu[k];
+    // Legacy traces carry no category: every range is an op but the step windows.
+    if (kind_of(e) == EventKind::kHostOp && !ProfilerStepNumber(trace.strings.Get(e.name))) {
+      dispatch_cpu_ns += self_cpu[k];
+    }
+    if (windows.empty()) continue;
+    const Idx s = step_of(e.ts_ns);
+    if (s == kNone) continue;
+    summary.steps[s].cpu_us += Us(self_cpu[k]);
+    summary.steps[s].device_us += Us(dev[k]);
+    const double v = summary.has_device_time ? Us(dev[k]) : Us(self_cpu[k]);
+    if (v == 0.0) continue;
+    if (!samples.empty() && samples.back().row == r && samples.back().step == s) {
+      samples.back().value += v;
+    } else {
+      samples.push_back({r, s, v});
+    }
+  }
+  for (Idx k = h; k-- > 0;) {
+    if (parent[k] != kNone) dev[parent[k]] += dev[k];
+  }
+  for (Idx k = 0; k < h; ++k) sums[row_of_name[events[host[k]].name]].total_dev += dev[k];
+
+  // Everything per event is done: free it before the rows (one std::string each) are built.
+  std::vector<Idx>().swap(host);
+  std::vector<Idx>().swap(parent);
+  std::vector<int64_t>().swap(self_cpu);
+  std::vector<int64_t>().swap(dev);
+  std::vector<Idx>().swap(row_of_name);
+  if (release) {
+    std::vector<RawEvent>().swap(release->events);
+    std::vector<LaunchIds>().swap(release->launch_ids);
+  }
+
+  std::vector<OpStats>& ops = summary.ops;
+  ops.reserve(name_of_row.size());
+  // Figures first, names (a std::string each) once the sums are freed: the two never peak
+  // together.
+  for (size_t r = 0; r < name_of_row.size(); ++r) {
+    OpStats op;
+    op.calls = sums[r].calls;
+    op.self_cpu_us = Us(sums[r].self_cpu);
+    op.total_cpu_us = Us(sums[r].total_cpu);
+    op.self_device_us = Us(sums[r].self_dev);
+    op.total_device_us = Us(sums[r].total_dev);
+    op.step_self_device_us = StepSamples(windows.size());
+    ops.push_back(std::move(op));
+  }
+  std::vector<RowSums>().swap(sums);
+  for (size_t r = 0; r < ops.size(); ++r) {
+    ops[r].name = KeyAveragesName(trace.strings.Get(name_of_row[r]));
+  }
+  std::vector<Idx>().swap(name_of_row);
+  // Grouped by row, each row's samples in step order (cheapest for StepSamples::Add).
+  std::stable_sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
+    return a.row != b.row ? a.row < b.row : a.step < b.step;
+  });
+  for (const Sample& x : samples) ops[x.row].step_self_device_us.Add(x.step, x.value);
+  std::vector<Sample>().swap(samples);
+
+  std::stable_sort(ops.begin(), ops.end(), [](const OpStats& a, const OpStats& b) {
+    if (a.self_device_us != b.self_device_us) return a.self_device_us > b.self_device_us;
+    if (a.self_cpu_us != b.self_cpu_us) return a.self_cpu_us > b.self_cpu_us;
+    return a.name < b.name;
+  });
+  summary.self_cpu_total_us = Us(self_cpu_total_ns);
+
+  // Layers: host time split into framework dispatch and runtime calls, then the device layers.
+  summary.layers.push_back({Layer::kFrameworkDispatch, Us(dispatch_cpu_ns)});
+  summary.layers.push_back({Layer::kRuntimeScheduling, Us(runtime_cpu_ns)});
+  if (any_device) {
+    summary.layers.push_back({Layer::kDeviceExecution, Us(device_total_ns)});
+    summary.layers.push_back({Layer::kIdle, Us(idle_ns)});
+  }
+
+  // Device kind and capture facts.
+  if (saw_privateuse1) {
+    summary.device_kind = DeviceKind::kNeuron;  // devtime's only PrivateUse1 backend
+  } else if (any_device || saw_cuda_runtime || trace.device_properties_count.value_or(0) > 0) {
+    summary.device_kind = DeviceKind::kCuda;
+  }
+  summary.capture.active_steps = static_cast<uint32_t>(windows.size());
+  SetCaptureTime(first_host_start, last_host_end, trace.base_time_ns, &summary.capture);
+
+  // Quality gate (the first reason found wins).
+  if (!summary.invalid_reason) {
+    if (n == 0) {
+      summary.invalid_reason = "trace has no complete (\"ph\": \"X\") events";
+    } else if (windows.empty()) {
+      summary.invalid_reason = "no ProfilerStep window in trace";
+    } else if (summary.device_kind != DeviceKind::kCpu && !summary.has_device_time) {
+      summary.invalid_reason = kDeviceTimeEmpty;
+    }
+  }
+  return summary;
+}
+
+}  // namespace
+
+TraceSummary SummarizeRawTrace(const RawTrace& trace, const SummarizeOptions& options) {
+  return Summarize(trace, options, nullptr);
+}
+
+TraceSummary SummarizeRawTrace(RawTrace&& trace, const SummarizeOptions& options) {
+  return Summarize(trace, options, &trace);
+}
+
+}  // namespace devtime::trace
