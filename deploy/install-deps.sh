@@ -11,7 +11,7 @@ PACKAGES=(
   libpqxx-dev postgresql libssl-dev openssl
   prometheus-cpp-dev libcurl4-openssl-dev
   prometheus prometheus-alertmanager chromium
-  nlohmann-json3-dev libsimdjson-dev libcli11-dev libyaml-cpp-dev zlib1g-dev
+  nlohmann-json3-dev libsimdjson-dev libcli11-dev libyaml-cpp-dev zlib1g-dev libisal-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
   python3-torch

@@ -1,6 +1,7 @@
 #include "agents/trace/io/byte_source.h"
 
 #include <fcntl.h>
+#include <isa-l/igzip_lib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,11 +41,77 @@ std::string GunzipBudget::Add(uint64_t in, uint64_t out) {
   return {};
 }
 
-GzipInput::GzipInput(const unsigned char* data, size_t size) : in_(data), in_size_(size) {
-  if (inflateInit2(&zs_, 16 + MAX_WBITS) != Z_OK) throw ParseError{"cannot initialise zlib"};
+namespace {
+
+// What an igzip error code means, for "gzip stream is corrupt: ...".
+const char* InflateError(int rc) {
+  switch (rc) {
+    case ISAL_INVALID_BLOCK:
+      return "invalid deflate block";
+    case ISAL_INVALID_SYMBOL:
+      return "invalid deflate symbol";
+    case ISAL_INVALID_LOOKBACK:
+      return "invalid lookback distance";
+    case ISAL_INVALID_WRAPPER:
+      return "invalid gzip header";
+    case ISAL_UNSUPPORTED_METHOD:
+      return "unsupported compression method";
+    case ISAL_INCORRECT_CHECKSUM:
+      return "incorrect checksum";
+    default:
+      return "inflate error";
+  }
 }
 
-GzipInput::~GzipInput() { inflateEnd(&zs_); }
+// Starts the next gzip member (header parsed and CRC checked by igzip) at `in`.
+void StartMember(inflate_state* st, const unsigned char* in, size_t size) {
+  isal_inflate_reset(st);
+  st->crc_flag = ISAL_GZIP;
+  st->next_in = const_cast<uint8_t*>(in);
+  // avail_in is 32-bit: feed at most 1 GiB at a time (Inflate refills).
+  st->avail_in = static_cast<uint32_t>(std::min<size_t>(size, size_t{1} << 30));
+}
+
+}  // namespace
+
+GzipInput::GzipInput(const unsigned char* data, size_t size)
+    : state_(std::make_unique<inflate_state>()), in_(data), in_size_(size) {
+  isal_inflate_init(state_.get());
+  StartMember(state_.get(), in_, in_size_);
+}
+
+GzipInput::~GzipInput() = default;
+
+size_t GzipInput::Inflate(char* out, size_t size) {
+  inflate_state* st = state_.get();
+  st->next_out = reinterpret_cast<uint8_t*>(out);
+  st->avail_out = static_cast<uint32_t>(size);
+  while (st->avail_out > 0) {
+    if (st->block_state == ISAL_BLOCK_FINISH) {
+      // A member ended (its CRC checked); the next one, if any bytes are left, continues the
+      // stream (concatenated members are one file, as gzip -d reads them).
+      consumed_ = static_cast<size_t>(st->next_in - in_);
+      if (consumed_ == in_size_) {
+        done_ = true;
+        break;
+      }
+      StartMember(st, in_ + consumed_, in_size_ - consumed_);
+    }
+    if (st->avail_in == 0) {
+      const size_t at = static_cast<size_t>(st->next_in - in_);
+      st->avail_in = static_cast<uint32_t>(std::min<size_t>(in_size_ - at, size_t{1} << 30));
+    }
+    const uint32_t avail_before = st->avail_out;
+    const int rc = isal_inflate(st);
+    if (rc < 0) throw ParseError{std::string("gzip stream is corrupt: ") + InflateError(rc)};
+    if (rc == ISAL_NEED_DICT) throw ParseError{"gzip stream is corrupt: needs a dictionary"};
+    if (st->block_state != ISAL_BLOCK_FINISH && st->avail_out > 0 && st->avail_in == 0 &&
+        static_cast<size_t>(st->next_in - in_) == in_size_ && st->avail_out == avail_before) {
+      throw ParseError{"gzip stream is truncated (the writer may still be running)"};
+    }
+  }
+  return size - st->avail_out;
+}
 
 bool GzipInput::More(const char* keep) {
   if (done_) return false;
@@ -56,31 +123,12 @@ bool GzipInput::More(const char* keep) {
   if (kept > 0) std::memcpy(next.get(), keep, kept);
   size_t produced = kept;
   while (produced < capacity && !done_) {
-    const size_t in_chunk = std::min<size_t>(in_size_ - consumed_, 1u << 30);
     // At most one chunk per call, so that the budget is checked every kChunk bytes.
-    const size_t out_chunk = std::min(capacity - produced, kChunk);
-    zs_.next_in = const_cast<Bytef*>(in_ + consumed_);
-    zs_.avail_in = static_cast<uInt>(in_chunk);
-    zs_.next_out = reinterpret_cast<Bytef*>(next.get() + produced);
-    zs_.avail_out = static_cast<uInt>(out_chunk);
-    const int rc = inflate(&zs_, Z_NO_FLUSH);
-    const size_t read = in_chunk - zs_.avail_in;
-    const size_t wrote = out_chunk - zs_.avail_out;
-    consumed_ += read;
+    const size_t before = static_cast<size_t>(state_->next_in - in_);
+    const size_t wrote = Inflate(next.get() + produced, std::min(capacity - produced, kChunk));
     produced += wrote;
+    const size_t read = static_cast<size_t>(state_->next_in - in_) - before;
     if (std::string over = budget_.Add(read, wrote); !over.empty()) throw ParseError{over};
-    if (rc == Z_STREAM_END) {
-      if (consumed_ < in_size_) {
-        if (inflateReset(&zs_) != Z_OK) throw ParseError{"gzip stream is corrupt"};
-        continue;
-      }
-      done_ = true;
-    } else if (rc == Z_BUF_ERROR && consumed_ == in_size_) {
-      throw ParseError{"gzip stream is truncated (the writer may still be running)"};
-    } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      throw ParseError{std::string("gzip stream is corrupt: ") +
-                       (zs_.msg ? zs_.msg : "zlib error")};
-    }
   }
   buf_ = std::move(next);
   begin_ = buf_.get();

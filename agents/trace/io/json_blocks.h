@@ -58,6 +58,69 @@ inline BlockScan ScanBlocks(const char* p, const char* e, int depth, int level, 
   return {BlockScan::kTail, p, level, in_string != 0};
 }
 
+// Where IndexObject stopped and why.
+struct ObjectIndex {
+  enum Stop {
+    kDone,     // `end` is just past the object's closing brace; `count` positions were written
+    kEscape,   // a block holds a backslash
+    kTail,     // the window ends (fewer than 64 bytes left) before the object closes
+    kTooMany,  // more than `max` positions, more than `max_level` levels, or `max_bytes` read
+  };
+  Stop stop = kTail;
+  const char* end = nullptr;
+  uint32_t count = 0;
+};
+
+// simdjson's stage 1 for one object: from `p` (its '{', before `e`), 64 bytes at a time, writes
+// to `out` the offsets from p of every '"' and of every '{', '}', '[', ']', ':', ',' outside
+// strings, up to and including the brace that closes the object. Strings come out as pairs of
+// quote offsets (no backslash is allowed: kEscape), so a walk of `out` finds every key, value
+// and separator without looking at the bytes between them. Ops::Seps(p) gives the ':' and ','
+// bits of the block at p.
+template <typename Ops>
+inline ObjectIndex IndexObject(const char* p, const char* e, uint32_t* out, uint32_t max,
+                               int max_level, size_t max_bytes) {
+  uint64_t in_string = 0;
+  int level = 0;
+  uint32_t n = 0;
+  for (const char* b = p; e - b >= 64; b += 64) {
+    if (static_cast<size_t>(b - p) >= max_bytes) return {ObjectIndex::kTooMany, nullptr, n};
+    uint64_t quote = 0, slash = 0, open = 0, close = 0;
+    Ops::Masks(b, &quote, &slash, &open, &close);
+    if (slash != 0) return {ObjectIndex::kEscape, nullptr, n};
+    const uint64_t inside = Ops::PrefixXor(quote) ^ in_string;
+    open &= ~inside;
+    close &= ~inside;
+    uint64_t bits = quote | open | close | (Ops::Seps(b) & ~inside);
+    if (n + static_cast<uint32_t>(__builtin_popcountll(bits)) > max) {
+      return {ObjectIndex::kTooMany, nullptr, n};
+    }
+    const auto base = static_cast<uint32_t>(b - p);
+    while (bits != 0) {
+      const int bit = __builtin_ctzll(bits);
+      bits &= bits - 1;
+      out[n++] = base + static_cast<uint32_t>(bit);
+      if ((open >> bit) & 1) {
+        if (++level > max_level) return {ObjectIndex::kTooMany, nullptr, n};
+      } else if (((close >> bit) & 1) && --level == 0) {
+        return {ObjectIndex::kDone, b + bit + 1, n};
+      }
+    }
+    in_string = (inside >> 63) ? ~uint64_t{0} : 0;
+  }
+  return {ObjectIndex::kTail, nullptr, n};
+}
+
+using IndexObjectFn = ObjectIndex (*)(const char* p, const char* e, uint32_t* out, uint32_t max,
+                                      int max_level, size_t max_bytes);
+ObjectIndex IndexObjectSse2(const char* p, const char* e, uint32_t* out, uint32_t max,
+                            int max_level, size_t max_bytes);
+// Only on a CPU with AVX2 and PCLMUL (IndexObjectFor checks).
+ObjectIndex IndexObjectAvx2(const char* p, const char* e, uint32_t* out, uint32_t max,
+                            int max_level, size_t max_bytes);
+// As ScanBlocksFor: the AVX2 one where the CPU has it, unless DEVTIME_TRACE_NO_AVX2=1.
+IndexObjectFn IndexObjectFor();
+
 using ScanBlocksFn = BlockScan (*)(const char* p, const char* e, int depth, int level,
                                    int max_depth);
 BlockScan ScanBlocksSse2(const char* p, const char* e, int depth, int level, int max_depth);

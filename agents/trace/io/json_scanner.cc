@@ -86,6 +86,16 @@ struct Sse2 {
       *close |= (mask('}') | mask(']')) << (16 * k);
     }
   }
+  static uint64_t Seps(const char* p) {
+    uint64_t m = 0;
+    for (int k = 0; k < 4; ++k) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+      const __m128i any = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')),
+                                       _mm_cmpeq_epi8(v, _mm_set1_epi8(',')));
+      m |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(any))) << (16 * k);
+    }
+    return m;
+  }
   static uint64_t PrefixXor(uint64_t x) {
     x ^= x << 1;
     x ^= x << 2;
@@ -105,15 +115,36 @@ BlockScan ScanBlocksSse2(const char* p, const char* e, int depth, int level, int
   return ScanBlocks<Sse2>(p, e, depth, level, max_depth);
 }
 
-ScanBlocksFn ScanBlocksFor() {
+ObjectIndex IndexObjectSse2(const char* p, const char* e, uint32_t* out, uint32_t max,
+                            int max_level, size_t max_bytes) {
+  return IndexObject<Sse2>(p, e, out, max, max_level, max_bytes);
+}
+
+namespace {
+// True where the AVX2 + PCLMUL units may run (built, supported, not turned off).
+bool UseAvx2() {
 #if defined(DEVTIME_TRACE_AVX2)
   const char* no_avx2 = std::getenv("DEVTIME_TRACE_NO_AVX2");
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
-      !(no_avx2 && std::string_view(no_avx2) == "1")) {
-    return ScanBlocksAvx2;
-  }
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
+         !(no_avx2 && std::string_view(no_avx2) == "1");
+#else
+  return false;
+#endif
+}
+}  // namespace
+
+ScanBlocksFn ScanBlocksFor() {
+#if defined(DEVTIME_TRACE_AVX2)
+  if (UseAvx2()) return ScanBlocksAvx2;
 #endif
   return ScanBlocksSse2;
+}
+
+IndexObjectFn IndexObjectFor() {
+#if defined(DEVTIME_TRACE_AVX2)
+  if (UseAvx2()) return IndexObjectAvx2;
+#endif
+  return IndexObjectSse2;
 }
 #endif
 

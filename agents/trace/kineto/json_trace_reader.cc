@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string_view>
@@ -15,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "agents/trace/io/byte_source.h"
+#include "agents/trace/io/json_blocks.h"
 #include "agents/trace/io/json_scanner.h"
 #include "agents/trace/io/quote.h"
 #include "agents/trace/io/timestamp.h"
@@ -114,7 +116,11 @@ class Parser : private stream::JsonScanner {
     const uint64_t h = (x.first * 0x9E3779B97F4A7C15ULL) ^ (x.last * 0xC2B2AE3D27D4EB4FULL) ^ size;
     return static_cast<size_t>(h >> 52);  // 12 bits
   }
+  // Names longer than this bypass the cache: caching one would copy it (a 100 MB op name once
+  // cost a second 100 MB here), and long names are rare enough that the table's hash is cheap.
+  static constexpr size_t kMaxCachedBytes = 4096;
   uint32_t InternFast(std::string_view s, const char* field) {
+    if (s.size() > kMaxCachedBytes) return InternChecked(s, field);
     const Ends x = EndsOf(s);
     NameSlot& slot = name_cache_[CheapHash(x, s.size())];
     if (slot.text.size() == s.size() && slot.first == x.first && slot.last == x.last &&
@@ -190,6 +196,34 @@ class Parser : private stream::JsonScanner {
     return keep_cat_[cat] == 1;
   }
 
+  // The fields of one event devtime keeps, as read (views of the window or of scratch).
+  struct Fields {
+    std::string_view ph, name, cat, ts, dur, pid, tid;
+    bool has_ph = false, has_name = false, has_cat = false;
+    bool skipped = false;  // a category the caller does not keep: the rest is skipped unread
+    int64_t correlation = -1, external_id = -1, exec_id = -1, sequence_id = -1;
+  };
+
+  // What `args` of an event of category `f.cat` (read so far) asks for: host ops use External
+  // id, device events correlation and External id (summarizer.cc). Runtime/driver events are
+  // read whole: they may also carry the exec_id / nrt_sequence_id that join a Neuron execution
+  // (neuron_join.h). Unknown category (cat after args): read all.
+  struct ArgsWant {
+    bool runtime = false;
+    bool corr = true;
+    bool ext = true;
+    bool join_ids = false;  // exec_id / nrt_sequence_id are read
+    bool More() const { return runtime || corr || ext; }
+  };
+  ArgsWant WantArgs(const Fields& f) {
+    ArgsWant w;
+    w.runtime = f.has_cat && (EndsWith(f.cat, "_runtime") || EndsWith(f.cat, "_driver"));
+    const bool host = f.has_cat && !w.runtime && IsHostCategory(f.cat);
+    w.corr = !host;
+    w.join_ids = w.runtime || !f.has_cat;
+    return w;
+  }
+
   void ReadEvent() {
     cat_memo_ = {};  // a view of an earlier event (or window) is never this event's
     cat_id_ = 0;
@@ -197,35 +231,37 @@ class Parser : private stream::JsonScanner {
       // Consume the value to say precisely what it is not.
       Fail("not a JSON object");
     }
-    std::string_view ph, name, cat, ts, dur, pid, tid;
-    bool has_ph = false, has_name = false, has_cat = false;
-    bool skipped = false;  // a category the caller does not keep: the rest is skipped unread
-    int64_t correlation = -1, external_id = -1, exec_id = -1, sequence_id = -1;
+#if defined(__SSE2__)
+    if (use_index_ && ReadIndexedEvent()) return;
+    cat_memo_ = {};
+    cat_id_ = 0;
+#endif
+    Fields f;
     // ph or cat into `out`. Once both are read, the rest of an event whose category the caller
     // does not keep is skipped unread (false).
     auto ph_or_cat = [&](const char* field, std::string_view* out, bool* has,
                          std::string* scratch) {
       *out = StringField(field, scratch);
       *has = true;
-      return !(has_ph && has_cat && (skipped = Dropped(cat)));
+      return !(f.has_ph && f.has_cat && (f.skipped = Dropped(f.cat)));
     };
     ReadObject([&](std::string_view key) {
       switch (key.size()) {
         case 2:
-          if (Is(key, "ph")) return ph_or_cat("ph", &ph, &has_ph, &scratch_[0]);
+          if (Is(key, "ph")) return ph_or_cat("ph", &f.ph, &f.has_ph, &scratch_[0]);
           if (Is(key, "ts")) {
-            ts = NumberField("ts");
+            f.ts = NumberField("ts");
             return true;
           }
           break;
         case 3:
-          if (Is(key, "cat")) return ph_or_cat("cat", &cat, &has_cat, &scratch_[1]);
+          if (Is(key, "cat")) return ph_or_cat("cat", &f.cat, &f.has_cat, &scratch_[1]);
           if (Is(key, "dur")) {
-            dur = NumberField("dur");
+            f.dur = NumberField("dur");
             return true;
           }
           if (Is(key, "pid") || Is(key, "tid")) {
-            std::string_view& out = Is(key, "pid") ? pid : tid;
+            std::string_view& out = Is(key, "pid") ? f.pid : f.tid;
             const char c = Peek();
             if (c == '"') {
               out = ReadString(&scratch_[Is(key, "pid") ? 2 : 3]);
@@ -239,36 +275,30 @@ class Parser : private stream::JsonScanner {
           break;
         case 4:
           if (Is(key, "name")) {
-            name = StringField("name", &scratch_[4]);
-            has_name = true;
+            f.name = StringField("name", &scratch_[4]);
+            f.has_name = true;
             return true;
           }
           if (Is(key, "args") && Peek() == '{') {
             // Once the ids this category can use are read, the rest of args is skipped
-            // structurally: host ops use External id, device events correlation and External
-            // id (summarizer.cc). Runtime/driver events are read whole: they may also carry
-            // the exec_id / nrt_sequence_id that join a Neuron execution (neuron_join.h).
-            // Unknown category (cat after args): read all.
-            const bool runtime = has_cat && (EndsWith(cat, "_runtime") || EndsWith(cat, "_driver"));
-            const bool host = has_cat && !runtime && IsHostCategory(cat);
-            bool want_corr = !host;
-            bool want_ext = true;
+            // structurally (WantArgs).
+            ArgsWant want = WantArgs(f);
             ReadObject([&](std::string_view arg) {
               if (Is(arg, "correlation")) {
-                correlation = ReadOptionalId();
-                want_corr = false;
+                f.correlation = ReadOptionalId();
+                want.corr = false;
               } else if (Is(arg, "External id")) {
-                external_id = ReadOptionalId();
-                want_ext = false;
-              } else if (Is(arg, "exec_id") && (runtime || !has_cat)) {
-                exec_id = ReadOptionalId();
-              } else if (Is(arg, "nrt_sequence_id") && (runtime || !has_cat)) {
-                sequence_id = ReadOptionalId();
+                f.external_id = ReadOptionalId();
+                want.ext = false;
+              } else if (Is(arg, "exec_id") && want.join_ids) {
+                f.exec_id = ReadOptionalId();
+              } else if (Is(arg, "nrt_sequence_id") && want.join_ids) {
+                f.sequence_id = ReadOptionalId();
               } else {
                 SkipValue(3);
                 return true;
               }
-              return runtime || want_corr || want_ext;
+              return want.More();
             });
             return true;
           }
@@ -279,30 +309,269 @@ class Parser : private stream::JsonScanner {
       SkipValue(2);
       return true;
     });
-    // Commit: the whole event is in the window, nothing below reads input.
+    Commit(f);
+  }
+
+#if defined(__SSE2__)
+  // ---- the indexed path (simdjson's stage 1 + a walk of the index) --------------------------
+  //
+  // An event whose bytes up to its closing brace are in the window, hold no backslash and nest
+  // at most kIndexedLevels deep is indexed in one vectorised pass (IndexObject, json_blocks.h:
+  // the offsets of its quotes and structural characters), then read by walking the index: keys
+  // and string values are the bytes between a quote pair, scalars the bytes between a ':' and
+  // the next ',' or '}', nested values skipped by jumping to their closing bracket. The walk
+  // accepts only what ReadObject would read the same way; on anything else (an escape, a
+  // syntax error, a field of the wrong type, a window end) it returns false having committed
+  // nothing, and ReadEvent reads the event byte by byte, which says what is wrong.
+  static constexpr uint32_t kIndexCapacity = 4096;
+  static constexpr int kIndexedLevels = 32;
+  static constexpr size_t kIndexedBytes = size_t{1} << 20;
+
+  // A value in the index: the string between quotes idx[at] and idx[at+1]; a nested value from
+  // idx[at] to its closing bracket; or a scalar [begin, end) ending before idx[at].
+  struct Value {
+    enum Kind{kString, kNested, kScalar} kind = kScalar;
+    std::string_view text;        // string content or scalar token
+    uint32_t first = 0;           // index entry of its opening quote or bracket (string, nested)
+    uint32_t next = 0;            // index entry after the value: its ',' or '}'
+    const char* after = nullptr;  // first byte after the value
+  };
+
+  static bool OnlyWs(const char* p, const char* e) {
+    for (; p < e; ++p) {
+      if (!IsWs(*p)) return false;
+    }
+    return true;
+  }
+  static bool IsNumberToken(std::string_view t) {
+    if (t.empty() || !(t[0] == '-' || (t[0] >= '0' && t[0] <= '9'))) return false;
+    for (char c : t) {
+      if (!stream::IsNumberChar(c)) return false;
+    }
+    return true;
+  }
+
+  // The value whose ':' is idx[at] (at < n); false when it is not one ReadObject reads alike.
+  bool IndexedValue(const char* b, const uint32_t* idx, uint32_t n, uint32_t at, Value* v) const {
+    const char* s = b + idx[at] + 1;
+    while (IsWs(*s)) ++s;  // stops at the closing brace at the latest
+    const uint32_t t = at + 1;
+    if (t >= n) return false;
+    const char c = *s;
+    if (c == '"') {
+      if (b + idx[t] != s || t + 2 >= n) return false;
+      v->kind = Value::kString;
+      v->first = t;
+      v->text = std::string_view(s + 1, idx[t + 1] - idx[t] - 1);
+      v->next = t + 2;
+      v->after = b + idx[t + 1] + 1;
+      return true;
+    }
+    if (c == '{' || c == '[') {
+      if (b + idx[t] != s) return false;
+      int level = 0;
+      uint32_t k = t;
+      for (; k < n; ++k) {
+        const char x = b[idx[k]];
+        if (x == '{' || x == '[') {
+          ++level;
+        } else if ((x == '}' || x == ']') && --level == 0) {
+          break;
+        }
+      }
+      if (k + 1 >= n) return false;
+      v->kind = Value::kNested;
+      v->first = t;
+      v->text = std::string_view(s, 1);
+      v->next = k + 1;
+      v->after = b + idx[k] + 1;
+      return true;
+    }
+    // A scalar: the bytes up to the next ',' or '}' (a quote or bracket there is malformed).
+    const char* end = b + idx[t];
+    if (*end != ',' && *end != '}') return false;
+    const char* e = end;
+    while (e > s && IsWs(e[-1])) --e;
+    v->kind = Value::kScalar;
+    v->text = std::string_view(s, static_cast<size_t>(e - s));
+    v->next = t;
+    v->after = e;
+    const std::string_view tok = v->text;
+    return IsNumberToken(tok) || tok == "true" || tok == "false" || tok == "null";
+  }
+
+  // Walks the object whose '{' is idx[at], calling on_field(key, value) for each member;
+  // on_field returns 1 to go on, 0 to skip the rest unread (as ReadObject), -1 to give up.
+  // Returns the index entry after the object's '}', or 0 when the walk gives up.
+  template <typename F>
+  uint32_t WalkObject(const char* b, const uint32_t* idx, uint32_t n, uint32_t at,
+                      F&& on_field) const {
+    uint32_t i = at + 1;
+    if (i >= n) return 0;
+    if (b[idx[i]] == '}') return OnlyWs(b + idx[at] + 1, b + idx[i]) ? i + 1 : 0;
+    const char* after = b + idx[at] + 1;
+    while (true) {
+      // "key" : value
+      if (i + 2 >= n || b[idx[i]] != '"' || !OnlyWs(after, b + idx[i]) || b[idx[i + 2]] != ':' ||
+          !OnlyWs(b + idx[i + 1] + 1, b + idx[i + 2])) {
+        return 0;
+      }
+      const std::string_view key(b + idx[i] + 1, idx[i + 1] - idx[i] - 1);
+      Value v;
+      if (!IndexedValue(b, idx, n, i + 2, &v)) return 0;
+      const int go = on_field(key, v);
+      if (go < 0) return 0;
+      if (go == 0) {  // the rest unread: to the brace closing this object
+        int level = 1;
+        for (uint32_t k = v.next; k < n; ++k) {
+          const char x = b[idx[k]];
+          if (x == '{' || x == '[') {
+            ++level;
+          } else if ((x == '}' || x == ']') && --level == 0) {
+            return k + 1;
+          }
+        }
+        return 0;
+      }
+      const char sep = b[idx[v.next]];
+      if (!OnlyWs(v.after, b + idx[v.next])) return 0;
+      if (sep == '}') return v.next + 1;
+      if (sep != ',') return 0;
+      after = b + idx[v.next] + 1;
+      i = v.next + 1;
+    }
+  }
+
+  // An id as ReadOptionalId reads it: a string or number through IdFromText, anything else -1.
+  static int64_t IndexedId(const Value& v) {
+    if (v.kind == Value::kString) return IdFromText(v.text);
+    if (v.kind == Value::kScalar && (v.text[0] == '-' || (v.text[0] >= '0' && v.text[0] <= '9'))) {
+      return IdFromText(v.text);
+    }
+    return -1;
+  }
+
+  // ReadEvent through the index, outside Unit(), when an event starts at the cursor.
+  bool TryIndexedEvent() {
+    if (p_ == e_ || *p_ != '{') return false;
+    unit_start_ = p_;
+    cat_memo_ = {};
+    cat_id_ = 0;
+    return ReadIndexedEvent();
+  }
+
+  // ReadEvent's fields through the index; false (nothing committed) when it cannot be used.
+  bool ReadIndexedEvent() {
+    static const stream::IndexObjectFn index_object = stream::IndexObjectFor();
+    const char* b = p_;
+    const stream::ObjectIndex r =
+        index_object(b, e_, positions_, kIndexCapacity, kIndexedLevels, kIndexedBytes);
+    if (r.stop != stream::ObjectIndex::kDone) return false;
+    const uint32_t n = r.count;
+    const uint32_t* idx = positions_;
+    Fields f;
+    auto ph_or_cat = [&](const Value& v, std::string_view* out, bool* has) {
+      if (v.kind != Value::kString) return -1;
+      *out = v.text;
+      *has = true;
+      return f.has_ph && f.has_cat && (f.skipped = Dropped(f.cat)) ? 0 : 1;
+    };
+    const uint32_t end = WalkObject(b, idx, n, 0, [&](std::string_view key, const Value& v) {
+      switch (key.size()) {
+        case 2:
+          if (Is(key, "ph")) return ph_or_cat(v, &f.ph, &f.has_ph);
+          if (Is(key, "ts")) {
+            if (v.kind != Value::kScalar || !IsNumberToken(v.text)) return -1;
+            f.ts = v.text;
+            return 1;
+          }
+          return 1;
+        case 3:
+          if (Is(key, "cat")) return ph_or_cat(v, &f.cat, &f.has_cat);
+          if (Is(key, "dur")) {
+            if (v.kind != Value::kScalar || !IsNumberToken(v.text)) return -1;
+            f.dur = v.text;
+            return 1;
+          }
+          if (Is(key, "pid") || Is(key, "tid")) {
+            if (!(v.kind == Value::kString ||
+                  (v.kind == Value::kScalar && IsNumberToken(v.text)))) {
+              return -1;
+            }
+            (Is(key, "pid") ? f.pid : f.tid) = v.text;
+          }
+          return 1;
+        case 4:
+          if (Is(key, "name")) {
+            if (v.kind != Value::kString) return -1;
+            f.name = v.text;
+            f.has_name = true;
+            return 1;
+          }
+          if (Is(key, "args") && v.kind == Value::kNested && v.text[0] == '{') {
+            ArgsWant want = WantArgs(f);
+            const uint32_t args_end =
+                WalkObject(b, idx, n, v.first, [&](std::string_view arg, const Value& a) {
+                  if (Is(arg, "correlation")) {
+                    f.correlation = IndexedId(a);
+                    want.corr = false;
+                  } else if (Is(arg, "External id")) {
+                    f.external_id = IndexedId(a);
+                    want.ext = false;
+                  } else if (Is(arg, "exec_id") && want.join_ids) {
+                    f.exec_id = IndexedId(a);
+                  } else if (Is(arg, "nrt_sequence_id") && want.join_ids) {
+                    f.sequence_id = IndexedId(a);
+                  } else {
+                    return 1;
+                  }
+                  return want.More() ? 1 : 0;
+                });
+            return args_end == v.next ? 1 : -1;
+          }
+          return 1;
+        default:
+          return 1;
+      }
+    });
+    if (end != n) return false;
+    p_ = r.end;
+    Commit(f);
+    return true;
+  }
+  uint32_t positions_[kIndexCapacity];  // IndexObject's output for the current event
+  // DEVTIME_TRACE_NO_INDEX=1 reads every event byte by byte (to compare the two paths).
+  const bool use_index_ = [] {
+    const char* off = std::getenv("DEVTIME_TRACE_NO_INDEX");
+    return !(off && std::string_view(off) == "1");
+  }();
+#endif
+
+  // Keeps the event read into `f`: the whole event is in the window, nothing here reads input.
+  void Commit(const Fields& f) {
     CheckUnitSize();
-    if (!has_ph) Fail("missing field 'ph'");
+    if (!f.has_ph) Fail("missing field 'ph'");
     if (index_ >= kMaxEvents) Fail("more than " + std::to_string(kMaxEvents) + " events (limit)");
-    if (skipped) {
-      if (Is(ph, "X")) ++trace_->complete_events;
+    if (f.skipped) {
+      if (Is(f.ph, "X")) ++trace_->complete_events;
       ++index_;
       return;
     }
-    if (!Is(ph, "X")) {  // M, i, s, f, C, ...: not timed
+    if (!Is(f.ph, "X")) {  // M, i, s, f, C, ...: not timed
       ++index_;
       return;
     }
-    if (!has_name) Fail("missing field 'name'");
-    if (ts.empty()) Fail("missing field 'ts'");
-    if (dur.empty()) Fail("missing field 'dur'");
-    std::optional<int64_t> t = ParseMicrosToNanos(ts);
-    if (!t) Fail("field 'ts' is not a valid time: " + Quote(ts));
-    std::optional<int64_t> d = ParseMicrosToNanos(dur);
-    if (!d) Fail("field 'dur' is not a valid time: " + Quote(dur));
+    if (!f.has_name) Fail("missing field 'name'");
+    if (f.ts.empty()) Fail("missing field 'ts'");
+    if (f.dur.empty()) Fail("missing field 'dur'");
+    std::optional<int64_t> t = ParseMicrosToNanos(f.ts);
+    if (!t) Fail("field 'ts' is not a valid time: " + Quote(f.ts));
+    std::optional<int64_t> d = ParseMicrosToNanos(f.dur);
+    if (!d) Fail("field 'dur' is not a valid time: " + Quote(f.dur));
     // The summary adds ts + dur (and baseTimeNanoseconds, checked in Run()): all must fit.
     std::optional<int64_t> end = CheckedAdd(*t, std::max<int64_t>(*d, 0));
     if (!end || !CheckedAdd(*t, *d)) {
-      Fail("fields 'ts' + 'dur' overflow int64 nanoseconds (" + Quote(ts) + " + " + Quote(dur) +
+      Fail("fields 'ts' + 'dur' overflow int64 nanoseconds (" + Quote(f.ts) + " + " + Quote(f.dur) +
            " us)");
     }
     if (*end > latest_end_ns_) {
@@ -311,18 +580,18 @@ class Parser : private stream::JsonScanner {
     }
     ++trace_->complete_events;
     RawEvent ev;
-    ev.cat = has_cat ? InternCat(cat) : 0;
+    ev.cat = f.has_cat ? InternCat(f.cat) : 0;
     if (KeepCategory(ev.cat)) {
-      ev.name = InternFast(name, "name");
-      ev.pid = pid.data() ? InternRepeated(pid, "pid", &last_pid_) : 0;
-      ev.tid = tid.data() ? InternRepeated(tid, "tid", &last_tid_) : 0;
+      ev.name = InternFast(f.name, "name");
+      ev.pid = f.pid.data() ? InternRepeated(f.pid, "pid", &last_pid_) : 0;
+      ev.tid = f.tid.data() ? InternRepeated(f.tid, "tid", &last_tid_) : 0;
       ev.index = index_;
       ev.ts_ns = *t;
       ev.dur_ns = *d;
-      ev.correlation = correlation;
-      ev.external_id = external_id;
-      if (exec_id >= 0 || sequence_id >= 0) {
-        trace_->launch_ids.push_back({trace_->events.size(), exec_id, sequence_id});
+      ev.correlation = f.correlation;
+      ev.external_id = f.external_id;
+      if (f.exec_id >= 0 || f.sequence_id >= 0) {
+        trace_->launch_ids.push_back({trace_->events.size(), f.exec_id, f.sequence_id});
       }
       trace_->events.push_back(ev);
     }
@@ -344,9 +613,25 @@ class Parser : private stream::JsonScanner {
     });
     while (!done) {
       in_event_ = true;
+#if defined(__SSE2__)
+      // An event that lies whole in the window goes through the index without a Unit(): it
+      // cannot need more input.
+      if (!(use_index_ && TryIndexedEvent())) Unit([&] { ReadEvent(); });
+#else
       Unit([&] { ReadEvent(); });
+#endif
       in_.Consumed(p_);
-      in_event_ = true;
+      // The usual separator (",\n  ") inline; the window's end or anything else: CloseOrComma.
+      const char* q = p_;
+      while (q < e_ && IsWs(*q)) ++q;
+      if (q < e_ && *q == ',') {
+        ++q;
+        while (q < e_ && IsWs(*q)) ++q;
+        if (q < e_) {
+          p_ = q;
+          continue;
+        }
+      }
       Unit([&] { done = CloseOrComma(']'); });
       in_event_ = false;
     }

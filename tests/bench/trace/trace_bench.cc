@@ -1,10 +1,18 @@
 // trace_bench — speed and memory of devtime::trace on large Kineto traces (issue 3 item 7).
 //
-//   trace_bench generate OUT BYTES [--steps N] [--names N]
+//   trace_bench generate OUT BYTES [--steps N] [--names N] [--shape realistic|classic]
+//                            [--long-name-bytes N]
 //                                      deterministic realistic Kineto trace of about BYTES:
-//                                      about N ProfilerStep windows (default: 200 ops each),
-//                                      about N distinct cpu_op names (default: kOps' 9)
+//                                      about N ProfilerStep windows (default: 20 forward ops
+//                                      each, realistic; 200 ops, classic), about N distinct
+//                                      cpu_op names (default: kOps' 9); shape `realistic`
+//                                      (default: small cpu_ops, forward and backward threads,
+//                                      ac2g and fwdbwd flows, ~190 B/event) or `classic` (the
+//                                      issue 3 shape, ~330 B/event); one cpu_op named by N
+//                                      bytes (--long-name-bytes). Prints events per GB.
 //   trace_bench summarize FILE         Summarize(FILE) once: MB/s of JSON text, peak RSS
+//   trace_bench ondemand FILE          the baseline: simdjson On-Demand reads FILE (plain) and
+//                                      walks its events (ondemand_baseline.h)
 //   trace_bench smoke                  a 2 MB generate + summarize (plain and .gz) self-check
 //
 // tests/bench/trace/run.sh runs generate, summarize (plain and gzip) and the Python baseline
@@ -24,8 +32,10 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "agents/trace/trace_summary.h"
+#include "tests/bench/trace/ondemand_baseline.h"
 
 namespace {
 
@@ -139,9 +149,31 @@ struct Ts {
 };
 
 struct GenerateOptions {
-  uint64_t steps = 0;  // ProfilerStep windows to spread the bytes over; 0: 200 ops per step
-  uint64_t names = 0;  // distinct cpu_op names (outer and inner op numbered); 0: kOps' names
+  uint64_t steps = 0;    // ProfilerStep windows to spread the bytes over; 0: 200 ops per step
+  uint64_t names = 0;    // distinct cpu_op names (outer and inner op numbered); 0: kOps' names
+  bool classic = false;  // the issue 3 shape (few, large events) instead of realistic
+  uint64_t long_name_bytes = 0;  // > 0: one extra cpu_op in step 1 with a name this long
 };
+
+// What a generator wrote: JSON bytes and trace events (any phase).
+struct Generated {
+  uint64_t bytes = 0;
+  uint64_t events = 0;
+  uint64_t steps = 0;
+};
+
+constexpr char kHeader[] =
+    "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\"id\": 0, \"name\": "
+    "\"NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": 84942979072, \"computeMajor\": 9, "
+    "\"computeMinor\": 0, \"maxThreadsPerBlock\": 1024, \"numSms\": 132}\n  ],\n"
+    "  \"cupti_version\": 22, \"cuda_runtime_version\": 12040, \"cuda_driver_version\": 12040,\n"
+    "  \"trace_id\": \"2F8A1E6B0C4D4C3E9D7A5B1C3E2F4A6B\",\n"
+    "  \"baseTimeNanoseconds\": 1719853884000000000,\n  \"traceEvents\": [\n";
+
+// A cpu_op whose name is `bytes` bytes long ("aten::long_name_xxxx..."), for the memory of one
+// huge name (issue 23: "a 100 MB op name costs 611 MB").
+void WriteLongNameOp(Writer& w, uint64_t bytes, int pid, int tid, int64_t ts, int64_t dur,
+                     int64_t ext);
 
 // About the JSON bytes of one op (its 6 X events and 2 flow events), to size the steps.
 constexpr uint64_t kBytesPerOp = 1970;
@@ -149,7 +181,9 @@ constexpr uint64_t kBytesPerOp = 1970;
 // Writes a trace of about `bytes` bytes of JSON: ProfilerStep windows, python_function noise
 // (two frames per op), nested cpu_ops, cudaLaunchKernel + kernel linked by correlation, ac2g
 // flow events, 3-decimal timestamps and baseTimeNanoseconds, keys in Kineto's order.
-void Generate(const fs::path& out, uint64_t bytes, bool gzip, const GenerateOptions& options) {
+Generated GenerateClassic(const fs::path& out, uint64_t bytes, bool gzip,
+                          const GenerateOptions& options) {
+  Generated g;
   const uint64_t ops_per_step =
       options.steps == 0 ? 200 : std::max<uint64_t>(1, bytes / kBytesPerOp / options.steps);
   uint64_t op_count = 0;
@@ -160,13 +194,7 @@ void Generate(const fs::path& out, uint64_t bytes, bool gzip, const GenerateOpti
   };
   Writer w(out, gzip);
   Rng rng(20240703);
-  w.Printf(
-      "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\"id\": 0, \"name\": "
-      "\"NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": 84942979072, \"computeMajor\": 9, "
-      "\"computeMinor\": 0, \"maxThreadsPerBlock\": 1024, \"numSms\": 132}\n  ],\n"
-      "  \"cupti_version\": 22, \"cuda_runtime_version\": 12040, \"cuda_driver_version\": 12040,\n"
-      "  \"trace_id\": \"2F8A1E6B0C4D4C3E9D7A5B1C3E2F4A6B\",\n"
-      "  \"baseTimeNanoseconds\": 1719853884000000000,\n  \"traceEvents\": [\n");
+  w.Append(kHeader, sizeof(kHeader) - 1);
   const int pid = 1102;
   const int tid = 1102;
   int64_t t = 1212075548000000;  // relative ns
@@ -177,11 +205,18 @@ void Generate(const fs::path& out, uint64_t bytes, bool gzip, const GenerateOpti
   auto sep = [&] {
     if (!first) w.Append(",\n", 2);
     first = false;
+    ++g.events;
   };
   for (uint32_t step = 1; w.written() < bytes; ++step) {
     const int64_t step_start = t;
     const int64_t step_ext = ext++;
+    ++g.steps;
     t += rng.Between(5000, 20000);
+    if (step == 1 && options.long_name_bytes > 0) {
+      sep();
+      WriteLongNameOp(w, options.long_name_bytes, pid, tid, t, 3000, ext++);
+      t += 4000;
+    }
     for (uint64_t i = 0; i < ops_per_step; ++i, ++op_count) {
       const OpKind& k = kOps[rng.Next() % (sizeof(kOps) / sizeof(kOps[0]))];
       const int64_t d_launch = rng.Between(3000, 9000);
@@ -271,6 +306,210 @@ void Generate(const fs::path& out, uint64_t bytes, bool gzip, const GenerateOpti
       "  \"displayTimeUnit\": \"ms\",\n  \"distributedInfo\": {\"backend\": \"nccl\", "
       "\"rank\": 0, \"world_size\": 1}\n}\n",
       Ts(t).text);
+  g.events += 1;
+  g.bytes = w.written();
+  return g;
+}
+
+void WriteLongNameOp(Writer& w, uint64_t bytes, int pid, int tid, int64_t ts, int64_t dur,
+                     int64_t ext) {
+  w.Printf("  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"");
+  constexpr char kPrefix[] = "aten::long_name_";
+  w.Append(kPrefix, std::min<uint64_t>(bytes, sizeof(kPrefix) - 1));
+  std::string chunk(1 << 16, 'x');
+  for (uint64_t left = bytes > sizeof(kPrefix) - 1 ? bytes - (sizeof(kPrefix) - 1) : 0; left > 0;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, chunk.size()));
+    w.Append(chunk.data(), n);
+    left -= n;
+  }
+  w.Printf(
+      "\", \"pid\": %d, \"tid\": %d, \"ts\": %s, \"dur\": %s, \"args\": {\"External id\": "
+      "%" PRId64 ", \"Ev Idx\": %" PRId64 "}}",
+      pid, tid, Ts(ts).text, Ts(dur).text, ext, ext);
+}
+
+// The small ops torch runs inside a module's op (views, allocations): short events with two
+// args, the bulk of a real trace's events.
+constexpr const char* kSmallOps[] = {"aten::t",      "aten::transpose", "aten::as_strided",
+                                     "aten::empty",  "aten::view",      "aten::reshape",
+                                     "aten::expand", "aten::contiguous"};
+
+// About the JSON bytes of one forward op and its backward op (~21 events), to size the steps.
+constexpr uint64_t kRealisticBytesPerOp = 4000;
+
+// A realistic Kineto trace (issue 23: "realistic flow events and small ops", ≥ 4.5 M events per
+// GB): per step `ops_per_step` forward modules on the main thread — a python_function frame, the
+// outer cpu_op, 3-5 small cpu_ops, the launching cpu_op with its cudaLaunchKernel, a kernel and
+// an ac2g flow pair, an fwdbwd flow start — then their backward ops on the autograd thread in
+// reverse (evaluate_function, the *Backward0 node, a small op, aten::mm launching a kernel, ac2g
+// flows, the fwdbwd flow end), all inside ProfilerStep#N, written after its children as Kineto
+// does.
+Generated GenerateRealistic(const fs::path& out, uint64_t bytes, bool gzip,
+                            const GenerateOptions& options) {
+  Generated g;
+  const uint64_t ops_per_step =
+      options.steps == 0 ? 20 : std::max<uint64_t>(1, bytes / kRealisticBytesPerOp / options.steps);
+  auto op_name = [&](const char* base, uint64_t slot) {
+    if (options.names == 0) return std::string(base);
+    return std::string(base) + "." + std::to_string(slot % options.names);
+  };
+  Writer w(out, gzip);
+  Rng rng(20240917);
+  w.Append(kHeader, sizeof(kHeader) - 1);
+  const int pid = 1102, tid = 1102, bwd_tid = 1187;
+  int64_t t = 1212075548000000;
+  int64_t ext = 1, corr = 100, flow = 1;
+  int64_t gpu_t = t;
+  uint64_t op_count = 0;
+  bool first = true;
+  auto sep = [&] {
+    if (!first) w.Append(",\n", 2);
+    first = false;
+    ++g.events;
+  };
+  auto cpu_op = [&](const std::string& name, int thread, int64_t ts, int64_t dur) {
+    sep();
+    const int64_t id = ext++;
+    w.Printf(
+        "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d, "
+        "\"ts\": %s, \"dur\": %s, \"args\": {\"External id\": %" PRId64 ", \"Ev Idx\": %" PRId64
+        "}}",
+        name.c_str(), pid, thread, Ts(ts).text, Ts(dur).text, id, id);
+    return id;
+  };
+  // cudaLaunchKernel at `ts` on `thread` for the op with External id `op_ext`, its kernel and
+  // the ac2g flow pair between them.
+  auto launch = [&](const char* kernel, int thread, int64_t ts, int64_t op_ext) {
+    const int64_t d_launch = rng.Between(2000, 6000);
+    sep();
+    w.Printf(
+        "  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": "
+        "%d, \"tid\": %d, \"ts\": %s, \"dur\": %s, \"args\": {\"External id\": %" PRId64
+        ", \"cbid\": 211, \"correlation\": %" PRId64 "}}",
+        pid, thread, Ts(ts).text, Ts(d_launch).text, op_ext, corr);
+    const int64_t k_start = std::max(gpu_t, ts + 4000);
+    const int64_t d_kernel = rng.Between(3000, 40000);
+    gpu_t = k_start + d_kernel + 1000;
+    sep();
+    w.Printf(
+        "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": 7, "
+        "\"ts\": %s, \"dur\": %s, \"args\": {\"External id\": %" PRId64
+        ", \"device\": 0, \"stream\": 7, \"correlation\": %" PRId64
+        ", \"grid\": [64, 1, 1], \"block\": [256, 1, 1]}}",
+        kernel, Ts(k_start).text, Ts(d_kernel).text, op_ext, corr);
+    sep();
+    w.Printf("  {\"ph\": \"s\", \"id\": %" PRId64
+             ", \"pid\": %d, \"tid\": %d, \"ts\": %s, \"cat\": \"ac2g\", \"name\": \"ac2g\"}",
+             corr, pid, thread, Ts(ts).text);
+    sep();
+    w.Printf("  {\"ph\": \"f\", \"id\": %" PRId64
+             ", \"pid\": 0, \"tid\": 7, \"ts\": %s, \"cat\": \"ac2g\", \"name\": \"ac2g\", "
+             "\"bp\": \"e\"}",
+             corr, Ts(k_start).text);
+    ++corr;
+    return d_launch;
+  };
+  struct Forward {
+    const OpKind* kind;
+    int64_t flow;
+  };
+  std::vector<Forward> forwards;
+  for (uint32_t step = 1; w.written() < bytes; ++step) {
+    const int64_t step_start = t;
+    const int64_t step_ext = ext++;
+    ++g.steps;
+    t += rng.Between(3000, 10000);
+    if (step == 1 && options.long_name_bytes > 0) {
+      sep();
+      WriteLongNameOp(w, options.long_name_bytes, pid, tid, t, 3000, ext++);
+      t += 4000;
+    }
+    forwards.clear();
+    for (uint64_t i = 0; i < ops_per_step; ++i, ++op_count) {
+      const OpKind& k = kOps[rng.Next() % (sizeof(kOps) / sizeof(kOps[0]))];
+      // Children first (their durations fix the parents'), written parents first.
+      const int small = static_cast<int>(rng.Between(3, 5));
+      int64_t small_dur[5];
+      int64_t small_total = 0;
+      for (int j = 0; j < small; ++j) small_total += small_dur[j] = rng.Between(800, 4000);
+      const int64_t d_inner = rng.Between(10000, 25000);
+      const int64_t d_op = small_total + small * 500 + d_inner + 2000;
+      const int64_t d_py = d_op + 2000;
+      sep();
+      w.Printf(
+          "  {\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"%s%d\", \"pid\": %d, "
+          "\"tid\": %d, \"ts\": %s, \"dur\": %s, \"args\": {\"Python parent id\": 1, \"Python "
+          "id\": %" PRId64 "}}",
+          k.module, static_cast<int>(i % 24), pid, tid, Ts(t).text, Ts(d_py).text, ext);
+      const int64_t op_ts = t + 1000;
+      sep();
+      const int64_t op_ext = ext++;
+      w.Printf(
+          "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d, "
+          "\"ts\": %s, \"dur\": %s, \"args\": {\"External id\": %" PRId64 ", \"Ev Idx\": %" PRId64
+          ", \"Sequence number\": %" PRId64
+          ", \"Fwd thread id\": 0, \"Input Dims\": %s, \"Input type\": [\"float\", \"float\"]}}",
+          op_name(k.op, 2 * op_count).c_str(), pid, tid, Ts(op_ts).text, Ts(d_op).text, op_ext,
+          op_ext, flow, k.dims);
+      sep();
+      w.Printf("  {\"ph\": \"s\", \"id\": %" PRId64
+               ", \"pid\": %d, \"tid\": %d, \"ts\": %s, \"cat\": \"fwdbwd\", \"name\": "
+               "\"fwdbwd\"}",
+               flow, pid, tid, Ts(op_ts).text);
+      forwards.push_back({&k, flow++});
+      int64_t at = op_ts + 500;
+      for (int j = 0; j < small; ++j) {
+        cpu_op(kSmallOps[rng.Next() % (sizeof(kSmallOps) / sizeof(kSmallOps[0]))], tid, at,
+               small_dur[j]);
+        at += small_dur[j] + 500;
+      }
+      const int64_t inner_ext = cpu_op(op_name(k.inner, 2 * op_count + 1), tid, at, d_inner);
+      launch(k.kernel, tid, at + 2000, inner_ext);
+      t += d_py + rng.Between(1000, 3000);
+    }
+    // Backward on the autograd thread, in reverse.
+    int64_t b = t;
+    for (auto f = forwards.rbegin(); f != forwards.rend(); ++f) {
+      const std::string node = std::string(f->kind->inner + 6) + "Backward0";  // "addmmBackward0"
+      const int64_t d_small = rng.Between(800, 3000);
+      const int64_t d_mm = rng.Between(8000, 20000);
+      const int64_t d_node = d_small + d_mm + 3000;
+      const int64_t d_eval = d_node + 2000;
+      cpu_op("autograd::engine::evaluate_function: " + node, bwd_tid, b, d_eval);
+      cpu_op(node, bwd_tid, b + 1000, d_node);
+      sep();
+      w.Printf("  {\"ph\": \"f\", \"id\": %" PRId64
+               ", \"pid\": %d, \"tid\": %d, \"ts\": %s, \"cat\": \"fwdbwd\", \"name\": "
+               "\"fwdbwd\", \"bp\": \"e\"}",
+               f->flow, pid, bwd_tid, Ts(b + 1000).text);
+      cpu_op("aten::t", bwd_tid, b + 1500, d_small);
+      const int64_t mm_ts = b + 2000 + d_small;
+      const int64_t mm_ext = cpu_op("aten::mm", bwd_tid, mm_ts, d_mm);
+      launch(f->kind->kernel, bwd_tid, mm_ts + 1000, mm_ext);
+      b += d_eval + rng.Between(500, 2000);
+    }
+    t = std::max({t, b, gpu_t}) + 2000;  // synchronize at the end of the step
+    sep();
+    w.Printf(
+        "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%u\", "
+        "\"pid\": %d, \"tid\": %d, \"ts\": %s, \"dur\": %s, \"args\": {\"External id\": "
+        "%" PRId64 ", \"Record function id\": 0, \"Ev Idx\": %" PRId64 "}}",
+        step, pid, tid, Ts(step_start).text, Ts(t - step_start).text, step_ext, step_ext);
+    t += 1000;
+  }
+  w.Printf(
+      ",\n  {\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", "
+      "\"tid\": \"\", \"ts\": %s}\n  ],\n  \"traceName\": \"bench.pt.trace.json\",\n"
+      "  \"displayTimeUnit\": \"ms\"\n}\n",
+      Ts(t).text);
+  g.events += 1;
+  g.bytes = w.written();
+  return g;
+}
+
+Generated Generate(const fs::path& out, uint64_t bytes, bool gzip, const GenerateOptions& options) {
+  return options.classic ? GenerateClassic(out, bytes, gzip, options)
+                         : GenerateRealistic(out, bytes, gzip, options);
 }
 
 // ---- measurement -------------------------------------------------------------------------
@@ -387,6 +626,30 @@ int Summarize(const fs::path& p, bool quiet) {
   return s->invalid_reason ? 3 : 0;
 }
 
+// The simdjson On-Demand baseline (ondemand_baseline.h) timed like Summarize: the CPU time of
+// reading the file and walking its events.
+int OnDemand(const fs::path& p) {
+  const double cpu0 = CpuSeconds();
+  const auto t0 = std::chrono::steady_clock::now();
+  const devtime::trace::bench::OnDemandResult r =
+      devtime::trace::bench::OnDemandSummarize(p.string());
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double cpu = CpuSeconds() - cpu0;
+  if (!r.error.empty()) {
+    std::fprintf(stderr, "simdjson on-demand failed: %s\n", r.error.c_str());
+    return 1;
+  }
+  std::printf(
+      "simdjson on-demand plain: %.1f MB JSON in %.3f s wall, %.3f s CPU = %.1f MB/s; peak RSS "
+      "%.1f MB; %" PRIu64 " events, %" PRIu64 " names\n",
+      static_cast<double>(r.json_bytes) / 1e6, secs, cpu,
+      static_cast<double>(r.json_bytes) / 1e6 / cpu, PeakRssMb(), r.events, r.names);
+  std::printf("RESULT kind=ondemand json_bytes=%" PRIu64
+              " seconds=%.6f cpu_seconds=%.6f peak_rss_mb=%.1f\n",
+              r.json_bytes, secs, cpu, PeakRssMb());
+  return 0;
+}
+
 int Smoke() {
   char tmpl[] = "/tmp/devtime_trace_bench_XXXXXX";
   if (!mkdtemp(tmpl)) return 2;
@@ -423,19 +686,33 @@ int main(int argc, char** argv) {
         options.steps = value;
       } else if (flag == "--names") {
         options.names = value;
+      } else if (flag == "--long-name-bytes") {
+        options.long_name_bytes = value;
+      } else if (flag == "--shape" && (std::string(argv[a + 1]) == "classic" ||
+                                       std::string(argv[a + 1]) == "realistic")) {
+        options.classic = std::string(argv[a + 1]) == "classic";
       } else {
         std::fprintf(stderr, "unknown option %s\n", flag.c_str());
         return 2;
       }
     }
-    Generate(out, std::strtoull(argv[3], nullptr, 10), gz, options);
+    const Generated g = Generate(out, std::strtoull(argv[3], nullptr, 10), gz, options);
+    std::printf("generated %s: %.1f MB JSON, %" PRIu64 " events, %" PRIu64
+                " steps, %.2f M events per GB\n",
+                out.c_str(), static_cast<double>(g.bytes) / 1e6, g.events, g.steps,
+                static_cast<double>(g.events) / (static_cast<double>(g.bytes) / 1e9) / 1e6);
+    std::printf("GENERATED bytes=%" PRIu64 " events=%" PRIu64 " steps=%" PRIu64
+                " events_per_gb=%.0f\n",
+                g.bytes, g.events, g.steps,
+                static_cast<double>(g.events) / (static_cast<double>(g.bytes) / 1e9));
     return 0;
   }
   if (cmd == "summarize" && argc >= 3) return Summarize(argv[2], false);
+  if (cmd == "ondemand" && argc >= 3) return OnDemand(argv[2]);
   if (cmd == "smoke") return Smoke();
   std::fprintf(
       stderr,
-      "usage: trace_bench generate OUT[.gz] BYTES [--steps N] [--names N] | summarize FILE | "
-      "smoke\n");
+      "usage: trace_bench generate OUT[.gz] BYTES [--steps N] [--names N] [--shape "
+      "realistic|classic] [--long-name-bytes N] | summarize FILE | ondemand FILE | smoke\n");
   return 2;
 }
