@@ -96,6 +96,19 @@ inline ObjectIndex IndexObject(const char* p, const char* e, uint32_t* out, uint
       return {ObjectIndex::kTooMany, nullptr, n};
     }
     const auto base = static_cast<uint32_t>(b - p);
+    const int closes = __builtin_popcountll(close);
+    if (level > 0 && closes < level) {
+      // The object cannot close in this block: every position out without looking at it.
+      const int opens = __builtin_popcountll(open);
+      if (level + opens > max_level) return {ObjectIndex::kTooMany, nullptr, n};
+      level += opens - closes;
+      while (bits != 0) {
+        out[n++] = base + static_cast<uint32_t>(__builtin_ctzll(bits));
+        bits &= bits - 1;
+      }
+      in_string = (inside >> 63) ? ~uint64_t{0} : 0;
+      continue;
+    }
     while (bits != 0) {
       const int bit = __builtin_ctzll(bits);
       bits &= bits - 1;

@@ -1,5 +1,5 @@
 // The indexed event path (json_trace_reader.cc ReadIndexedEvent: IndexObject's structural index,
-// then a walk of it) against the byte-by-byte path (DEVTIME_TRACE_NO_INDEX=1) on the same
+// then a walk of it; on with DEVTIME_TRACE_INDEX=1) against the byte-by-byte path on the same
 // inputs: every event, id, count and error must be the same. The inputs are the variants the
 // walk must either read alike or hand back: whitespace, literals, nested values, duplicate keys,
 // escapes, wrong types, syntax errors, dropped categories, args read partly.
@@ -41,11 +41,10 @@ struct Both {
 
 Both Parse(const std::string& text, const TraceReadOptions& options = {}) {
   Both b;
-  unsetenv("DEVTIME_TRACE_NO_INDEX");
+  setenv("DEVTIME_TRACE_INDEX", "1", 1);
   b.indexed = Outcome(text, options);
-  setenv("DEVTIME_TRACE_NO_INDEX", "1", 1);
+  unsetenv("DEVTIME_TRACE_INDEX");
   b.bytewise = Outcome(text, options);
-  unsetenv("DEVTIME_TRACE_NO_INDEX");
   return b;
 }
 
