@@ -49,10 +49,8 @@ C_PLAIN=$(measure $PIN "$BIN" summarize "$DIR/trace.json")
 C_GZ=$(measure $PIN "$BIN" summarize "$DIR/trace.json.gz")
 S_PLAIN=$(measure $PIN "$BIN" ondemand "$DIR/trace.json")
 # wc -l: reading the bytes and nothing else (the floor of any reader of the file).
-W0=$(date +%s.%N)
 WC_CPU=$( { /usr/bin/time -f '%U %S' $PIN wc -l "$DIR/trace.json" >/dev/null; } 2>&1 | awk '{print $1 + $2}')
-W1=$(date +%s.%N)
-echo "wc -l plain: $WC_CPU s CPU, $(echo "$W1 - $W0" | bc) s wall" >&2
+echo "wc -l plain: $WC_CPU s CPU" >&2
 BYTES=$(stat -c %s "$DIR/trace.json")
 if [[ $PY == 1 ]]; then
   P_PLAIN=$(RUNS=1 measure $PIN /usr/bin/python3 "$ROOT/tests/bench/trace/baseline.py" "$DIR/trace.json")
