@@ -95,6 +95,11 @@ size_t GzipInput::Inflate(char* out, size_t size) {
         done_ = true;
         break;
       }
+      // What follows must be another member (igzip would wait for a whole 10-byte header).
+      if (!IsGzip(in_ + consumed_, in_size_ - consumed_) &&
+          !(in_size_ - consumed_ == 1 && in_[consumed_] == 0x1f)) {
+        throw ParseError{"gzip stream is corrupt: data after the end of a member is not gzip"};
+      }
       StartMember(st, in_ + consumed_, in_size_ - consumed_);
     }
     if (st->avail_in == 0) {

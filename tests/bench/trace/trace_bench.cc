@@ -316,7 +316,11 @@ void WriteLongNameOp(Writer& w, uint64_t bytes, int pid, int tid, int64_t ts, in
   w.Printf("  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"");
   constexpr char kPrefix[] = "aten::long_name_";
   w.Append(kPrefix, std::min<uint64_t>(bytes, sizeof(kPrefix) - 1));
+  // Pseudo-random letters: a run of one byte would compress ~1000x, which the gzip reader
+  // refuses as a bomb (GunzipBudget), so the .gz form of this trace could not be read.
   std::string chunk(1 << 16, 'x');
+  Rng rng(bytes);
+  for (char& c : chunk) c = static_cast<char>('a' + rng.Next() % 26);
   for (uint64_t left = bytes > sizeof(kPrefix) - 1 ? bytes - (sizeof(kPrefix) - 1) : 0; left > 0;) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(left, chunk.size()));
     w.Append(chunk.data(), n);
