@@ -120,18 +120,16 @@ ObjectIndex IndexObjectSse2(const char* p, const char* e, uint32_t* out, uint32_
   return IndexObject<Sse2>(p, e, out, max, max_level, max_bytes);
 }
 
-namespace {
-// True where the AVX2 + PCLMUL units may run (built, supported, not turned off).
-bool UseAvx2() {
 #if defined(DEVTIME_TRACE_AVX2)
+namespace {
+// True where the AVX2 + PCLMUL units may run (supported, not turned off).
+bool UseAvx2() {
   const char* no_avx2 = std::getenv("DEVTIME_TRACE_NO_AVX2");
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
          !(no_avx2 && std::string_view(no_avx2) == "1");
-#else
-  return false;
-#endif
 }
 }  // namespace
+#endif
 
 ScanBlocksFn ScanBlocksFor() {
 #if defined(DEVTIME_TRACE_AVX2)
