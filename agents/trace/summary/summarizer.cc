@@ -528,14 +528,6 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     busy = Union(std::move(spans));
   }
 
-  // Self CPU = duration - the children's durations (here, once the attribution's indexes are
-  // freed: the two never peak together).
-  std::vector<int64_t> self_cpu(h);
-  for (Idx k = 0; k < h; ++k) self_cpu[k] = dur(host[k]);
-  for (Idx k = 0; k < h; ++k) {
-    if (parent[k] != kNone) self_cpu[parent[k]] -= dur(host[k]);
-  }
-
   // Steps: ProfilerStep#N windows, in time order.
   struct Window {
     int64_t start, end;
@@ -589,12 +581,44 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     }
   }
 
-  // Figures per row and per step. Own device time first; then `dev` becomes total device time
-  // (children come after their parent in `host` order, so a reverse pass completes every
-  // child's total before adding it to its parent).
+  // Figures per row and per step, in two passes so that the per-event arrays never all live at
+  // once (issue 23): own device time first, then `dev` becomes total device time (children come
+  // after their parent in `host` order, so a reverse pass completes every child's total before
+  // adding it to its parent) and is freed; then self CPU (duration - the children's durations)
+  // from the parents, which are freed, and the CPU figures.
   std::vector<RowSums> sums(name_of_row.size());
   std::vector<Sample> samples;  // (row, step) in `host` order; repeats merged when adjacent
   if (!windows.empty()) samples.reserve(host.size());
+  auto add_sample = [&samples](Idx r, Idx s, double v) {
+    if (!samples.empty() && samples.back().row == r && samples.back().step == s) {
+      samples.back().value += v;
+    } else {
+      samples.push_back({r, s, v});
+    }
+  };
+  for (Idx k = 0; k < h; ++k) {
+    if (dev[k] == 0) continue;
+    const RawEvent& e = events[host[k]];
+    const Idx r = row_of_name[e.name];
+    sums[r].self_dev += dev[k];
+    if (windows.empty()) continue;
+    const Idx s = step_of(e.ts_ns);
+    if (s == kNone) continue;
+    summary.steps[s].device_us += Us(dev[k]);
+    if (summary.has_device_time) add_sample(r, s, Us(dev[k]));
+  }
+  for (Idx k = h; k-- > 0;) {
+    if (parent[k] != kNone) dev[parent[k]] += dev[k];
+  }
+  for (Idx k = 0; k < h; ++k) sums[row_of_name[events[host[k]].name]].total_dev += dev[k];
+  std::vector<int64_t>().swap(dev);
+  std::vector<int64_t> self_cpu(h);
+  for (Idx k = 0; k < h; ++k) self_cpu[k] = dur(host[k]);
+  for (Idx k = 0; k < h; ++k) {
+    if (parent[k] != kNone) self_cpu[parent[k]] -= dur(host[k]);
+  }
+  std::vector<Idx>().swap(parent);
+
   int64_t self_cpu_total_ns = 0;
   // The host layers (run.proto): framework dispatch is the self time of the framework's ops
   // (cpu_op: not ProfilerStep#N, `## backward ##` or other annotation ranges), runtime
@@ -608,7 +632,6 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     row.calls += 1;
     row.self_cpu += self_cpu[k];
     row.total_cpu += dur(host[k]);
-    row.self_dev += dev[k];
     self_cpu_total_ns += self_cpu[k];
     if (kind_of(e) == EventKind::kRuntime) runtime_cpu_ns += self_cpu[k];
     // Legacy traces carry no category: every range is an op but the step windows.
@@ -619,25 +642,12 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     const Idx s = step_of(e.ts_ns);
     if (s == kNone) continue;
     summary.steps[s].cpu_us += Us(self_cpu[k]);
-    summary.steps[s].device_us += Us(dev[k]);
-    const double v = summary.has_device_time ? Us(dev[k]) : Us(self_cpu[k]);
-    if (v == 0.0) continue;
-    if (!samples.empty() && samples.back().row == r && samples.back().step == s) {
-      samples.back().value += v;
-    } else {
-      samples.push_back({r, s, v});
-    }
+    if (!summary.has_device_time && self_cpu[k] != 0) add_sample(r, s, Us(self_cpu[k]));
   }
-  for (Idx k = h; k-- > 0;) {
-    if (parent[k] != kNone) dev[parent[k]] += dev[k];
-  }
-  for (Idx k = 0; k < h; ++k) sums[row_of_name[events[host[k]].name]].total_dev += dev[k];
 
   // Everything per event is done: free it before the rows (one std::string each) are built.
   std::vector<Idx>().swap(host);
-  std::vector<Idx>().swap(parent);
   std::vector<int64_t>().swap(self_cpu);
-  std::vector<int64_t>().swap(dev);
   std::vector<Idx>().swap(row_of_name);
   if (release) {
     std::vector<RawEvent>().swap(release->events);
