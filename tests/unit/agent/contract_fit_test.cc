@@ -353,3 +353,34 @@ TEST(ContractFit, OperatorsFoldedByTheLibraryMakeTheSameRun) {
 
 }  // namespace
 }  // namespace devtime::agent
+
+namespace devtime::agent {
+namespace {
+
+// Issue 23: FitText escapes only the head of a long text (a 100 MB name is not copied whole);
+// the result is the whole text's escape, cut, whatever character lies at the cut.
+TEST(FitText, ALongTextIsFittedFromItsHeadAsFromTheWhole) {
+  auto whole = [](const std::string& text, std::size_t max) {
+    const std::string escaped = wire::EscapedText(text);
+    const FittedText fitted = FitText(text, max);
+    EXPECT_EQ(fitted.escaped, escaped != text);
+    EXPECT_TRUE(fitted.cut);
+    EXPECT_LE(fitted.text.size(), max);
+    const std::size_t marker = fitted.text.rfind("\u2026[cut from ");
+    EXPECT_NE(marker, std::string::npos);
+    return std::make_pair(fitted.text.substr(0, marker), escaped);
+  };
+  for (std::size_t shift = 0; shift < 4; ++shift) {
+    for (const std::string& tail :
+         {std::string("\u20ac"), std::string("\x1b"), std::string("\xff"), std::string("a")}) {
+      std::string text(2048 - 50 + shift, 'x');
+      while (text.size() < 3000) text += tail;
+      text += std::string(1 << 20, 'y');
+      const auto [head, escaped] = whole(text, 2048);
+      EXPECT_EQ(escaped.compare(0, head.size(), head), 0) << shift;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace devtime::agent
