@@ -14,6 +14,7 @@
 #include "proto/wire/call_errors.h"
 #include "proto/wire/channel.h"
 #include "proto/wire/json.h"
+#include "proto/wire/limits.h"
 #include "proto/wire/validation.h"
 
 namespace devtime::agent {
@@ -103,7 +104,12 @@ int WorstOutcome(int a, int b) {
 
 int RunSummarize(const SummarizeCommand& command) {
   if (!command.compare_with.empty()) return Compare(command.trace, command.compare_with);
-  auto summary = trace::Summarize(command.trace);
+  trace::SummarizeOptions options;
+  // The RunSummary sums the operators past its limit into one row: the library does it as it
+  // makes the rows, so a million distinct names are never a million rows (issue 23). The table
+  // lists them all.
+  if (command.format != SummarizeCommand::Format::kTable) options.max_op_rows = wire::kMaxOps;
+  auto summary = trace::Summarize(command.trace, options);
   if (!summary.ok()) return Fail(summary.status(), 1);
   // The output is printed either way (it says what is wrong); the exit code lets a script
   // stop before uploading or comparing against a capture that cannot be trusted.
@@ -147,7 +153,8 @@ int RunSummarize(const SummarizeCommand& command) {
     if (IsRepairWarning(warning))
       std::cerr << "devtime-agent: repaired: " << warning.message() << "\n";
   }
-  std::cout << wire::ToJson(run) << "\n";
+  WriteRunJson(std::move(run), std::cout);
+  std::cout << "\n";
   return exit_code;
 }
 

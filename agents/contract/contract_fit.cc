@@ -34,8 +34,16 @@ std::string_view PrefixAtBoundary(std::string_view text, std::size_t bytes) {
 
 FittedText FitText(std::string_view text, std::size_t max_bytes) {
   FittedText fitted;
-  fitted.text = wire::EscapedText(text);
-  fitted.escaped = fitted.text != text;
+  // Escaping never shortens a text, so only its first max_bytes + 1 bytes (to the end of the
+  // character there) can be sent: a 100 MB name is not copied whole (issue 23).
+  fitted.escaped = !wire::IsPrintableText(text);
+  std::size_t end = std::min(text.size(), max_bytes + 1);
+  while (end < text.size() && end < max_bytes + 5 &&
+         (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80) {
+    ++end;
+  }
+  const std::string_view head = text.substr(0, end);
+  fitted.text = fitted.escaped ? wire::EscapedText(head) : std::string(head);
   if (fitted.text.size() <= max_bytes) return fitted;
   fitted.cut = true;
   char marker[64];

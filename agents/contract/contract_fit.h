@@ -20,10 +20,13 @@
 #include <string_view>
 #include <vector>
 
+#include "agents/trace/model/summary.h"
+
 namespace devtime::agent {
 
-// The name of the row that sums the operators past the contract's count (or size) limit.
-inline constexpr char kOtherOperatorsName[] = "(other operators)";
+// The name of the row that sums the operators past the contract's count (or size) limit: the
+// trace library's (it may sum them already, SummarizeOptions::max_op_rows).
+using ::devtime::trace::kOtherOperatorsName;
 
 // A text made fit for a wire field, and what was done to it.
 struct FittedText {

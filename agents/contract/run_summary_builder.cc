@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <set>
 #include <unordered_map>
 
 #include "agents/contract/contract_fit.h"
+#include "proto/wire/json.h"
 #include "proto/wire/limits.h"
 #include "proto/wire/names.h"
 #include "proto/wire/time.h"
@@ -29,7 +31,8 @@ v1::Layer ToWire(trace::Layer layer) {
 
 // torch 1.13's legacy profiler truncates every duration to whole microseconds, so a parent's
 // self time (its duration minus its children's) can come out a few µs below zero, in torch's
-// own key_averages() too. The wire contract has no negative times: such a self time is 0.
+// own key_averages() too. The wire contract has no negative totals: such a self time is 0 (the
+// per-step samples keep it, down to the contract's rounding floor: SampleFloor).
 double NotNegative(double us) { return us < 0 ? 0 : us; }
 
 std::string FirstNonEmpty(std::initializer_list<std::string> candidates) {
@@ -150,8 +153,10 @@ struct OpRow {
   double self_device_us = 0;
   double total_device_us = 0;
   std::vector<const trace::OpStats*> sources;
+  uint64_t ops = 0;  // the profile's operators summed here (the library's folded row: many)
 
-  void Add(const trace::OpStats& op) {
+  void Add(const trace::OpStats& op, uint64_t op_count = 1) {
+    ops += op_count;
     calls += op.calls;
     self_cpu_us += NotNegative(op.self_cpu_us);
     total_cpu_us += op.total_cpu_us;
@@ -160,7 +165,9 @@ struct OpRow {
     sources.push_back(&op);
   }
   void AddAll(const OpRow& other) {
-    for (const trace::OpStats* op : other.sources) Add(*op);
+    const uint64_t before = ops;
+    for (const trace::OpStats* op : other.sources) Add(*op, 0);
+    ops = before + other.ops;
   }
   bool HasSamples() const {
     return std::any_of(sources.begin(), sources.end(),
@@ -177,11 +184,19 @@ constexpr std::size_t kOpRowsBudget = wire::kMaxMessageBytes / 2;
 
 // The trace's operators as rows with names the contract accepts: escaped and cut, each repair
 // said once for all names; names that fit to one name make one row.
-std::vector<OpRow> NamedRows(const trace::TraceSummary& summary, std::vector<Repair>* repairs) {
+// The library's own remainder row (SummarizeOptions::max_op_rows), when it made one, goes to
+// `*folded` instead: MergeSmallestRows sums into it.
+std::vector<OpRow> NamedRows(const trace::TraceSummary& summary, std::vector<Repair>* repairs,
+                             std::optional<OpRow>* folded) {
   std::vector<OpRow> rows;
   std::unordered_map<std::string, std::size_t> by_name;
   std::vector<std::string> escaped, cut, merged;
   for (const trace::OpStats& op : summary.ops) {
+    if (summary.folded_ops > 0 && op.name == kOtherOperatorsName && !*folded) {
+      folded->emplace(kOtherOperatorsName);
+      (*folded)->Add(op, summary.folded_ops);
+      continue;
+    }
     FittedText fitted = FitText(op.name, wire::kMaxOpNameBytes);
     if (fitted.text.empty()) fitted.text = "(unnamed)";  // the contract needs a name
     if (fitted.escaped) escaped.push_back(wire::PrintableText(fitted.text, 96));
@@ -228,20 +243,22 @@ std::size_t RowBytes(const OpRow& row) { return row.name.size() + kOpRowBytes; }
 
 // At most kMaxOps rows whose names and numbers fit kOpRowsBudget: the rows with the least time
 // past that are summed into one row, kOtherOperatorsName (calls, times and samples summed, so
-// every total of the run stays exact).
-void MergeSmallestRows(std::vector<OpRow>* rows, std::vector<Repair>* repairs) {
+// every total of the run stays exact). `folded`, the library's remainder row when it summed
+// operators already (SummarizeOptions::max_op_rows), is that row from the start.
+void MergeSmallestRows(std::vector<OpRow>* rows, std::optional<OpRow> folded,
+                       std::vector<Repair>* repairs) {
   std::stable_sort(rows->begin(), rows->end(), MoreTime);
   std::size_t all_bytes = 0;
   for (const OpRow& row : *rows) all_bytes += RowBytes(row);
-  if (rows->size() <= wire::kMaxOps && all_bytes <= kOpRowsBudget) return;
+  if (!folded && rows->size() <= wire::kMaxOps && all_bytes <= kOpRowsBudget) return;
   std::size_t kept = 0, bytes = sizeof kOtherOperatorsName + kOpRowBytes;
   while (kept < rows->size() && kept + 1 < wire::kMaxOps &&
          bytes + RowBytes((*rows)[kept]) <= kOpRowsBudget) {
     bytes += RowBytes((*rows)[kept++]);
   }
-  OpRow other(kOtherOperatorsName);
+  OpRow other = folded ? std::move(*folded) : OpRow(kOtherOperatorsName);
   for (std::size_t i = kept; i < rows->size(); ++i) other.AddAll((*rows)[i]);
-  const std::size_t merged = rows->size() - kept;
+  const uint64_t merged = other.ops;
   rows->erase(rows->begin() + static_cast<std::ptrdiff_t>(kept), rows->end());
   auto same = std::find_if(rows->begin(), rows->end(),
                            [](const OpRow& row) { return row.name == kOtherOperatorsName; });
@@ -269,14 +286,25 @@ void FillOpRow(v1::OpStat* out, const OpRow& row) {
   out->set_total_device_us(std::max(row.total_device_us, row.self_device_us));
 }
 
+// The lowest per-step sample the contract takes for a row of `calls` calls: a CPU run's self-CPU
+// samples stay exact down to the legacy profiler's rounding (wire::kSelfCpuRoundingUsPerCall),
+// so that their mean is the op's time in the steps over the steps, as the agent's table shows
+// it; device time is never below 0.
+double SampleFloor(const trace::TraceSummary& summary, uint64_t calls) {
+  if (summary.device_kind != trace::DeviceKind::kCpu || summary.has_device_time) return 0;
+  return -wire::kSelfCpuRoundingUsPerCall * static_cast<double>(calls);
+}
+
 // Row `row`'s per-step samples in `buckets`: the mean per step over each bucket's windows, the
-// sum over its operators (one value per window when nothing is bucketed).
-void FillSamples(v1::OpStat* out, const OpRow& row, const StepBuckets& buckets,
-                 std::size_t windows) {
+// sum over its operators (one value per window when nothing is bucketed). Exact down to
+// `floor` (SampleFloor).
+void FillSamples(v1::OpStat* out, const OpRow& row, const StepBuckets& buckets, std::size_t windows,
+                 double floor) {
   if (!row.HasSamples()) return;
+  auto fit = [floor](double us) { return std::max(us, floor); };
   if (row.sources.size() == 1 && !buckets.bucketed()) {  // the common case: copied as it is
     for (double v : row.sources.front()->step_self_device_us) {
-      out->add_step_self_device_us(NotNegative(v));
+      out->add_step_self_device_us(fit(v));
     }
     return;
   }
@@ -292,11 +320,11 @@ void FillSamples(v1::OpStat* out, const OpRow& row, const StepBuckets& buckets,
     std::size_t window = 0;
     for (double v : op->step_self_device_us) {
       if (window >= placed) break;  // samples past the run's steps have no step to go to
-      sums[by.BucketOf(window++)] += NotNegative(v);
+      sums[by.BucketOf(window++)] += v;
     }
   }
   for (std::size_t b = 0; b < sums.size(); ++b) {
-    out->add_step_self_device_us(sums[b] / static_cast<double>(by.Size(b)));
+    out->add_step_self_device_us(fit(sums[b] / static_cast<double>(by.Size(b))));
   }
 }
 
@@ -472,8 +500,9 @@ v1::RunSummary BuildRunSummary(const trace::TraceSummary& summary, const RunLabe
   TextFields text;
   std::vector<Repair> repairs;
   FillRunFields(&run, summary, labels, &text, &repairs);
-  std::vector<OpRow> rows = NamedRows(summary, &repairs);
-  MergeSmallestRows(&rows, &repairs);
+  std::optional<OpRow> folded;
+  std::vector<OpRow> rows = NamedRows(summary, &repairs, &folded);
+  MergeSmallestRows(&rows, std::move(folded), &repairs);
   for (const OpRow& row : rows) FillOpRow(run.add_ops(), row);
   text.Report(&repairs);
   // The steps and samples get what room the rest leaves, so that the whole run is one message
@@ -484,7 +513,8 @@ v1::RunSummary BuildRunSummary(const trace::TraceSummary& summary, const RunLabe
   const StepBuckets buckets(summary.steps.size(), BucketsThatFit(other_bytes, rows_with_samples));
   FillSteps(&run, summary, buckets, &repairs);
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    FillSamples(run.mutable_ops(static_cast<int>(i)), rows[i], buckets, summary.steps.size());
+    FillSamples(run.mutable_ops(static_cast<int>(i)), rows[i], buckets, summary.steps.size(),
+                SampleFloor(summary, rows[i].calls));
   }
   FillWarnings(&run, summary, repairs);
   return run;
@@ -495,6 +525,61 @@ bool IsRepairWarning(const v1::CaptureWarning& warning) {
       "operator_names_escaped", "operator_names_cut", "operator_names_merged", "operators_merged",
       "steps_renumbered",       "steps_bucketed",     "text_repaired",         "environment_cut"};
   return kRepairs.count(warning.kind()) > 0;
+}
+
+namespace {
+
+// `json` (wire::ToJson of one list entry) indented as an entry of a top-level list.
+void WriteEntry(const std::string& json, std::ostream& out) {
+  std::string_view rest = json;
+  while (!rest.empty() && rest.back() == '\n') rest.remove_suffix(1);
+  while (!rest.empty()) {
+    const std::size_t eol = rest.find('\n');
+    out << "  " << rest.substr(0, eol);
+    if (eol == std::string_view::npos) break;
+    out << '\n';
+    rest.remove_prefix(eol + 1);
+  }
+}
+
+template <typename Entries>
+void WriteList(const Entries& entries, std::ostream& out) {
+  if (entries.empty()) {
+    out << "[]";
+    return;
+  }
+  out << "[\n";
+  for (int i = 0; i < entries.size(); ++i) {
+    WriteEntry(wire::ToJson(entries.Get(i)), out);
+    out << (i + 1 < entries.size() ? ",\n" : "\n");
+  }
+  out << " ]";
+}
+
+}  // namespace
+
+void WriteRunJson(v1::RunSummary run, std::ostream& out) {
+  google::protobuf::RepeatedPtrField<v1::OpStat> ops;
+  google::protobuf::RepeatedPtrField<v1::StepTotal> steps;
+  ops.Swap(run.mutable_ops());
+  steps.Swap(run.mutable_steps());
+  // The rest of the run, where the two lists print as top-level empty lists (one space of
+  // indent: wire::ToJson's whitespace, which prints every field, empty lists too).
+  const std::string shell = wire::ToJson(run);
+  const std::string ops_at = "\n \"ops\": []", steps_at = "\n \"steps\": []";
+  const std::size_t o = shell.find(ops_at), s = shell.find(steps_at);
+  if (o == std::string::npos || s == std::string::npos || s < o) {  // not ToJson's layout
+    ops.Swap(run.mutable_ops());
+    steps.Swap(run.mutable_steps());
+    out << wire::ToJson(run);
+    return;
+  }
+  const std::size_t o_list = o + ops_at.size() - 2, s_list = s + steps_at.size() - 2;
+  out << std::string_view(shell).substr(0, o_list);
+  WriteList(ops, out);
+  out << std::string_view(shell).substr(o_list + 2, s_list - (o_list + 2));
+  WriteList(steps, out);
+  out << std::string_view(shell).substr(s_list + 2);
 }
 
 std::string NewRunId() {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <ostream>
 #include <string>
 
 #include "agents/trace/trace_summary.h"
@@ -36,6 +37,13 @@ v1::RunSummary BuildRunSummary(const trace::TraceSummary& summary, const RunLabe
 // "operator_names_cut", "operator_names_merged", "operators_merged", "steps_renumbered",
 // "steps_bucketed", "text_repaired", "environment_cut"), as opposed to the trace's.
 bool IsRepairWarning(const v1::CaptureWarning& warning);
+
+// Writes `run` to `out` exactly as wire::ToJson(run) prints it, but the operators and step
+// totals one at a time: protobuf's printer builds a tree of every value of the message before
+// it writes a byte (a run at the 16 MiB message limit took hundreds of MB), so a run is never
+// printed as one tree or one string. `run` is taken by value: its operators and steps are
+// moved out of it while the rest is printed.
+void WriteRunJson(v1::RunSummary run, std::ostream& out);
 
 // A random (version 4) UUID in canonical lowercase form.
 std::string NewRunId();

@@ -79,11 +79,7 @@ bool IsStepMarker(const std::string& name) {
 // samples are summed as they are: a self time a few us below 0 from rounding (a parent's
 // truncated duration) offsets its neighbours, so the mean is the total over the steps; only the
 // figure shown is clamped.
-double InSteps(const OpStats& op) {
-  double sum = 0;
-  for (double x : op.step_self_device_us) sum += x;
-  return sum;
-}
+double InSteps(const OpStats& op) { return op.step_self_device_us.Sum(); }
 
 }  // namespace
 

@@ -267,7 +267,19 @@ absl::Status CheckCapture(const v1::RunSummary& run) {
   return CheckText("run.capture.trace_format", capture.trace_format(), kMaxReasonBytes, false);
 }
 
-absl::Status CheckOp(const v1::OpStat& op, const FieldPath& path) {
+// A per-step sample: a duration, or for a CPU run's self-CPU samples down to
+// -kSelfCpuRoundingUsPerCall per call of the op (legacy rounding, validation.h).
+absl::Status CheckStepSample(const FieldPath& field, double value, double floor) {
+  if (value < 0 && value >= floor) return absl::OkStatus();
+  if (floor < 0 && value < floor && std::isfinite(value)) {
+    return Invalid(field, "must be >= " + FormatNumber(floor) + " (" +
+                              FormatNumber(kSelfCpuRoundingUsPerCall) +
+                              " us of rounding per call of the op), got " + FormatNumber(value));
+  }
+  return CheckDuration(field, value);
+}
+
+absl::Status CheckOp(const v1::OpStat& op, const FieldPath& path, bool cpu_run) {
   if (auto s = CheckText(path.Member(".name"), op.name(), kMaxOpNameBytes, true); !s.ok()) return s;
   if (auto s = CheckCount(path.Member(".calls"), op.calls(), true); !s.ok()) return s;
   for (auto [suffix, value] :
@@ -286,15 +298,20 @@ absl::Status CheckOp(const v1::OpStat& op, const FieldPath& path) {
       !s.ok()) {
     return s;
   }
-  return CheckEach(path.Member(".step_self_device_us"), op.step_self_device_us(), kMaxStepSamples,
-                   [](double us, const FieldPath& at) { return CheckDuration(at, us); });
+  const double floor = cpu_run ? -kSelfCpuRoundingUsPerCall * static_cast<double>(op.calls()) : 0.0;
+  return CheckEach(
+      path.Member(".step_self_device_us"), op.step_self_device_us(), kMaxStepSamples,
+      [floor](double us, const FieldPath& at) { return CheckStepSample(at, us, floor); });
 }
 
 absl::Status CheckOps(const v1::RunSummary& run) {
   std::unordered_set<std::string_view> names;  // views of the run's own names
+  // A CPU run's samples are self CPU time (the collector's UsesCpuTime), a device run's device
+  // time.
+  const bool cpu_run = run.identity().device_kind() == v1::DEVICE_KIND_CPU;
   auto status =
       CheckEach("run.ops", run.ops(), kMaxOps, [&](const v1::OpStat& op, const FieldPath& path) {
-        if (auto s = CheckOp(op, path); !s.ok()) return s;
+        if (auto s = CheckOp(op, path, cpu_run); !s.ok()) return s;
         if (!names.insert(op.name()).second) {
           return Invalid(path.Member(".name"), "'" + op.name() + "' appears twice");
         }

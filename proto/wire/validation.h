@@ -28,6 +28,13 @@ inline constexpr uint64_t kMaxCount = std::numeric_limits<int64_t>::max();
 // operators, 10,000 samples each, and their squares for the noise) then stay far below the
 // largest double, so no series point or figure it computes can be infinite.
 inline constexpr double kMaxDurationUs = 1e15;
+// How far below 0 a per-step self-CPU sample (OpStat.step_self_device_us of a CPU run) may go:
+// 1 us per call of the op. torch 1.13's legacy profiler truncates each duration to whole us, so
+// a parent's self time (its duration minus its children's) can be up to 1 us below 0 per call.
+// The samples are sent exact, so that their mean is the op's time in the steps over the steps
+// (issue 23: a step of -9 us sent as 0 made the mean 7.6 where the total over 5 steps is 5.8);
+// a figure shown to a user is clamped where it is shown. Device-time samples stay >= 0.
+inline constexpr double kSelfCpuRoundingUsPerCall = 1.0;
 // started_at and finished_at: after 1970-01-01T00:00:00Z, up to 9999-12-31T23:59:59.999999999Z
 // (protobuf's Timestamp range, inside PostgreSQL's timestamptz).
 inline constexpr int64_t kMinTimeSeconds = 1;

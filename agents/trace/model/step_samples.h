@@ -69,6 +69,21 @@ class StepSamples {
   }
   // How many windows are stored (have a non-zero value).
   size_t stored() const { return values_.size(); }
+  // The sum over all windows, in window order (the dense walk's sum, without its zeros): what a
+  // per-step mean divides, in O(stored) rather than O(size).
+  double Sum() const {
+    double sum = 0;
+    for (const auto& x : values_) sum += x.second;
+    return sum;
+  }
+  // From one value per window (zeros not stored).
+  static StepSamples FromDense(const std::vector<double>& dense) {
+    StepSamples s(dense.size());
+    for (size_t i = 0; i < dense.size(); ++i) {
+      if (dense[i] != 0.0) s.values_.emplace_back(static_cast<uint32_t>(i), dense[i]);
+    }
+    return s;
+  }
 
   friend bool operator==(const StepSamples& a, const StepSamples& b) {
     return a.size_ == b.size_ && a.values_ == b.values_;

@@ -4,6 +4,7 @@
 // It knows nothing of protobuf or gRPC.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -137,7 +138,14 @@ struct TraceSummary {
   // Device events grouped by name, most device time first (ties by name). All of them: a
   // consumer that keeps the top N sums the rest.
   std::vector<KernelStats> kernels;
+  // Operators summed into the kOtherOperatorsName row by SummarizeOptions::max_op_rows (0: none;
+  // then every operator has its own row).
+  uint64_t folded_ops = 0;
 };
+
+// The row that sums the operators past a limit on rows (SummarizeOptions::max_op_rows, and the
+// RunSummary's operator limit: agents/contract/contract_fit.h).
+inline constexpr char kOtherOperatorsName[] = "(other operators)";
 
 // The quality-gate reason for a device backend whose device time is empty.
 inline constexpr char kDeviceTimeEmpty[] = "device backend profiled but device time is empty";
@@ -156,6 +164,14 @@ struct SummarizeOptions {
   std::set<std::string> host_op_categories = {
       "cpu_op",     "user_annotation",     "cuda_runtime",       "cuda_driver",  "xpu_runtime",
       "xpu_driver", "privateuse1_runtime", "privateuse1_driver", "mtia_runtime", "hpu_op"};
+  // At most this many operator rows (0: no limit). Past it, the operators with the least time
+  // (self device, then self CPU, each below 0 counted as 0, then name: the RunSummary's
+  // ranking) are summed into one row kOtherOperatorsName (calls, times, per-step samples) as the
+  // rows are made, so a trace with a million distinct names never holds a million rows when
+  // its consumer would sum them anyway (`summarize --format json`: wire::kMaxOps, so that the
+  // RunSummary's rows are the same as from all the rows). Totals (self_cpu_total_us, steps, layers)
+  // stay exact; TraceSummary::folded_ops says how many were summed.
+  std::size_t max_op_rows = 0;
 };
 
 }  // namespace devtime::trace

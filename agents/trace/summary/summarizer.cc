@@ -181,6 +181,119 @@ void SetCaptureTime(int64_t first, int64_t last, std::optional<int64_t> base, Ca
   out->time_source = "trace";
 }
 
+// Host events by an id they carry (correlation, External id), for lookups: the positions in
+// `host` sorted by (id, position). The ids are read from the events when they already grow in
+// `host` order (one thread: Kineto numbers them as ops start), and kept beside the positions
+// only when not — 4 bytes an entry instead of 16 (issue 23: the summarizer's working memory
+// per event).
+class IdIndex {
+ public:
+  template <typename Wanted>
+  static IdIndex Make(const std::vector<RawEvent>& events, const std::vector<Idx>& host,
+                      Wanted wanted, int64_t RawEvent::*id) {
+    IdIndex index;
+    index.id_ = id;
+    bool in_order = true;
+    int64_t last = INT64_MIN;
+    size_t count = 0;
+    for (Idx k = 0; k < host.size(); ++k) {
+      const RawEvent& e = events[host[k]];
+      if (!wanted(e) || e.*id < 0) continue;
+      ++count;
+      in_order = in_order && e.*id >= last;
+      last = e.*id;
+    }
+    index.pos_.reserve(count);  // exactly: no grow-and-copy at the peak
+    for (Idx k = 0; k < host.size(); ++k) {
+      const RawEvent& e = events[host[k]];
+      if (wanted(e) && e.*id >= 0) index.pos_.push_back(k);
+    }
+    if (in_order) return index;
+    std::vector<std::pair<int64_t, Idx>> pairs;
+    pairs.reserve(index.pos_.size());
+    for (Idx k : index.pos_) pairs.emplace_back(events[host[k]].*id, k);
+    std::vector<Idx>().swap(index.pos_);
+    std::sort(pairs.begin(), pairs.end());  // (id, position): positions stay in `host` order
+    index.pos_.reserve(pairs.size());
+    index.ids_.reserve(pairs.size());
+    for (const auto& [i, k] : pairs) {
+      index.ids_.push_back(i);
+      index.pos_.push_back(k);
+    }
+    return index;
+  }
+
+  // The positions of the events with id `id`, in `host` order.
+  std::pair<std::vector<Idx>::const_iterator, std::vector<Idx>::const_iterator> Range(
+      const std::vector<RawEvent>& events, const std::vector<Idx>& host, int64_t id) const {
+    auto id_at = [&](size_t j) { return ids_.empty() ? events[host[pos_[j]]].*id_ : ids_[j]; };
+    // The first entry whose id is past `id` (or_equal: at or past it).
+    auto first_past = [&](bool or_equal) {
+      size_t lo = 0, hi = pos_.size();
+      while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const int64_t at = id_at(mid);
+        if (at < id || (!or_equal && at == id)) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      return pos_.begin() + static_cast<std::ptrdiff_t>(lo);
+    };
+    return {first_past(true), first_past(false)};
+  }
+
+ private:
+  int64_t RawEvent::*id_ = nullptr;
+  std::vector<Idx> pos_;
+  std::vector<int64_t> ids_;  // the id of each entry, when the events' ids are not in order
+};
+
+// A row's slot when it is summed into the kOtherOperatorsName row (RowSlots).
+constexpr Idx kFolded = kNone;
+
+// Where each row goes when there are more than options.max_op_rows: the max_op_rows - 1 rows
+// with the most time keep a row each (numbered in row order), the rest are kFolded. Ranked as
+// the RunSummary ranks its operators (contract/run_summary_builder.cc MoreTime: self device,
+// then self CPU, each below 0 as 0) over the order of TraceSummary::ops (raw self device, self
+// CPU, then name), so that folding here leaves the RunSummary what it was. Empty: every row
+// is kept.
+std::vector<Idx> RowSlots(const std::vector<RowSums>& sums, const std::vector<Idx>& name_of_row,
+                          const StringTable& strings, const SummarizeOptions& options) {
+  if (options.max_op_rows == 0 || sums.size() <= options.max_op_rows) return {};
+  const size_t keep = options.max_op_rows - 1;
+  auto name = [&](Idx r) -> std::string_view {
+    const std::string_view n = strings.Get(name_of_row[r]);
+    return n.starts_with("ProfilerStep#") ? std::string_view(kStepRowName) : n;
+  };
+  auto more = [&](Idx a, Idx b) {
+    const RowSums& x = sums[a];
+    const RowSums& y = sums[b];
+    const int64_t xd = std::max<int64_t>(x.self_dev, 0), yd = std::max<int64_t>(y.self_dev, 0);
+    if (xd != yd) return xd > yd;
+    const int64_t xc = std::max<int64_t>(x.self_cpu, 0), yc = std::max<int64_t>(y.self_cpu, 0);
+    if (xc != yc) return xc > yc;
+    if (x.self_dev != y.self_dev) return x.self_dev > y.self_dev;
+    if (x.self_cpu != y.self_cpu) return x.self_cpu > y.self_cpu;
+    return name(a) < name(b);
+  };
+  std::vector<Idx> order(sums.size());
+  for (size_t r = 0; r < order.size(); ++r) order[r] = static_cast<Idx>(r);
+  if (keep > 0) {
+    std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep - 1),
+                     order.end(), more);
+  }
+  std::vector<Idx> slot(sums.size(), kFolded);
+  for (size_t k = 0; k < keep; ++k) slot[order[k]] = 0;
+  std::vector<Idx>().swap(order);
+  Idx next = 0;
+  for (Idx& s : slot) {
+    if (s != kFolded) s = next++;
+  }
+  return slot;
+}
+
 // `release`, when given, is `trace` itself: its events are freed as soon as they are no longer
 // needed, before the op rows are built, so that a trace with a million distinct op names never
 // holds its events and its rows at once (issue 12 item 6).
@@ -271,7 +384,6 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   // a quarter of the events are device work and need none of them.
   const Idx h = static_cast<Idx>(host.size());
   std::vector<Idx> parent(h, kNone);  // a position in `host`
-  std::vector<int64_t> self_cpu(h, 0);
   {
     std::vector<Idx> stack;  // positions
     uint64_t thread = 0;
@@ -282,14 +394,12 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
         stack.clear();
         thread = ThreadKey(e);
       }
-      self_cpu[k] += dur(i);
       while (!stack.empty()) {
         const Idx p = stack.back();
         if (e.ts_ns >= end_of(host[p]) || end_of(i) > end_of(host[p])) {
           stack.pop_back();
         } else {
           parent[k] = p;
-          self_cpu[p] -= dur(i);
           break;
         }
       }
@@ -317,35 +427,17 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   int64_t unattributed_ns = 0;
   uint64_t unattributed_events = 0;
   {
-    using IdIndex = std::vector<std::pair<int64_t, Idx>>;
-    auto sorted_index = [&](auto&& wanted, auto&& id_of) {
-      IdIndex index;
-      for (Idx k = 0; k < h; ++k) {
-        const RawEvent& e = events[host[k]];
-        if (wanted(e) && id_of(e) >= 0) index.emplace_back(id_of(e), k);
-      }
-      auto by_id = [](const auto& a, const auto& b) { return a.first < b.first; };
-      // Ids mostly grow with time: often nothing to sort.
-      if (!std::is_sorted(index.begin(), index.end(), by_id)) {
-        std::stable_sort(index.begin(), index.end(), by_id);
-      }
-      return index;
-    };
-    // The entries of `index` with id `id`, in `host` order among them.
-    auto all_with = [](const IdIndex& index, int64_t id) {
-      return std::equal_range(index.begin(), index.end(), std::pair<int64_t, Idx>{id, 0},
-                              [](const auto& a, const auto& b) { return a.first < b.first; });
-    };
+    const IdIndex runtime_by_correlation = IdIndex::Make(
+        events, host, [&](const RawEvent& e) { return kind_of(e) == EventKind::kRuntime; },
+        &RawEvent::correlation);
+    const IdIndex op_by_external_id = IdIndex::Make(events, host, can_own, &RawEvent::external_id);
+    // The entries of `index` with id `id`: positions in `host`, in `host` order.
+    auto all_with = [&](const IdIndex& index, int64_t id) { return index.Range(events, host, id); };
     auto find_in = [&](const IdIndex& index, int64_t id) -> Idx {
       if (id < 0) return kNone;
       auto [lo, hi] = all_with(index, id);
-      return lo == hi ? kNone : lo->second;
+      return lo == hi ? kNone : *lo;
     };
-    const IdIndex runtime_by_correlation =
-        sorted_index([&](const RawEvent& e) { return kind_of(e) == EventKind::kRuntime; },
-                     [](const RawEvent& e) { return e.correlation; });
-    const IdIndex op_by_external_id =
-        sorted_index(can_own, [](const RawEvent& e) { return e.external_id; });
     // Rules 1 and 2 for the launch at position `r`. The ranges enclosing it are looked at up to
     // kMaxEnclosing deep: torch's own stacks are tens deep, and the bound keeps a hostile trace
     // (a launch inside a million nested ops, a million times) linear.
@@ -368,9 +460,9 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
       const RawEvent& launch = events[host[r]];
       if (launch.external_id < 0 || launch.external_id == launch.correlation) return kNone;
       auto [lo, hi] = all_with(op_by_external_id, launch.external_id);
-      auto after = std::lower_bound(lo, hi, r, [](const auto& x, Idx k) { return x.second < k; });
+      auto after = std::lower_bound(lo, hi, r);
       if (after == lo) return kNone;
-      const Idx k = std::prev(after)->second;
+      const Idx k = *std::prev(after);
       const bool before_in_same_range = ThreadKey(events[host[k]]) == ThreadKey(launch) &&
                                         parent[k] == parent[r] && end_of(host[k]) <= launch.ts_ns;
       return before_in_same_range ? k : kNone;
@@ -489,12 +581,44 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     }
   }
 
-  // Figures per row and per step. Own device time first; then `dev` becomes total device time
-  // (children come after their parent in `host` order, so a reverse pass completes every
-  // child's total before adding it to its parent).
+  // Figures per row and per step, in two passes so that the per-event arrays never all live at
+  // once (issue 23): own device time first, then `dev` becomes total device time (children come
+  // after their parent in `host` order, so a reverse pass completes every child's total before
+  // adding it to its parent) and is freed; then self CPU (duration - the children's durations)
+  // from the parents, which are freed, and the CPU figures.
   std::vector<RowSums> sums(name_of_row.size());
   std::vector<Sample> samples;  // (row, step) in `host` order; repeats merged when adjacent
   if (!windows.empty()) samples.reserve(host.size());
+  auto add_sample = [&samples](Idx r, Idx s, double v) {
+    if (!samples.empty() && samples.back().row == r && samples.back().step == s) {
+      samples.back().value += v;
+    } else {
+      samples.push_back({r, s, v});
+    }
+  };
+  for (Idx k = 0; k < h; ++k) {
+    if (dev[k] == 0) continue;
+    const RawEvent& e = events[host[k]];
+    const Idx r = row_of_name[e.name];
+    sums[r].self_dev += dev[k];
+    if (windows.empty()) continue;
+    const Idx s = step_of(e.ts_ns);
+    if (s == kNone) continue;
+    summary.steps[s].device_us += Us(dev[k]);
+    if (summary.has_device_time) add_sample(r, s, Us(dev[k]));
+  }
+  for (Idx k = h; k-- > 0;) {
+    if (parent[k] != kNone) dev[parent[k]] += dev[k];
+  }
+  for (Idx k = 0; k < h; ++k) sums[row_of_name[events[host[k]].name]].total_dev += dev[k];
+  std::vector<int64_t>().swap(dev);
+  std::vector<int64_t> self_cpu(h);
+  for (Idx k = 0; k < h; ++k) self_cpu[k] = dur(host[k]);
+  for (Idx k = 0; k < h; ++k) {
+    if (parent[k] != kNone) self_cpu[parent[k]] -= dur(host[k]);
+  }
+  std::vector<Idx>().swap(parent);
+
   int64_t self_cpu_total_ns = 0;
   // The host layers (run.proto): framework dispatch is the self time of the framework's ops
   // (cpu_op: not ProfilerStep#N, `## backward ##` or other annotation ranges), runtime
@@ -508,7 +632,6 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     row.calls += 1;
     row.self_cpu += self_cpu[k];
     row.total_cpu += dur(host[k]);
-    row.self_dev += dev[k];
     self_cpu_total_ns += self_cpu[k];
     if (kind_of(e) == EventKind::kRuntime) runtime_cpu_ns += self_cpu[k];
     // Legacy traces carry no category: every range is an op but the step windows.
@@ -519,36 +642,43 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     const Idx s = step_of(e.ts_ns);
     if (s == kNone) continue;
     summary.steps[s].cpu_us += Us(self_cpu[k]);
-    summary.steps[s].device_us += Us(dev[k]);
-    const double v = summary.has_device_time ? Us(dev[k]) : Us(self_cpu[k]);
-    if (v == 0.0) continue;
-    if (!samples.empty() && samples.back().row == r && samples.back().step == s) {
-      samples.back().value += v;
-    } else {
-      samples.push_back({r, s, v});
-    }
+    if (!summary.has_device_time && self_cpu[k] != 0) add_sample(r, s, Us(self_cpu[k]));
   }
-  for (Idx k = h; k-- > 0;) {
-    if (parent[k] != kNone) dev[parent[k]] += dev[k];
-  }
-  for (Idx k = 0; k < h; ++k) sums[row_of_name[events[host[k]].name]].total_dev += dev[k];
 
   // Everything per event is done: free it before the rows (one std::string each) are built.
   std::vector<Idx>().swap(host);
-  std::vector<Idx>().swap(parent);
   std::vector<int64_t>().swap(self_cpu);
-  std::vector<int64_t>().swap(dev);
   std::vector<Idx>().swap(row_of_name);
   if (release) {
     std::vector<RawEvent>().swap(release->events);
     std::vector<LaunchIds>().swap(release->launch_ids);
   }
 
+  // Which rows are made (options.max_op_rows): `slot_of_row` is each row's position in `ops`,
+  // kFolded for the rows summed into the kOtherOperatorsName row, which comes last.
+  const std::vector<Idx> slot_of_row = RowSlots(sums, name_of_row, trace.strings, options);
+  const size_t kept =
+      slot_of_row.empty()
+          ? sums.size()
+          : static_cast<size_t>(std::count_if(slot_of_row.begin(), slot_of_row.end(),
+                                              [](Idx slot) { return slot != kFolded; }));
+  const bool fold = kept < sums.size();
   std::vector<OpStats>& ops = summary.ops;
-  ops.reserve(name_of_row.size());
+  ops.reserve(kept + (fold ? 1 : 0));
   // Figures first, names (a std::string each) once the sums are freed: the two never peak
   // together.
+  OpStats other;
   for (size_t r = 0; r < name_of_row.size(); ++r) {
+    if (fold && slot_of_row[r] == kFolded) {
+      // Summed as the RunSummary sums its remainder row (a self time below 0 counts as 0).
+      other.calls += sums[r].calls;
+      other.self_cpu_us += Us(std::max<int64_t>(sums[r].self_cpu, 0));
+      other.total_cpu_us += Us(sums[r].total_cpu);
+      other.self_device_us += Us(std::max<int64_t>(sums[r].self_dev, 0));
+      other.total_device_us += Us(sums[r].total_dev);
+      ++summary.folded_ops;
+      continue;
+    }
     OpStats op;
     op.calls = sums[r].calls;
     op.self_cpu_us = Us(sums[r].self_cpu);
@@ -559,16 +689,32 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     ops.push_back(std::move(op));
   }
   std::vector<RowSums>().swap(sums);
-  for (size_t r = 0; r < ops.size(); ++r) {
-    ops[r].name = KeyAveragesName(trace.strings.Get(name_of_row[r]));
+  for (size_t r = 0, k = 0; r < name_of_row.size(); ++r) {
+    if (fold && slot_of_row[r] == kFolded) continue;
+    ops[k++].name = KeyAveragesName(trace.strings.Get(name_of_row[r]));
   }
   std::vector<Idx>().swap(name_of_row);
   // Grouped by row, each row's samples in step order (cheapest for StepSamples::Add).
   std::stable_sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
     return a.row != b.row ? a.row < b.row : a.step < b.step;
   });
-  for (const Sample& x : samples) ops[x.row].step_self_device_us.Add(x.step, x.value);
+  // The folded rows' samples in one value per window (they come row by row, not in step order).
+  std::vector<double> other_samples(fold ? windows.size() : 0);
+  for (const Sample& x : samples) {
+    if (!fold) {
+      ops[x.row].step_self_device_us.Add(x.step, x.value);
+    } else if (slot_of_row[x.row] == kFolded) {
+      other_samples[x.step] += x.value;
+    } else {
+      ops[slot_of_row[x.row]].step_self_device_us.Add(x.step, x.value);
+    }
+  }
   std::vector<Sample>().swap(samples);
+  if (fold) {
+    other.name = kOtherOperatorsName;
+    other.step_self_device_us = StepSamples::FromDense(other_samples);
+    ops.push_back(std::move(other));
+  }
 
   std::stable_sort(ops.begin(), ops.end(), [](const OpStats& a, const OpStats& b) {
     if (a.self_device_us != b.self_device_us) return a.self_device_us > b.self_device_us;

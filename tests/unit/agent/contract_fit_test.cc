@@ -6,6 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "agents/contract/run_summary_builder.h"
@@ -268,6 +272,114 @@ TEST(FitText, PrintableTextWithinTheLimitIsUnchanged) {
   EXPECT_FALSE(fitted.escaped);
   EXPECT_FALSE(fitted.cut);
   EXPECT_THAT(FitText("\xc3\xa9t\xc3\xa9", 16).text, Not(HasSubstr("\\")));
+}
+
+}  // namespace
+}  // namespace devtime::agent
+
+namespace devtime::agent {
+namespace {
+
+// A Kineto CPU trace of 3 ProfilerStep windows holding `names` distinct operators (one call
+// each, op_i taking 1 + (i * 7919) % 5000 us, so times tie and interleave), written to a file.
+std::string ManyNamesTrace(int names) {
+  const std::string path = ::testing::TempDir() + "/many_names.json";
+  std::string json = R"({"traceEvents": [)";
+  const int per_step = (names + 2) / 3;
+  int64_t ts = 0;
+  for (int step = 0; step < 3; ++step) {
+    const int64_t start = ts;
+    std::string ops;
+    for (int i = step * per_step; i < std::min(names, (step + 1) * per_step); ++i) {
+      const int64_t dur = 1 + (int64_t{i} * 7919) % 5000;
+      ops += R"(,{"ph": "X", "cat": "cpu_op", "name": "op_)" + std::to_string(i) +
+             R"(", "pid": 1, "tid": 1, "ts": )" + std::to_string(ts + 1) + R"(, "dur": )" +
+             std::to_string(dur) + "}";
+      ts += dur + 2;
+    }
+    ts += 2;
+    json += (step ? "," : "") + std::string(R"({"ph": "X", "cat": "user_annotation", )") +
+            R"("name": "ProfilerStep#)" + std::to_string(step) + R"(", "pid": 1, "tid": 1, )" +
+            R"("ts": )" + std::to_string(start) + R"(, "dur": )" + std::to_string(ts - start) +
+            "}" + ops;
+    ts += 1;
+  }
+  json += "]}";
+  std::ofstream(path) << json;
+  return path;
+}
+
+// Issue 23: `summarize --format json` folds the operators past the RunSummary's limit as the
+// rows are made (a million names are never a million rows); the run is the one the unfolded
+// summary makes: the same rows, times, samples and repair warning.
+TEST(ContractFit, OperatorsFoldedByTheLibraryMakeTheSameRun) {
+  const std::string path = ManyNamesTrace(25'000);
+  auto all = trace::Summarize(path);
+  ASSERT_TRUE(all.ok()) << all.status();
+  trace::SummarizeOptions options;
+  options.max_op_rows = wire::kMaxOps;
+  auto folded = trace::Summarize(path, options);
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  ASSERT_EQ(all->ops.size(), 25'001u);  // and ProfilerStep*
+  ASSERT_EQ(folded->ops.size(), wire::kMaxOps);
+  EXPECT_EQ(folded->folded_ops, 25'001u - (wire::kMaxOps - 1));
+  EXPECT_DOUBLE_EQ(folded->self_cpu_total_us, all->self_cpu_total_us);
+
+  const v1::RunSummary want = BuildRunSummary(*all, Labels());
+  const v1::RunSummary got = BuildRunSummary(*folded, Labels());
+  ExpectAccepted(got);
+  ASSERT_EQ(got.ops_size(), want.ops_size());
+  for (int i = 0; i < want.ops_size(); ++i) {
+    const v1::OpStat& w = want.ops(i);
+    const v1::OpStat& g = got.ops(i);
+    ASSERT_EQ(g.name(), w.name()) << i;
+    EXPECT_EQ(g.calls(), w.calls()) << w.name();
+    EXPECT_NEAR(g.self_cpu_us(), w.self_cpu_us(), 1e-6 * w.self_cpu_us()) << w.name();
+    EXPECT_NEAR(g.total_cpu_us(), w.total_cpu_us(), 1e-6 * w.total_cpu_us()) << w.name();
+    ASSERT_EQ(g.step_self_device_us_size(), w.step_self_device_us_size()) << w.name();
+    for (int s = 0; s < w.step_self_device_us_size(); ++s) {
+      EXPECT_NEAR(g.step_self_device_us(s), w.step_self_device_us(s),
+                  1e-6 * std::abs(w.step_self_device_us(s)))
+          << w.name() << " step " << s;
+    }
+  }
+  const auto* w = WarningOf(want, "operators_merged");
+  const auto* g = WarningOf(got, "operators_merged");
+  ASSERT_NE(w, nullptr);
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->message(), w->message());
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace devtime::agent
+
+namespace devtime::agent {
+namespace {
+
+// Issue 23: FitText escapes only the head of a long text (a 100 MB name is not copied whole);
+// the result is the whole text's escape, cut, whatever character lies at the cut.
+TEST(FitText, ALongTextIsFittedFromItsHeadAsFromTheWhole) {
+  auto whole = [](const std::string& text, std::size_t max) {
+    const std::string escaped = wire::EscapedText(text);
+    const FittedText fitted = FitText(text, max);
+    EXPECT_EQ(fitted.escaped, escaped != text);
+    EXPECT_TRUE(fitted.cut);
+    EXPECT_LE(fitted.text.size(), max);
+    const std::size_t marker = fitted.text.rfind("\u2026[cut from ");
+    EXPECT_NE(marker, std::string::npos);
+    return std::make_pair(fitted.text.substr(0, marker), escaped);
+  };
+  for (std::size_t shift = 0; shift < 4; ++shift) {
+    for (const std::string& tail :
+         {std::string("\u20ac"), std::string("\x1b"), std::string("\xff"), std::string("a")}) {
+      std::string text(2048 - 50 + shift, 'x');
+      while (text.size() < 3000) text += tail;
+      text += std::string(1 << 20, 'y');
+      const auto [head, escaped] = whole(text, 2048);
+      EXPECT_EQ(escaped.compare(0, head.size(), head), 0) << shift;
+    }
+  }
 }
 
 }  // namespace

@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "agents/trace/trace_summary.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "proto/wire/json.h"
 #include "proto/wire/limits.h"
 #include "proto/wire/validation.h"
 
@@ -93,6 +96,8 @@ TEST(BuildRunSummary, KeepsGivenRunIdAndFallsBackForWorkload) {
   EXPECT_EQ(run.identity().workload(), "trace");
 }
 
+// Totals below 0 are sent as 0; per-step self-CPU samples stay exact down to the contract's
+// rounding floor (issue 23: their mean is the total over the steps, see below).
 TEST(BuildRunSummary, ClampsTruncationArtifactsOfLegacyTracesToZero) {
   auto summary = CpuSummary();
   summary.ops[0].self_cpu_us = -3;  // children outlasting a parent by whole-µs truncation
@@ -100,7 +105,7 @@ TEST(BuildRunSummary, ClampsTruncationArtifactsOfLegacyTracesToZero) {
   summary.steps[0].cpu_us = -2;
   auto run = BuildRunSummary(summary, Labels());
   EXPECT_EQ(run.ops(0).self_cpu_us(), 0);
-  EXPECT_EQ(run.ops(0).step_self_device_us(0), 0);
+  EXPECT_EQ(run.ops(0).step_self_device_us(0), -1);
   EXPECT_EQ(run.ops(0).step_self_device_us(1), 4);
   EXPECT_EQ(run.steps(0).cpu_us(), 0);
   EXPECT_TRUE(wire::ValidateRun(run).ok());
@@ -239,6 +244,129 @@ TEST(NewRunId, IsACanonicalVersion4UuidAndUnique) {
     ids.insert(id);
   }
   EXPECT_EQ(ids.size(), 1000u);
+}
+
+}  // namespace
+}  // namespace devtime::agent
+
+namespace devtime::agent {
+namespace {
+
+// Issue 23: a legacy trace's self-CPU step samples are exact in the run, also a step a few us
+// below 0 from the profiler's rounding, so that the collector's per-step mean (the mean of the
+// samples) is the op's time in the steps over the steps, as the agent's table shows it.
+// Clamping each sample at 0 made it 7.6 where the total over 5 steps is 5.8.
+trace::TraceSummary RoundedCpuSummary() {
+  trace::TraceSummary summary = CpuSummary();
+  summary.capture.active_steps = 5;
+  summary.ops[0].calls = 10;
+  summary.ops[0].self_cpu_us = 29;
+  summary.ops[0].total_cpu_us = 40;
+  summary.ops[0].step_self_device_us = {10, -9, 10, 10, 8};
+  summary.steps = {{1, 0, 30}, {2, 0, 31}, {3, 0, 30}, {4, 0, 30}, {5, 0, 30}};
+  return summary;
+}
+
+double Mean(const v1::OpStat& op) {
+  double sum = 0;
+  for (double v : op.step_self_device_us()) sum += v;
+  return sum / op.step_self_device_us_size();
+}
+
+TEST(BuildRunSummary, SelfCpuStepSamplesKeepRoundingBelowZero) {
+  const auto run = BuildRunSummary(RoundedCpuSummary(), Labels());
+  auto status = wire::ValidateRun(run);
+  ASSERT_TRUE(status.ok()) << status;
+  ASSERT_EQ(run.ops(0).step_self_device_us_size(), 5);
+  EXPECT_DOUBLE_EQ(run.ops(0).step_self_device_us(1), -9.0);
+  EXPECT_DOUBLE_EQ(Mean(run.ops(0)), 29.0 / 5);  // total / steps, not 7.6
+}
+
+TEST(BuildRunSummary, BucketedSelfCpuSamplesKeepTheExactTotal) {
+  trace::TraceSummary summary = RoundedCpuSummary();
+  const std::size_t windows = 25'000;  // bucketed by 3
+  summary.ops[0].calls = 2 * windows;
+  summary.ops[0].step_self_device_us = trace::StepSamples(windows);
+  summary.steps.clear();
+  double total = 0;
+  for (std::size_t w = 0; w < windows; ++w) {
+    const double v = w % 3 == 1 ? -2.0 : 1.0;  // every bucket of 3: 1 - 2 + 1 = 0
+    summary.ops[0].step_self_device_us.Add(w, v);
+    total += v;
+    summary.steps.push_back({static_cast<uint32_t>(w), 0, 30});
+  }
+  const auto run = BuildRunSummary(summary, Labels());
+  auto status = wire::ValidateRun(run);
+  ASSERT_TRUE(status.ok()) << status;
+  ASSERT_GT(run.steps(0).steps(), 1u);
+  double weighted = 0, steps = 0;
+  for (int b = 0; b < run.steps_size(); ++b) {
+    weighted += run.ops(0).step_self_device_us(b) * run.steps(b).steps();
+    steps += run.steps(b).steps();
+  }
+  EXPECT_NEAR(weighted / steps, total / static_cast<double>(windows), 1e-9);
+}
+
+TEST(ValidateRun, SelfCpuSamplesMayGoBelowZeroByTheRoundingPerCallOnly) {
+  auto run = BuildRunSummary(RoundedCpuSummary(), Labels());  // aten::mul, 10 calls
+  run.mutable_ops(0)->set_step_self_device_us(1, -10.0);      // 1 us per call: the floor
+  EXPECT_TRUE(wire::ValidateRun(run).ok());
+  run.mutable_ops(0)->set_step_self_device_us(1, -10.5);
+  auto status = wire::ValidateRun(run);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("run.ops[0].step_self_device_us[1]: must be >= -10"),
+            std::string::npos)
+      << status;
+  // Device time samples are never below 0.
+  run.mutable_identity()->set_device_kind(v1::DEVICE_KIND_CUDA);
+  run.mutable_ops(0)->set_step_self_device_us(1, -1.0);
+  EXPECT_FALSE(wire::ValidateRun(run).ok());
+}
+
+TEST(BuildRunSummary, DeviceSamplesStayAtLeastZero) {
+  trace::TraceSummary summary = RoundedCpuSummary();
+  summary.device_kind = trace::DeviceKind::kCuda;
+  summary.has_device_time = true;
+  summary.ops[0].self_device_us = 29;
+  summary.ops[0].total_device_us = 29;
+  summary.device_total_us = 29;
+  const auto run = BuildRunSummary(summary, Labels());
+  EXPECT_TRUE(wire::ValidateRun(run).ok());
+  EXPECT_DOUBLE_EQ(run.ops(0).step_self_device_us(1), 0.0);
+}
+
+}  // namespace
+}  // namespace devtime::agent
+
+namespace devtime::agent {
+namespace {
+
+// Issue 23: `summarize --format json` streams the operators and steps; the text is protobuf's.
+// The text is compared where the run has no map (protobuf prints a map in its own order, which
+// a copy of the message need not keep); with one, what it reads back as.
+TEST(WriteRunJson, PrintsWhatToJsonPrints) {
+  for (const trace::TraceSummary& summary :
+       {CpuSummary(), RoundedCpuSummary(), trace::TraceSummary()}) {
+    v1::RunSummary run = BuildRunSummary(summary, Labels());
+    std::ostringstream with_map;
+    WriteRunJson(run, with_map);
+    v1::RunSummary read;
+    ASSERT_TRUE(wire::ParseJson(with_map.str(), "written.json", &read).ok());
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(read, run));
+    run.clear_environment();
+    std::ostringstream out;
+    WriteRunJson(run, out);
+    EXPECT_EQ(out.str(), wire::ToJson(run));
+  }
+  const std::string dir = std::string(DEVTIME_SOURCE_DIR) + "/tests/fixtures/trace/";
+  auto summary = trace::Summarize(dir + "kineto_collectives.json");
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  v1::RunSummary run = BuildRunSummary(*summary, Labels());
+  ASSERT_GT(run.ops_size(), 1);
+  run.clear_environment();
+  std::ostringstream out;
+  WriteRunJson(run, out);
+  EXPECT_EQ(out.str(), wire::ToJson(run));
 }
 
 }  // namespace
