@@ -47,15 +47,17 @@ using devtime::testing::TestRunId;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kUploaders = 50;
-constexpr int kRunsEach = 6;  // 300 runs: half before the gate, the kill among the rest
-constexpr int kRuns = kUploaders * kRunsEach;
+// Each uploads kFirstHalf runs, waits at the gate, then goes on until told to stop (after
+// the failover) or kMaxEach runs: the kill lands while all 50 are busy.
+constexpr int kFirstHalf = 3;
+constexpr int kMaxEach = 40;
 constexpr auto kServingBound = std::chrono::seconds(30);
 // The tier lease's advisory lock key (services/collector/rpc/server.cc, "houskp").
 constexpr long long kLeaseKey = 0x686f75736b70;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// Uploads runs first..first+kRunsEach-1 through `target`, retrying transient failures as an
+// Uploads runs first, first+1, ... through `target`, retrying transient failures as an
 // agent does (UNAVAILABLE while the database fails over), and records each acknowledgement
 // with the time its Upload call began and ended.
 class Uploader {
@@ -66,11 +68,12 @@ class Uploader {
   };
 
   Uploader(const std::string& target, const std::string& token, int first,
-           const std::atomic<bool>* second_half)
+           const std::atomic<bool>* second_half, const std::atomic<bool>* stop)
       : stub_(v1::Collector::NewStub(
             *wire::ConnectCollector(target, wire::ClientCredentials::WithToken(token)))),
         first_(first),
         second_half_(second_half),
+        stop_(stop),
         thread_([this] { Loop(); }) {}
   ~Uploader() { Join(); }
 
@@ -86,7 +89,7 @@ class Uploader {
  private:
   void Loop() {
     const agent::UploadOptions options = devtime::testing::RetryingUploadOptions();
-    for (int i = first_; i < first_ + kRunsEach; ++i) {
+    for (int i = first_; i < first_ + kMaxEach && !stop_->load(); ++i) {
       auto began = Clock::now();
       auto ack = agent::Upload(
           *stub_, NaiveRmsNormRun(TestRunId(i), "naive", 1795917600 + i * 3600), options);
@@ -96,7 +99,7 @@ class Uploader {
       } else {
         errors_.push_back(TestRunId(i) + ": " + std::string(ack.status().message()));
       }
-      if (i == first_ + kRunsEach / 2 - 1) {  // halfway: wait for the test to open the rest
+      if (i == first_ + kFirstHalf - 1) {  // wait for the test to open the rest
         at_gate_ = true;
         if (!devtime::testing::WaitUntil([&] { return second_half_->load(); },
                                          std::chrono::seconds(120))) {
@@ -110,6 +113,7 @@ class Uploader {
   std::unique_ptr<v1::Collector::Stub> stub_;
   const int first_;
   const std::atomic<bool>* second_half_;  // before thread_, which reads it
+  const std::atomic<bool>* stop_;
   std::vector<Ack> acks_;
   std::vector<std::string> errors_;
   std::atomic<int> acked_count_{0};
@@ -177,10 +181,11 @@ TEST_F(FailoverTest, PrimaryKilledMidIngestLosesNothingAndCollectorsFollowThePro
   const std::string agent_token = token.out.substr(0, token.out.find('\n'));
 
   std::atomic<bool> second_half{false};
+  std::atomic<bool> stop{false};
   std::vector<std::unique_ptr<Uploader>> uploaders;
   for (int i = 0; i < kUploaders; ++i) {
     uploaders.push_back(
-        std::make_unique<Uploader>(Target(), agent_token, i * kRunsEach, &second_half));
+        std::make_unique<Uploader>(Target(), agent_token, i * kMaxEach, &second_half, &stop));
   }
   auto acked = [&] {
     int sum = 0;
@@ -206,7 +211,6 @@ TEST_F(FailoverTest, PrimaryKilledMidIngestLosesNothingAndCollectorsFollowThePro
   const int before_rest = acked();
   ASSERT_TRUE(devtime::testing::WaitUntil([&] { return acked() >= before_rest + 10; }))
       << "the second half did not start";
-  ASSERT_LT(acked(), kRuns) << "the uploads finished before the kill";
   const int acked_at_kill = acked();
   cluster_->Kill(old_primary);
   // After the script returned: the node is dead by then, so every upload begun later
@@ -230,6 +234,12 @@ TEST_F(FailoverTest, PrimaryKilledMidIngestLosesNothingAndCollectorsFollowThePro
       std::chrono::seconds(60), std::chrono::milliseconds(100)))
       << cluster_->State() << collectors_[0]->Log() << collectors_[1]->Log();
 
+  // Uploads go on for a while on the new primary, then stop.
+  const int acked_when_serving = acked();
+  EXPECT_TRUE(devtime::testing::WaitUntil([&] { return acked() >= acked_when_serving + 50; },
+                                          std::chrono::seconds(30)))
+      << "uploads did not resume after the failover";
+  stop = true;
   int acked_after_kill = 0;
   std::vector<std::string> acked_ids;
   std::optional<Clock::time_point> first_ack_after_kill;
@@ -252,15 +262,15 @@ TEST_F(FailoverTest, PrimaryKilledMidIngestLosesNothingAndCollectorsFollowThePro
   for (std::size_t i = 0; i < collectors_.size(); ++i) {
     auto stub = v1::Collector::NewStub(*wire::ConnectCollector(
         collectors_[i]->address(), wire::ClientCredentials::WithToken(agent_token)));
-    auto ack = agent::Upload(*stub, NaiveRmsNormRun(TestRunId(kRuns + static_cast<int>(i))),
-                             devtime::testing::RetryingUploadOptions());
+    auto ack = agent::Upload(
+        *stub, NaiveRmsNormRun(TestRunId(kUploaders * kMaxEach + static_cast<int>(i))),
+        devtime::testing::RetryingUploadOptions());
     ASSERT_TRUE(ack.ok()) << "collector " << i << ": " << ack.status().message();
     acked_ids.push_back(ack->run_id());
   }
 
   // 0 acknowledged runs lost, 0 stored twice.
-  const std::size_t expected = kRuns + collectors_.size();
-  ASSERT_EQ(acked_ids.size(), expected);
+  const std::size_t expected = acked_ids.size();  // every upload was acknowledged (no errors)
   std::string ids = "'{";
   for (const auto& id : acked_ids) ids += (ids.size() > 2 ? "," : "") + id;
   ids += "}'::uuid[]";
@@ -336,9 +346,9 @@ TEST(ReadReplicaTest, ReadsGoToTheReplicaWithinTheLagBoundElseToThePrimary) {
   };
   auto lag = [](const CollectorProcess& c) {
     std::string metrics = devtime::testing::HttpGet(c.metrics_port(), "/metrics");
-    static const std::regex gauge(R"(devtime_database_replication_lag_seconds (\S+))");
+    static const std::regex gauge(R"((^|\n)devtime_database_replication_lag_seconds (\S+))");
     std::smatch match;
-    return std::regex_search(metrics, match, gauge) ? std::stod(match[1]) : -1.0;
+    return std::regex_search(metrics, match, gauge) ? std::stod(match[2]) : -1.0;
   };
   auto token = ctl(*strict, {"agents", "add", "replica-uploader", "--host", "trn-test-01"});
   ASSERT_EQ(token.exit_code, 0) << token.err;
@@ -369,10 +379,11 @@ TEST(ReadReplicaTest, ReadsGoToTheReplicaWithinTheLagBoundElseToThePrimary) {
   // finds the replica too far behind and asks the primary.
   auto on_replica = ctl(*patient, {"runs", "show", TestRunId(2)});
   EXPECT_NE(on_replica.exit_code, 0) << "the run was read from the primary:\n" << on_replica.out;
-  EXPECT_THAT(on_replica.err, ::testing::HasSubstr("no run"));
+  EXPECT_THAT(on_replica.err, ::testing::HasSubstr("is not stored"));
   auto on_primary = ctl(*strict, {"runs", "show", TestRunId(2)});
   EXPECT_EQ(on_primary.exit_code, 0) << on_primary.err;
-  EXPECT_GT(lag(*patient), 1);
+  EXPECT_TRUE(devtime::testing::WaitUntil([&] { return lag(*patient) > 1; }))
+      << "the patient collector's lag: " << lag(*patient);
   std::cout << "read replica: lag exported " << lag(*strict)
             << " s with replay paused; reads beyond --max-read-lag 1 went to the primary"
             << std::endl;
