@@ -172,6 +172,11 @@ all_ready() {
 }
 
 start() {
+  if [ "$(id -u)" -eq 0 ] && ! runuser -u postgres -- test -x "$(dirname "$dir")"; then
+    echo "pgaf.sh: the postgres user cannot reach $dir (as root the cluster runs as postgres);" \
+      "choose a folder it can reach, e.g. under /tmp" >&2
+    exit 1
+  fi
   mkdir -p "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_RUNTIME_DIR" "$PGHOST"
   chmod 700 "$XDG_RUNTIME_DIR"
   if [ "$(id -u)" -eq 0 ]; then chown -R postgres: "$dir"; fi
