@@ -9,6 +9,7 @@ PACKAGES=(
   build-essential cmake pkg-config ccache git procps
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
   libpqxx-dev postgresql libssl-dev openssl
+  postgresql-15-auto-failover pg-auto-failover-cli
   prometheus-cpp-dev libcurl4-openssl-dev
   prometheus prometheus-alertmanager chromium
   nlohmann-json3-dev libsimdjson-dev libcli11-dev libyaml-cpp-dev zlib1g-dev libisal-dev

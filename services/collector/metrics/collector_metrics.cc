@@ -1,5 +1,7 @@
 #include "services/collector/metrics/collector_metrics.h"
 
+#include <limits>
+
 namespace devtime::collector {
 namespace {
 
@@ -76,6 +78,20 @@ void CollectorMetrics::RecordIngest(IngestOutcome outcome, double seconds) {
 void CollectorMetrics::SetDatabaseUp(bool up) { database_up_->Set(up ? 1 : 0); }
 
 void CollectorMetrics::SetSchemaVersion(int version) { schema_version_->Set(version); }
+
+void CollectorMetrics::SetReplicationLag(std::optional<double> seconds) {
+  if (replication_lag_ == nullptr) {
+    replication_lag_ = &prometheus::BuildGauge()
+                            .Name("devtime_database_replication_lag_seconds")
+                            .Help(
+                                "Replication lag of the read replica (--read-database): 0 when "
+                                "it replayed all it received, +Inf when not streaming, NaN "
+                                "when unreachable")
+                            .Register(*registry_)
+                            .Add({});
+  }
+  replication_lag_->Set(seconds ? *seconds : std::numeric_limits<double>::quiet_NaN());
+}
 
 void CollectorMetrics::RecordAuthFailure(AuthFailure reason) {
   auth_failures_.at(reason)->Increment();

@@ -5,6 +5,8 @@
 //   devtime_ingest_duration_seconds        histogram of UploadRun handling time
 //   devtime_database_up                    1 while the last database check succeeded
 //   devtime_schema_version                 schema migration version in force
+//   devtime_database_replication_lag_seconds  the read replica's lag (--read-database;
+//                                          +Inf when it is not streaming, NaN when unreachable)
 //   devtime_build_info{version}            always 1; the labels carry the build
 //   devtime_auth_failures_total{reason}    refused calls: missing, invalid, forbidden
 //   devtime_detection_runs_total{verdict}  regression detection passes by verdict: none,
@@ -20,6 +22,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -53,6 +56,9 @@ class CollectorMetrics {
   void RecordIngest(IngestOutcome outcome, double seconds);
   void SetDatabaseUp(bool up);
   void SetSchemaVersion(int version);
+  // The read replica's lag in seconds; nullopt (unreachable) is exported as NaN. Exported
+  // only by a collector with a replica (the first call creates it); call from one thread.
+  void SetReplicationLag(std::optional<double> seconds);
   void RecordAuthFailure(AuthFailure reason);
   // One detection pass over a newly stored run: its verdict, or "error" when it failed.
   void RecordDetection(const absl::StatusOr<analyze::Verdict>& verdict, double seconds);
@@ -65,6 +71,7 @@ class CollectorMetrics {
   prometheus::Histogram* ingest_duration_;
   prometheus::Gauge* database_up_;
   prometheus::Gauge* schema_version_;
+  prometheus::Gauge* replication_lag_ = nullptr;  // created by the first SetReplicationLag
   std::map<AuthFailure, prometheus::Counter*> auth_failures_;  // fixed after construction
   std::map<analyze::Verdict, prometheus::Counter*>
       detection_by_verdict_;  // fixed after construction

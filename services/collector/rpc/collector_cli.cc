@@ -60,6 +60,14 @@ void AddFlags(CLI::App& app, Flags& c) {
   app.add_option("--database", c.options.store.conninfo,
                  "libpq connection string or URI (env DEVTIME_DATABASE), e.g.\n"
                  "'host=127.0.0.1 port=5432 dbname=devtime user=devtime'");
+  app.add_option("--read-database", c.options.store.read_conninfo,
+                 "a replica for runs list/show and models (reads that may lag a little), e.g.\n"
+                 "'host=db1,db2,db3 ... target_session_attrs=prefer-standby'; default: none");
+  AddDuration<std::chrono::seconds>(
+      app, "--max-read-lag", c.options.store.max_read_lag,
+      "seconds the --read-database replica may lag; beyond (or unreachable), reads go to\n"
+      "the primary")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--listen", c.options.grpc_listen, "gRPC address host:port (port 0 = any free)")
       ->capture_default_str();
   app.add_option("--metrics-listen", c.options.metrics_listen,

@@ -44,6 +44,11 @@ class CollectorServer::TierLease {
     try {
       if (!connection_) connection_ = std::make_unique<pqxx::connection>(conninfo_);
       pqxx::nontransaction tx{*connection_};
+      // After a failover the lease lives on the new primary: a session on a standby (a
+      // demoted primary still up) would hold a lock that no other collector sees.
+      if (tx.exec1("SELECT pg_is_in_recovery()")[0].as<bool>()) {
+        throw pqxx::broken_connection("the lease's server is a standby now");
+      }
       // Asked of pg_locks, not remembered: a reconnected session holds nothing.
       held = tx.exec_params1(
                    "SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND granted"
@@ -136,11 +141,9 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
                                   " (address in use or invalid)");
   }
   server->server_->GetHealthCheckService()->SetServingStatus(kServiceName, true);
-  std::string conninfo = options.store.conninfo;
-  if (conninfo.find("connect_timeout") == std::string::npos) {
-    conninfo += " connect_timeout=" + std::to_string(options.store.connect_timeout.count());
-  }
-  server->tier_lease_ = std::make_unique<TierLease>(conninfo);
+  // The lease follows the primary (a multi-host conninfo reaches whichever it is now).
+  server->tier_lease_ = std::make_unique<TierLease>(store::PrimaryConninfo(
+      options.store.conninfo, static_cast<int>(options.store.connect_timeout.count())));
   server->watcher_ = std::thread([s = server.get(), options] { s->Housekeep(options); });
   // ---- the analysis queue's workers (detection off the ack path) ----
   server->analyzer_->StartWorkers(analyze::WorkerOptions{
@@ -205,6 +208,7 @@ void CollectorServer::Housekeep(const ServerOptions& options) {
       server_->GetHealthCheckService()->SetServingStatus(kServiceName, up);
       was_up = up;
     }
+    if (db_->has_read_replica()) metrics_->SetReplicationLag(db_->MeasureReadLag());
     // The tier's duties: due on this collector's clock, done only by the lease holder.
     auto start = env_->SteadyNow();
     bool slots_due = up && start >= next_slot_check;

@@ -10,19 +10,21 @@
 #include <utility>
 
 #include "pqxx/pqxx"
+#include "services/collector/store/database.h"
 
 namespace devtime::store {
 namespace {
 
-// key=value connection strings get keepalives and a connect timeout unless they name them;
-// URIs are left as they are (appending to a URI would change its meaning).
+// key=value connection strings get keepalives and a connect timeout unless they name them,
+// and go to the primary when they name several hosts (PrimaryConninfo): NOTIFY is sent on
+// the primary, and a standby refuses LISTEN. URIs are left as they are (appending to a URI
+// would change its meaning).
 std::string ListenConninfo(const std::string& conninfo) {
   if (conninfo.rfind("postgres", 0) == 0) return conninfo;
-  std::string out = conninfo;
+  std::string out = PrimaryConninfo(conninfo, 5);
   if (out.find("keepalives") == std::string::npos) {
     out += " keepalives=1 keepalives_idle=30 keepalives_interval=10 keepalives_count=3";
   }
-  if (out.find("connect_timeout") == std::string::npos) out += " connect_timeout=5";
   return out;
 }
 

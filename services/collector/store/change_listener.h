@@ -24,7 +24,9 @@ struct ChangeListenerOptions {
   std::string conninfo;               // libpq connection string (as StoreOptions::conninfo)
   std::vector<std::string> channels;  // LISTEN on each
   std::chrono::milliseconds first_backoff{500};
-  std::chrono::milliseconds max_backoff{30000};
+  // A failover takes seconds; a listener backed off to half a minute would leave agents
+  // without run-now requests long after it. One attempt per 5 s costs an idle database nothing.
+  std::chrono::milliseconds max_backoff{5000};
 };
 
 struct Notification {

@@ -1,8 +1,10 @@
 #include "services/collector/store/database.h"
 
+#include <algorithm>
 #include <bit>
 #include <cctype>
 #include <deque>
+#include <regex>
 #include <thread>
 
 #include "services/collector/store/migrations.h"
@@ -11,7 +13,26 @@ namespace devtime::store {
 
 bool IsConnectionLoss(const pqxx::sql_error& error, const pqxx::connection_base& connection) {
   const std::string state = error.sqlstate();
-  return state.rfind("08", 0) == 0 || state.rfind("57P", 0) == 0 || !connection.is_open();
+  return state.rfind("08", 0) == 0 || state.rfind("57P", 0) == 0 || state == "25006" ||
+         !connection.is_open();
+}
+
+bool NamesSeveralHosts(const std::string& conninfo) {
+  if (conninfo.rfind("postgres", 0) == 0) return false;  // a URI
+  static const std::regex several(R"re((^|\s)(host|hostaddr)\s*=\s*'?[^\s',]*,)re");
+  return std::regex_search(conninfo, several);
+}
+
+std::string PrimaryConninfo(const std::string& conninfo, int connect_timeout_seconds) {
+  if (conninfo.rfind("postgres", 0) == 0) return conninfo;
+  std::string out = conninfo;
+  if (NamesSeveralHosts(out) && out.find("target_session_attrs") == std::string::npos) {
+    out += " target_session_attrs=read-write";
+  }
+  if (connect_timeout_seconds > 0 && out.find("connect_timeout") == std::string::npos) {
+    out += " connect_timeout=" + std::to_string(connect_timeout_seconds);
+  }
+  return out;
 }
 
 // ---- binary arrays ----------------------------------------------------------------------------
@@ -175,11 +196,18 @@ class Database::Pool {
 // ---- Database ---------------------------------------------------------------------------------
 
 Database::Database(StoreOptions options) : options_(std::move(options)) {
-  std::string conninfo = options_.conninfo;
-  if (conninfo.find("connect_timeout") == std::string::npos) {
-    conninfo += " connect_timeout=" + std::to_string(options_.connect_timeout.count());
+  pool_ = std::make_unique<Pool>(
+      PrimaryConninfo(options_.conninfo, static_cast<int>(options_.connect_timeout.count())),
+      options_.max_connections);
+  if (!options_.read_conninfo.empty()) {
+    // Not PrimaryConninfo: a read replica is a standby (prefer-standby is the caller's).
+    std::string read = options_.read_conninfo;
+    if (read.rfind("postgres", 0) != 0 && read.find("connect_timeout") == std::string::npos) {
+      read += " connect_timeout=" + std::to_string(options_.connect_timeout.count());
+    }
+    read_pool_ =
+        std::make_unique<Pool>(read, std::max<std::size_t>(2, options_.max_connections / 2));
   }
-  pool_ = std::make_unique<Pool>(conninfo, options_.max_connections);
 }
 
 Database::~Database() = default;
@@ -269,6 +297,61 @@ absl::Status Database::Run(const std::string& what,
   last_error = one_line;
   return absl::UnavailableError(what + ": database unavailable after " +
                                 std::to_string(options_.attempts) + " attempts: " + last_error);
+}
+
+double Database::ReplicaLag(pqxx::connection_base& connection) {
+  pqxx::nontransaction tx{connection};
+  // Replayed all it received: no lag (an idle primary sends nothing, and that is not lag).
+  // Receiving nothing (no WAL receiver: the primary is gone or the link is down): unbounded,
+  // as nothing says how far behind it is. A primary given as the replica: none.
+  return tx
+      .exec1(
+          "SELECT CASE WHEN NOT pg_is_in_recovery() THEN 0"
+          " WHEN NOT EXISTS (SELECT 1 FROM pg_stat_wal_receiver) THEN 'Infinity'::float8"
+          " WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0"
+          " ELSE COALESCE(EXTRACT(EPOCH FROM clock_timestamp() -"
+          " pg_last_xact_replay_timestamp())::float8, 'Infinity'::float8) END")[0]
+      .as<double>();
+}
+
+std::optional<double> Database::MeasureReadLag() {
+  if (!read_pool_) return std::nullopt;
+  std::unique_ptr<pqxx::connection> connection;
+  try {
+    connection = read_pool_->Take();
+    double lag = ReplicaLag(*connection);
+    read_pool_->Release(std::move(connection));
+    return lag;
+  } catch (const std::exception&) {
+    if (connection) read_pool_->Release(nullptr);  // Take frees its own slot when it throws
+    return std::nullopt;
+  }
+}
+
+absl::Status Database::Read(const std::string& what,
+                            const std::function<absl::Status(pqxx::connection_base&)>& work) {
+  if (!read_pool_) return Run(what, work);
+  std::unique_ptr<pqxx::connection> connection;
+  try {
+    connection = read_pool_->Take();
+    double lag = ReplicaLag(*connection);
+    if (lag * 1000 > static_cast<double>(options_.max_read_lag.count())) {
+      read_pool_->Release(std::move(connection));
+      return Run(what, work);  // too far behind: the primary answers
+    }
+    absl::Status status = work(*connection);
+    read_pool_->Release(std::move(connection));
+    return status;
+  } catch (const pqxx::sql_error& e) {
+    if (connection && connection->is_open() && !IsConnectionLoss(e, *connection)) {
+      read_pool_->Release(std::move(connection));
+      return absl::InternalError(what + ": " + e.what());
+    }
+  } catch (const std::exception&) {
+    // Unreachable, lost or otherwise failing replica: the primary answers instead.
+  }
+  if (connection) read_pool_->Release(nullptr);
+  return Run(what, work);
 }
 
 bool Database::Ping() {

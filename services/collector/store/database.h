@@ -9,6 +9,14 @@
 // in one transaction and is retried on a fresh connection, which is safe because every unit
 // is idempotent (ingest is idempotent on run_id).
 //
+// Failover: the connection string may name every node of a replicated PostgreSQL
+// ("host=a,b,c port=p1,p2,p3"); each new connection then goes to whichever is primary now
+// (target_session_attrs=read-write, added by PrimaryConninfo when the string names several
+// hosts and no target). A dead primary's connections fail, are dropped with the idle ones,
+// and the retries find the promoted standby; work that outlives the failover's first
+// seconds returns UNAVAILABLE, which agents retry. A run is one transaction, so it is stored
+// whole or not at all.
+//
 // Thread-safety: a Database is safe for concurrent use; each call borrows its own connection.
 #pragma once
 
@@ -34,12 +42,30 @@ struct StoreOptions {
   int attempts = 5;                              // per unit of work
   std::chrono::milliseconds first_backoff{100};  // doubles per attempt
   std::chrono::seconds connect_timeout{5};       // per connection attempt
+  // A replica for reads that may lag a little (Database::Read): "" = every read on the
+  // primary. A multi-host string with target_session_attrs=prefer-standby follows failovers.
+  std::string read_conninfo;
+  // Reads go back to the primary while the replica is further behind than this (or
+  // unreachable, or no longer streaming).
+  std::chrono::milliseconds max_read_lag{5000};
 };
 
 // True when `error` means the connection was lost rather than that the statement was wrong:
 // PostgreSQL shutting down or terminating the backend reports SQLSTATE 57P01/57P02 in the
 // middle of a statement (even a COPY), connection failures are class 08. Such work is retried.
+// A demoted primary that is still up answers writes with SQLSTATE 25006 (read-only
+// transaction): its connection is as good as lost for a writer, and is treated so.
 bool IsConnectionLoss(const pqxx::sql_error& error, const pqxx::connection_base& connection);
+
+// `conninfo` for a connection that must reach the primary: a key=value string whose host
+// names several servers ("host=a,b") gets target_session_attrs=read-write unless it names a
+// target itself, so that libpq skips the standbys; with `connect_timeout` (seconds, 0: none)
+// unless it names one, so that an unreachable host costs that long at most. URIs
+// ("postgresql://...") are returned as they are: appending would change their meaning.
+std::string PrimaryConninfo(const std::string& conninfo, int connect_timeout_seconds);
+
+// True when `conninfo` (key=value) names more than one host.
+bool NamesSeveralHosts(const std::string& conninfo);
 
 // Arrays in PostgreSQL's binary format, for binary parameters: pqxx sends a binarystring in
 // binary format, and the statement's cast ($3::float8[], $4::text[], ...) tells the server
@@ -74,6 +100,18 @@ class Database {
   absl::Status Run(const std::string& what,
                    const std::function<absl::Status(pqxx::connection_base&)>& work);
 
+  // Run() for a read that may be served from the replica (StoreOptions::read_conninfo):
+  // there when it is reachable and no further behind than max_read_lag (asked on the same
+  // connection, just before), else on the primary through Run(). `work` must only read.
+  absl::Status Read(const std::string& what,
+                    const std::function<absl::Status(pqxx::connection_base&)>& work);
+
+  // The replica's replication lag in seconds, asked now: 0 when it has replayed all it
+  // received, +inf when it does not stream from a primary; nullopt without a replica or when
+  // it cannot be reached. The last answer is also kept for read_lag_seconds().
+  std::optional<double> MeasureReadLag();
+  bool has_read_replica() const { return read_pool_ != nullptr; }
+
   // Run() with one read-write transaction: `body(pqxx::work&)` returns a Status or a
   // StatusOr; the transaction commits only when it is OK, so a refused request writes
   // nothing. Returns the body's result, or Run()'s error.
@@ -95,7 +133,11 @@ class Database {
   explicit Database(StoreOptions options);
 
   StoreOptions options_;
+  // On `connection` (to the replica): its lag in seconds (MeasureReadLag's meaning).
+  static double ReplicaLag(pqxx::connection_base& connection);
+
   std::unique_ptr<Pool> pool_;
+  std::unique_ptr<Pool> read_pool_;  // null without a replica
   int schema_version_ = 0;
 };
 

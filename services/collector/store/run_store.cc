@@ -473,7 +473,7 @@ absl::StatusOr<std::vector<v1::RunInfo>> RunStore::ListRuns(const RunFilter& fil
   if (filter.after) after_time = TimestampText(FromMicros(filter.after->first));
   const std::string after_run = filter.after ? filter.after->second : "";
   std::vector<v1::RunInfo> runs;
-  auto status = db_.Run("list runs", [&](pqxx::connection_base& c) {
+  auto status = db_.Read("list runs", [&](pqxx::connection_base& c) {
     runs.clear();
     pqxx::read_transaction tx{c};
     auto rows =
@@ -498,7 +498,7 @@ absl::StatusOr<v1::GetRunResponse> RunStore::GetRun(const std::string& run_id) {
   }
   v1::GetRunResponse response;
   bool found = false;
-  auto status = db_.Run("get run " + run_id, [&](pqxx::connection_base& c) -> absl::Status {
+  auto status = db_.Read("get run " + run_id, [&](pqxx::connection_base& c) -> absl::Status {
     pqxx::read_transaction tx{c};
     auto rows = tx.exec_params(
         "SELECT " + kRunInfoColumns + ", summary FROM runs WHERE run_id = $1", run_id);
@@ -518,7 +518,7 @@ absl::StatusOr<v1::GetRunResponse> RunStore::GetRun(const std::string& run_id) {
 
 absl::StatusOr<v1::RunInfo> RunStore::ResolveLatest(const RunRef& ref) {
   std::optional<v1::RunInfo> newest;
-  auto status = db_.Run("resolve latest run", [&](pqxx::connection_base& c) {
+  auto status = db_.Read("resolve latest run", [&](pqxx::connection_base& c) {
     newest.reset();
     pqxx::read_transaction tx{c};
     auto rows = tx.exec_params(
@@ -540,7 +540,7 @@ absl::StatusOr<v1::RunInfo> RunStore::ResolveRun(const RunRef& ref) {
   if (!range.ok()) return range.status();
   constexpr int kListed = 5;  // matches an ambiguous prefix's error names
   std::vector<v1::RunInfo> matches;
-  auto status = db_.Run("resolve run " + ref.ref, [&](pqxx::connection_base& c) {
+  auto status = db_.Read("resolve run " + ref.ref, [&](pqxx::connection_base& c) {
     matches.clear();
     pqxx::read_transaction tx{c};
     auto rows = tx.exec_params("SELECT " + kRunInfoColumns +
@@ -572,7 +572,7 @@ absl::StatusOr<v1::RunInfo> RunStore::ResolveRun(const RunRef& ref) {
 
 absl::StatusOr<std::vector<v1::ModelInfo>> RunStore::ListModels() {
   std::vector<v1::ModelInfo> models;
-  auto status = db_.Run("list models", [&](pqxx::connection_base& c) {
+  auto status = db_.Read("list models", [&](pqxx::connection_base& c) {
     models.clear();
     pqxx::read_transaction tx{c};
     // Workload names cannot contain control characters (validation), so '\n' separates them.

@@ -1,0 +1,40 @@
+// A replicated PostgreSQL for failover tests: deploy/ha/pgaf.sh's pg_auto_failover monitor
+// and three nodes (a primary, two synchronous standbys) on loopback ports, in a folder of
+// the test's own. Starting needs Debian's postgresql-15-auto-failover (deploy/install-deps.sh);
+// without it the constructor throws with the script's message saying so, so the test fails.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace devtime::testing {
+
+class HaCluster {
+ public:
+  explicit HaCluster(std::string dir);  // creates and starts it; throws std::runtime_error
+  ~HaCluster();                         // stops it and deletes its data
+  HaCluster(const HaCluster&) = delete;
+  HaCluster& operator=(const HaCluster&) = delete;
+
+  // "host=127.0.0.1,127.0.0.1,127.0.0.1 port=p1,p2,p3 ... target_session_attrs=read-write"
+  const std::string& conninfo() const { return conninfo_; }
+  // One node's own conninfo (whatever its role), e.g. a standby for --read-database.
+  std::string NodeConninfo(int node) const;
+  // The primary's node number (1..3), as the monitor sees it; 0 when there is none.
+  int Primary() const;
+  // kill -9 of node `node`'s pg_autoctl and PostgreSQL: a machine that died.
+  void Kill(int node);
+  // The node promoted in place of `old_primary`, waiting at most `limit`; 0 when none was.
+  int WaitForPromotion(int old_primary, std::chrono::seconds limit) const;
+  // pg_autoctl show state (for failure messages).
+  std::string State() const;
+  // The last lines of every service's log (for failure messages).
+  std::string Logs() const;
+
+ private:
+  std::string Script(const std::string& verb, const std::string& extra = "") const;
+  std::string dir_;
+  std::string conninfo_;
+};
+
+}  // namespace devtime::testing
