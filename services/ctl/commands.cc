@@ -42,7 +42,9 @@ StepSpread Spread(const google::protobuf::RepeatedField<double>& samples) {
   StepSpread s;
   if (samples.empty()) return s;
   s.present = true;
-  s.min = *std::min_element(samples.begin(), samples.end());
+  // Self-CPU samples may dip a few µs below 0 from the profiler's rounding (the wire keeps them
+  // exact so the mean is total ÷ steps); a time shown on its own is never negative.
+  s.min = std::max(0.0, *std::min_element(samples.begin(), samples.end()));
   s.max = *std::max_element(samples.begin(), samples.end());
   for (double v : samples) s.mean += v;
   s.mean /= samples.size();
