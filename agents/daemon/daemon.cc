@@ -1,5 +1,7 @@
 #include "agents/daemon/daemon.h"
 
+#include <sys/resource.h>
+
 #include <iostream>
 #include <random>
 
@@ -64,6 +66,16 @@ absl::Time FromProto(const google::protobuf::Timestamp& t) {
 
 }  // namespace
 
+// Jobs' pipes, traces, the spool and the session hold descriptors: the soft limit (often
+// 1,024) up to the hard one, as the collector does (issue 26).
+void RaiseFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &limit);  // best effort: the old limit still works
+  }
+}
+
 void DaemonLog(const std::string& message) {
   std::cerr << "devtime-agent: " << message << std::endl;
 }
@@ -87,6 +99,7 @@ AgentDaemon::AgentDaemon(AgentConfig config, RetryPolicy retry, wire::Env& env)
 absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentConfig& config,
                                                                 const RetryPolicy& retry,
                                                                 wire::Env& env) {
+  RaiseFileLimit();
   std::unique_ptr<AgentDaemon> daemon(new AgentDaemon(config, retry, env));
   auto spool = Spool::Open(config.spool_dir, config.spool_max_bytes, env);
   if (!spool.ok()) return spool.status();
