@@ -89,20 +89,21 @@ class FdLimitsTest : public ::testing::Test {
 
     dir_ = devtime::testing::MakeTempDir("fd-limits");
     std::string ready = dir_ + "/ready.json";
-    std::vector<std::string> argv{"/bin/sh",
-                                  "-c",
-                                  "ulimit -n " + std::to_string(kFileLimit) + " && exec \"$0\" \"$@\"",
-                                  BinaryPath("devtime-collector"),
-                                  "--database",
-                                  db_.conninfo(),
-                                  "--listen",
-                                  "127.0.0.1:0",
-                                  "--metrics-listen",
-                                  "127.0.0.1:0",
-                                  "--ready-file",
-                                  ready,
-                                  "--admin-token-file",
-                                  dir_ + "/admin.token"};
+    std::vector<std::string> argv{
+        "/bin/sh",
+        "-c",
+        "ulimit -n " + std::to_string(kFileLimit) + " && exec \"$0\" \"$@\"",
+        BinaryPath("devtime-collector"),
+        "--database",
+        db_.conninfo(),
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--ready-file",
+        ready,
+        "--admin-token-file",
+        dir_ + "/admin.token"};
     collector_ = std::make_unique<devtime::testing::Subprocess>(argv, dir_ + "/collector.log");
     ASSERT_TRUE(WaitUntil([&] { return std::filesystem::exists(ready) || !collector_->Running(); },
                           std::chrono::seconds(60)));
@@ -124,10 +125,10 @@ class FdLimitsTest : public ::testing::Test {
     return n;
   }
   bool CtlWorks() const {
-    auto result = devtime::testing::RunCommand(
-        {BinaryPath("devtimectl"), "--collector", address(), "--token-file", dir_ + "/admin.token",
-         "agents", "list"},
-        std::chrono::seconds(10));
+    auto result =
+        devtime::testing::RunCommand({BinaryPath("devtimectl"), "--collector", address(),
+                                      "--token-file", dir_ + "/admin.token", "agents", "list"},
+                                     std::chrono::seconds(10));
     return result.exit_code == 0;
   }
 

@@ -107,7 +107,8 @@ enum class FirstBytes { kNone, kPreface, kOther };
 FirstBytes Peek(int fd) {
   char buffer[kHttp2Preface.size()];
   ssize_t n = recv(fd, buffer, sizeof buffer, MSG_PEEK);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return FirstBytes::kNone;
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+    return FirstBytes::kNone;
   if (n <= 0) return FirstBytes::kOther;  // closed or failed
   return kHttp2Preface.starts_with(std::string_view(buffer, static_cast<size_t>(n)))
              ? FirstBytes::kPreface
@@ -192,9 +193,8 @@ void FrontDoor::Loop(grpc::Server* server) {
   while (true) {
     long limit = SoftFileLimit();
     long headroom = options_.headroom > 0 ? options_.headroom : std::max(32L, limit / 8);
-    size_t max_waiting = options_.max_waiting > 0
-                             ? static_cast<size_t>(options_.max_waiting)
-                             : static_cast<size_t>(std::max(8L, limit / 4));
+    size_t max_waiting = options_.max_waiting > 0 ? static_cast<size_t>(options_.max_waiting)
+                                                  : static_cast<size_t>(std::max(8L, limit / 4));
     auto now = Clock::now();
     bool accepting = now >= paused_until;
     // ---- wait: for Stop, a connection, a waiting connection's bytes, or a deadline ----
