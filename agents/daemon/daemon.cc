@@ -76,6 +76,9 @@ void RaiseFileLimit() {
   }
 }
 
+// Where running jobs' process groups are recorded (job_runner.h, KillLeftoverJobs).
+fs::path JobPidDir(const AgentConfig& config) { return config.state_dir / "jobs"; }
+
 void DaemonLog(const std::string& message) {
   std::cerr << "devtime-agent: " << message << std::endl;
 }
@@ -124,6 +127,11 @@ absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentConfi
   RemoveTempFiles(config.state_dir, env);
   RemoveTempFiles(daemon->MarkerDir(), env);
   daemon->LoadAssignments();
+  // Before any slot is reported or retried: jobs a SIGKILLed agent left running (issue 26).
+  if (int killed = KillLeftoverJobs(JobPidDir(config)); killed > 0) {
+    DaemonLog("killed " + std::to_string(killed) + " job process group(s) left running by the " +
+              "previous agent");
+  }
   daemon->RecoverUnfinishedSlots();
   daemon->session_ = std::thread([d = daemon.get()] { d->SessionLoop(); });
   daemon->scheduler_ = std::thread([d = daemon.get()] { d->SchedulerLoop(); });
@@ -403,6 +411,7 @@ void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now,
     process.timeout = std::chrono::seconds(job.timeout_seconds());
     process.cancel = &stopping_;
     process.clock = &env_;
+    process.pid_dir = JobPidDir(config_);
     auto outcome = RunJobProcess(process);
 
     std::string failure;
