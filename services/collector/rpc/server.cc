@@ -241,6 +241,10 @@ void CollectorServer::Housekeep(const ServerOptions& options) {
       if (auto created = history_->EnsurePartitions(env_->Now()); !created.ok()) {
         std::cerr << "devtime-collector: partitions: " << created.status().message() << std::endl;
       }
+      // Runs dated outside the created months (imports) into their months, for retention.
+      if (auto moved = history_->PartitionDefaultRows(); !moved.ok()) {
+        std::cerr << "devtime-collector: partitions: " << moved.status().message() << std::endl;
+      }
       if (options.retention_days > 0) {
         auto kept = history_->ApplyRetention(env_->Now(), options.retention_days);
         if (!kept.ok()) {
