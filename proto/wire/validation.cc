@@ -1,5 +1,7 @@
 #include "proto/wire/validation.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -606,6 +608,24 @@ std::optional<std::size_t> FirstInvalidUtf8(std::string_view text) {
     at += decoded->length;
   }
   return std::nullopt;
+}
+
+absl::Status CheckSecretFileMode(const std::string& path, const std::string& what,
+                                 std::ostream& warnings) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return absl::OkStatus();  // reading it will say why
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+  if ((info.st_mode & S_IWOTH) != 0) {
+    return absl::PermissionDeniedError(what + " " + path + " is world-writable (mode " + mode +
+                                       "): anyone on this host could replace it; chmod 600 " +
+                                       path);
+  }
+  if ((info.st_mode & S_IROTH) != 0) {
+    warnings << "warning: " << what << " " << path << " is world-readable (mode " << mode
+             << "): anyone on this host can use it; chmod 600 " << path << "\n";
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace devtime::wire

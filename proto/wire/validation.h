@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -65,5 +66,11 @@ absl::Status ValidateJobText(const v1::JobSpec& job, const std::string& path);
 
 // The offset of the first byte of `text` that does not begin a valid UTF-8 character, if any.
 std::optional<std::size_t> FirstInvalidUtf8(std::string_view text);
+
+// A file holding a secret (a token file): PERMISSION_DENIED when others may write it (they could
+// swap the token); a warning on `warnings` when others may read it. OK when it cannot be
+// stat()ed: reading it reports that.
+absl::Status CheckSecretFileMode(const std::string& path, const std::string& what,
+                                 std::ostream& warnings);
 
 }  // namespace devtime::wire

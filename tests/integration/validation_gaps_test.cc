@@ -2,6 +2,7 @@
 // refused with INTERNAL and no useful message; each must be INVALID_ARGUMENT naming its field.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "tests/support/collector_client.h"
 #include "tests/support/collector_fixture.h"
@@ -100,6 +101,28 @@ TEST_F(ValidationGapsTest, StepSamplesWhoseCountDoesNotMatchTheStepsAreRefused) 
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("run.ops[0].step_self_device_us"));
   EXPECT_EQ(db_.Count("runs"), 0);
+}
+
+TEST_F(ValidationGapsTest, AWorldReadableTokenFileIsWarnedAboutAndAWorldWritableOneRefused) {
+  const std::string token =
+      devtime::testing::WriteFile(dir_, "admin.token", collector_.admin_token());
+  auto list = [&] {
+    return devtime::testing::RunCommand({devtime::testing::BinaryPath("devtimectl"), "--collector",
+                                         collector_.address(), "--token-file", token, "agents",
+                                         "list"});
+  };
+  ASSERT_EQ(::chmod(token.c_str(), 0600), 0);
+  auto quiet = list();
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_THAT(quiet.err, Not(HasSubstr("warning")));
+  ASSERT_EQ(::chmod(token.c_str(), 0644), 0);
+  auto readable = list();
+  EXPECT_EQ(readable.exit_code, 0) << readable.err;
+  EXPECT_THAT(readable.err, AllOf(HasSubstr("world-readable"), HasSubstr("chmod 600")));
+  ASSERT_EQ(::chmod(token.c_str(), 0666), 0);
+  auto writable = list();
+  EXPECT_NE(writable.exit_code, 0);
+  EXPECT_THAT(writable.err, HasSubstr("world-writable"));
 }
 
 }  // namespace
