@@ -1,5 +1,7 @@
 #include "agents/daemon/daemon.h"
 
+#include <sys/resource.h>
+
 #include <iostream>
 #include <random>
 
@@ -64,6 +66,19 @@ absl::Time FromProto(const google::protobuf::Timestamp& t) {
 
 }  // namespace
 
+// Jobs' pipes, traces, the spool and the session hold descriptors: the soft limit (often
+// 1,024) up to the hard one, as the collector does (issue 26).
+void RaiseFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &limit);  // best effort: the old limit still works
+  }
+}
+
+// Where running jobs' process groups are recorded (job_runner.h, KillLeftoverJobs).
+fs::path JobPidDir(const AgentConfig& config) { return config.state_dir / "jobs"; }
+
 void DaemonLog(const std::string& message) {
   std::cerr << "devtime-agent: " << message << std::endl;
 }
@@ -87,6 +102,7 @@ AgentDaemon::AgentDaemon(AgentConfig config, RetryPolicy retry, wire::Env& env)
 absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentConfig& config,
                                                                 const RetryPolicy& retry,
                                                                 wire::Env& env) {
+  RaiseFileLimit();
   std::unique_ptr<AgentDaemon> daemon(new AgentDaemon(config, retry, env));
   auto spool = Spool::Open(config.spool_dir, config.spool_max_bytes, env);
   if (!spool.ok()) return spool.status();
@@ -111,6 +127,11 @@ absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentConfi
   RemoveTempFiles(config.state_dir, env);
   RemoveTempFiles(daemon->MarkerDir(), env);
   daemon->LoadAssignments();
+  // Before any slot is reported or retried: jobs a SIGKILLed agent left running (issue 26).
+  if (int killed = KillLeftoverJobs(JobPidDir(config)); killed > 0) {
+    DaemonLog("killed " + std::to_string(killed) + " job process group(s) left running by the " +
+              "previous agent");
+  }
   daemon->RecoverUnfinishedSlots();
   daemon->session_ = std::thread([d = daemon.get()] { d->SessionLoop(); });
   daemon->scheduler_ = std::thread([d = daemon.get()] { d->SchedulerLoop(); });
@@ -390,6 +411,7 @@ void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now,
     process.timeout = std::chrono::seconds(job.timeout_seconds());
     process.cancel = &stopping_;
     process.clock = &env_;
+    process.pid_dir = JobPidDir(config_);
     auto outcome = RunJobProcess(process);
 
     std::string failure;

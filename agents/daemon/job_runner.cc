@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -50,7 +51,70 @@ std::vector<std::string> Environment(const std::map<std::string, std::string>& o
   return env;
 }
 
+// Field 22 of /proc/PID/stat (start time in clock ticks since boot): with the pid, names
+// one process (pids are reused, start times of a reused pid differ). "" when it is gone.
+std::string StartTime(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  auto after_name = stat.rfind(')');  // the command name may hold spaces and parentheses
+  if (after_name == std::string::npos) return "";
+  std::istringstream fields(stat.substr(after_name + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+  }
+  return field;
+}
+
+std::filesystem::path PidFile(const std::filesystem::path& dir, pid_t pid) {
+  return dir / (std::to_string(pid) + ".pgid");
+}
+
+// Records job group `pid` (its leader's pid and start time), written whole or not at all.
+void RecordJob(const std::filesystem::path& dir, pid_t pid) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  auto path = PidFile(dir, pid);
+  auto temp = path;
+  temp += ".tmp";
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    out << pid << " " << StartTime(pid) << "\n";
+  }
+  std::filesystem::rename(temp, path, ec);
+}
+
+bool GroupAlive(pid_t pgid) { return kill(-pgid, 0) == 0 || errno == EPERM; }
+
 }  // namespace
+
+int KillLeftoverJobs(const std::filesystem::path& pid_dir, std::chrono::milliseconds wait) {
+  std::error_code ec;
+  std::vector<pid_t> killed;
+  for (const auto& entry : std::filesystem::directory_iterator(pid_dir, ec)) {
+    std::ifstream in(entry.path());
+    pid_t pid = 0;
+    std::string started;
+    in >> pid >> started;
+    if (pid > 1 && entry.path().extension() == ".pgid") {
+      // A pid is not reused while a process group of that id exists; so the group is the job's
+      // when its leader is the one recorded, or when the leader is gone but the group is not.
+      const std::string now = StartTime(pid);
+      if ((now.empty() || now == started) && GroupAlive(pid)) {
+        kill(-pid, SIGKILL);
+        killed.push_back(pid);
+      }
+    }
+    std::filesystem::remove(entry.path(), ec);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  for (pid_t pgid : killed) {
+    // Not our children (their parent died): init reaps them; wait until it has.
+    while (GroupAlive(pgid) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  return static_cast<int>(killed.size());
+}
 
 std::string JobOutcome::Describe() const {
   std::string text;
@@ -94,6 +158,7 @@ absl::StatusOr<JobOutcome> RunJobProcess(const JobProcessSpec& spec) {
     return absl::InternalError("cannot start job: " + std::string(spawned.status().message()));
   }
   pid_t pid = *spawned;
+  if (!spec.pid_dir.empty()) RecordJob(spec.pid_dir, pid);
 
   JobOutcome outcome;
   int status = 0;
@@ -119,6 +184,7 @@ absl::StatusOr<JobOutcome> RunJobProcess(const JobProcessSpec& spec) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   kill(-pid, SIGKILL);  // whatever the command left behind in its group goes too
+  if (!spec.pid_dir.empty()) std::filesystem::remove(PidFile(spec.pid_dir, pid), ec);
   outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(env.SteadyNow() - start);
   if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);

@@ -24,6 +24,9 @@ struct JobProcessSpec {
   // When set to true (the agent is stopping), the job is ended as at its timeout.
   const std::atomic<bool>* cancel = nullptr;
   wire::Env* clock = wire::Env::Default();  // measures the timeout and `elapsed`
+  // When set, the job's process group is recorded in a file here while it runs
+  // (KillLeftoverJobs), so that a job whose agent was SIGKILLed does not run on unseen.
+  std::filesystem::path pid_dir;
 };
 
 struct JobOutcome {
@@ -42,5 +45,13 @@ struct JobOutcome {
 
 // Starts the command and waits for it (blocking). Errors only when it cannot be started.
 absl::StatusOr<JobOutcome> RunJobProcess(const JobProcessSpec& spec);
+
+// Kills (SIGKILL) the process group of every job recorded in `pid_dir` that still runs (its
+// leader is the process recorded, by start time, or is gone while its group lives on), waits
+// until each group is gone (at most `wait`), and removes the records. Called at the agent's
+// start, before anything is retried: a SIGKILLed agent cannot end its jobs, and a retry beside
+// the orphan would run two copies at once. The number of groups killed.
+int KillLeftoverJobs(const std::filesystem::path& pid_dir,
+                     std::chrono::milliseconds wait = std::chrono::seconds(10));
 
 }  // namespace devtime::agent

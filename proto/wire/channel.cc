@@ -7,11 +7,13 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <limits>
 #include <sstream>
 
 #include "grpcpp/support/client_interceptor.h"
 #include "proto/wire/limits.h"
+#include "proto/wire/validation.h"
 
 namespace devtime::wire {
 namespace {
@@ -280,6 +282,10 @@ absl::StatusOr<ClientCredentials> LoadClientCredentials(const std::string& token
                                                         const std::string& tls_key_file) {
   ClientCredentials creds;
   if (!token_file.empty()) {
+    // Issue 26: a world-writable token file is refused, a world-readable one warned about.
+    if (auto mode = CheckSecretFileMode(token_file, "token file", std::cerr); !mode.ok()) {
+      return mode;
+    }
     auto token = ReadWhole(token_file, "token file");
     if (!token.ok()) return token.status();
     creds.token = FirstLine(*token);

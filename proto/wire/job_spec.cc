@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "proto/wire/cron.h"
+#include "proto/wire/validation.h"
 
 namespace devtime::wire {
 namespace {
@@ -31,6 +32,7 @@ absl::Status ValidateJob(const v1::JobSpec& job, const std::string& path) {
   if (job.model().empty()) return Invalid(path + ".model", "is required");
   if (job.workload().empty()) return Invalid(path + ".workload", "is required");
   if (job.command().empty()) return Invalid(path + ".command", "is required");
+  if (auto s = ValidateJobText(job, path); !s.ok()) return s;  // issue 26: ESC, U+202E, NUL
   if (!job.has_schedule() || job.schedule().cron().empty()) {
     return Invalid(path + ".schedule.cron", "is required (e.g. \"0 2 * * *\")");
   }

@@ -1,5 +1,7 @@
 #include "proto/wire/validation.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -491,6 +493,34 @@ absl::Status CheckDeviceJoin(const v1::RunSummary& run) {
   return absl::OkStatus();
 }
 
+// ---- issue 26: what run.proto says and the checks above did not hold ----
+
+// run.proto: events_dropped "must be 0 for OK runs": an OK run's device time is complete.
+absl::Status CheckNoEventsDroppedWhenOk(const v1::RunSummary& run) {
+  if (run.status() != v1::RUN_STATUS_OK || run.capture().events_dropped() == 0) {
+    return absl::OkStatus();
+  }
+  return Invalid("run.capture.events_dropped",
+                 "is " + std::to_string(run.capture().events_dropped()) +
+                     " in an OK run (must be 0; a run whose profiler dropped events is INVALID)");
+}
+
+// run.proto: an op's step samples are one per step (one per bucket when bucketed: that case is
+// CheckBucketedSamples), or none; a different count cannot be weighed against the steps.
+absl::Status CheckStepSampleCounts(const v1::RunSummary& run) {
+  if (run.steps_size() == 0) return absl::OkStatus();
+  for (int i = 0; i < run.ops_size(); ++i) {
+    const int samples = run.ops(i).step_self_device_us_size();
+    if (samples != 0 && samples != run.steps_size()) {
+      return Invalid(
+          FieldPath("run.ops").Index(static_cast<std::size_t>(i)).Member(".step_self_device_us"),
+          "has " + std::to_string(samples) + " entries, but the run has " +
+              std::to_string(run.steps_size()) + " steps: one sample per step, or none");
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool IsCanonicalUuid(const std::string& text) {
@@ -553,8 +583,64 @@ absl::Status ValidateRun(const v1::RunSummary& run) {
   using Check = absl::Status (*)(const v1::RunSummary&);
   for (Check check : {CheckStatus, CheckTimes, CheckCapture, CheckOps, CheckSteps, CheckLayers,
                       CheckEnvironment, CheckArtifacts, CheckDeviceTotals, CheckWarnings,
-                      CheckKernels, CheckDeviceJoin, CheckBucketedSamples, CheckMessageSize}) {
+                      CheckKernels, CheckDeviceJoin, CheckBucketedSamples, CheckMessageSize,
+                      CheckNoEventsDroppedWhenOk, CheckStepSampleCounts}) {
     if (auto s = check(run); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// ---- issue 26: a job's text fields ----
+
+absl::Status ValidateJobText(const v1::JobSpec& job, const std::string& path) {
+  // model and workload name series and label every run: printable, as a run's text fields are.
+  for (auto [field, value] :
+       {std::pair{".model", &job.model()}, std::pair{".workload", &job.workload()}}) {
+    if (auto why = WhyNotPrintable(*value); !why.empty()) return Invalid(path + field, why);
+  }
+  // The command is shell text (tabs and line breaks are fine), passed to exec as a C string.
+  auto check_command_text = [&](const std::string& field, const std::string& value) {
+    for (std::size_t at = 0; at < value.size();) {
+      auto decoded = DecodeUtf8(value, at);
+      if (!decoded) return Invalid(field, "is not valid UTF-8 at byte " + std::to_string(at));
+      if (decoded->code_point == 0) {
+        return Invalid(field, "must not contain NUL (U+0000) at byte " + std::to_string(at));
+      }
+      at += decoded->length;
+    }
+    return absl::OkStatus();
+  };
+  if (auto s = check_command_text(path + ".command", job.command()); !s.ok()) return s;
+  for (const auto& [key, value] : job.env()) {
+    if (auto why = WhyNotPrintable(key); !why.empty()) return Invalid(path + ".env", why);
+    if (auto s = check_command_text(path + ".env." + key, value); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+std::optional<std::size_t> FirstInvalidUtf8(std::string_view text) {
+  for (std::size_t at = 0; at < text.size();) {
+    auto decoded = DecodeUtf8(text, at);
+    if (!decoded) return at;
+    at += decoded->length;
+  }
+  return std::nullopt;
+}
+
+absl::Status CheckSecretFileMode(const std::string& path, const std::string& what,
+                                 std::ostream& warnings) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return absl::OkStatus();  // reading it will say why
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+  if ((info.st_mode & S_IWOTH) != 0) {
+    return absl::PermissionDeniedError(what + " " + path + " is world-writable (mode " + mode +
+                                       "): anyone on this host could replace it; chmod 600 " +
+                                       path);
+  }
+  if ((info.st_mode & S_IROTH) != 0) {
+    warnings << "warning: " << what << " " << path << " is world-readable (mode " << mode
+             << "): anyone on this host can use it; chmod 600 " << path << "\n";
   }
   return absl::OkStatus();
 }

@@ -8,10 +8,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "devtime/v1/jobs.pb.h"
 #include "devtime/v1/run.pb.h"
 
 namespace devtime::wire {
@@ -63,5 +66,18 @@ std::string PrintableText(std::string_view text, std::size_t max_bytes);
 // each byte that is not UTF-8. What was printable stays as it was (an operator name keeps its
 // meaning, and one that was already printable keeps its series).
 std::string EscapedText(std::string_view text);
+
+// A job's text fields (issue 26): model and workload printable (IsPrintableText), the command
+// and env values valid UTF-8 without NUL. OK, or INVALID_ARGUMENT naming `path`.field.
+absl::Status ValidateJobText(const v1::JobSpec& job, const std::string& path);
+
+// The offset of the first byte of `text` that does not begin a valid UTF-8 character, if any.
+std::optional<std::size_t> FirstInvalidUtf8(std::string_view text);
+
+// A file holding a secret (a token file): PERMISSION_DENIED when others may write it (they could
+// swap the token); a warning on `warnings` when others may read it. OK when it cannot be
+// stat()ed: reading it reports that.
+absl::Status CheckSecretFileMode(const std::string& path, const std::string& what,
+                                 std::ostream& warnings);
 
 }  // namespace devtime::wire

@@ -4,8 +4,11 @@
 #include <iostream>
 
 #include "services/collector/rpc/collector_cli.h"
+#include "services/collector/rpc/front_door.h"
 
 int main(int argc, char** argv) {
+  // Every agent session is a descriptor: the soft limit (often 1,024) up to the hard one.
+  devtime::collector::RaiseFileLimit();
   auto parsed = devtime::collector::ParseCommandLine(argc, argv, std::getenv("DEVTIME_DATABASE"),
                                                      std::cout, std::cerr);
   if (!parsed.command) return parsed.exit_code;

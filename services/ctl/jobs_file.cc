@@ -1,11 +1,13 @@
 #include "services/ctl/jobs_file.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "proto/wire/job_spec.h"
+#include "proto/wire/validation.h"
 #include "yaml-cpp/yaml.h"
 
 namespace devtime::ctl {
@@ -177,6 +179,14 @@ absl::StatusOr<v1::JobSpec> ReadJob(const YAML::Node& node, const Place& at) {
 
 absl::StatusOr<std::vector<v1::JobSpec>> ParseJobs(const std::string& yaml,
                                                    const std::string& source) {
+  // yaml-cpp takes broken UTF-8 as it is, and protobuf then refuses to send the strings, saying
+  // nothing: the file's own line and byte instead.
+  if (auto bad = wire::FirstInvalidUtf8(yaml)) {
+    const auto line = 1 + std::count(yaml.begin(), yaml.begin() + static_cast<long>(*bad), '\n');
+    return absl::InvalidArgumentError(source + ":" + std::to_string(line) +
+                                      ": not valid UTF-8 (byte " + std::to_string(*bad) +
+                                      " of the file); save it as UTF-8");
+  }
   YAML::Node root;
   try {
     root = YAML::Load(yaml);

@@ -454,6 +454,50 @@ def check_dashboards(docs, directory=DASHBOARDS_DIR):
     return problems
 
 
+def rule_ports(rule, workload):
+    """The container ports (numbers) an ingress rule of a NetworkPolicy admits on `workload`;
+    None when it admits every port (a rule without `ports`)."""
+    if not rule.get("ports"):
+        return None
+    by_name = {p.get("name"): p["containerPort"] for c in containers(pod_spec(workload), init=False)
+               for p in c.get("ports", [])}
+    return {by_name.get(p.get("port"), p.get("port")) for p in rule["ports"]}
+
+
+def check_network_policy(docs):
+    """Collector pods admit traffic only on the TLS proxy's port and the metrics port: the
+    plaintext gRPC port is for the kubelet's probes (from the node, always allowed) and the
+    tls-proxy (the pod's loopback), so no ingress rule may admit it."""
+    deployment = the(docs, "Deployment", COLLECTOR)
+    if deployment is None:
+        return [f"no Deployment {COLLECTOR}"]
+    policies = [p for p in named(docs, "NetworkPolicy")
+                if selects(p["spec"].get("podSelector", {}).get("matchLabels"),
+                           pod_labels(deployment))]
+    if not policies:
+        return ["collector: no NetworkPolicy selects its pods"]
+    plaintext = {p["containerPort"] for c in pod_spec(deployment)["containers"]
+                 if c["name"] == "collector" for p in c.get("ports", []) if p.get("name") == "grpc"}
+    tls = {p["containerPort"] for c in pod_spec(deployment)["containers"]
+           for p in c.get("ports", []) if p.get("name") == "grpc-tls"}
+    problems = []
+    admitted = set()
+    for policy in policies:
+        if "Ingress" not in policy["spec"].get("policyTypes", ["Ingress"]):
+            problems.append(f"{where(policy)}: policyTypes lacks Ingress")
+        for rule in policy["spec"].get("ingress", []):
+            ports = rule_ports(rule, deployment)
+            if ports is None:
+                problems.append(f"{where(policy)}: an ingress rule admits every port")
+                continue
+            if ports & plaintext:
+                problems.append(f"{where(policy)}: admits the plaintext gRPC port {plaintext}")
+            admitted |= ports
+    if not tls or not tls <= admitted:
+        problems.append(f"collector: no NetworkPolicy admits the TLS proxy's port {tls}")
+    return problems
+
+
 ALL_CHECKS = [check_kinds, check_collector, check_selectors, check_scrape_jobs, check_resources,
               check_images, check_agent, check_references, check_secrets_are_templates,
-              check_dashboards]
+              check_dashboards, check_network_policy]

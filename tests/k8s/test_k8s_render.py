@@ -47,8 +47,8 @@ class RenderedBase(unittest.TestCase):
     def test_what_it_renders(self):
         kinds = sorted({d["kind"] for d in rendered()})
         self.assertEqual(kinds, ["ConfigMap", "DaemonSet", "Deployment", "Namespace",
-                                 "PodDisruptionBudget", "PodMonitor", "Secret", "Service",
-                                 "ServiceMonitor"])
+                                 "NetworkPolicy", "PodDisruptionBudget", "PodMonitor", "Secret",
+                                 "Service", "ServiceMonitor"])
 
 
 def collector(docs):
@@ -153,6 +153,19 @@ BREAKAGES = [
      lambda d: d.remove(k8s.the(d, "ConfigMap", "devtime-dashboard-model"))),
     ("no PodDisruptionBudget", k8s.check_kinds,
      lambda d: d.remove(k8s.the(d, "PodDisruptionBudget", k8s.COLLECTOR))),
+    ("no NetworkPolicy", k8s.check_network_policy,
+     lambda d: d.remove(k8s.the(d, "NetworkPolicy", k8s.COLLECTOR))),
+    ("NetworkPolicy selector with a typo", k8s.check_network_policy,
+     lambda d: k8s.the(d, "NetworkPolicy", k8s.COLLECTOR)["spec"]["podSelector"].update(
+         matchLabels={"app.kubernetes.io/name": "devtime-colector"})),
+    ("NetworkPolicy admits the plaintext port", k8s.check_network_policy,
+     lambda d: k8s.the(d, "NetworkPolicy", k8s.COLLECTOR)["spec"]["ingress"].append(
+         {"ports": [{"port": 50051, "protocol": "TCP"}]})),
+    ("NetworkPolicy rule without ports", k8s.check_network_policy,
+     lambda d: k8s.the(d, "NetworkPolicy", k8s.COLLECTOR)["spec"]["ingress"].append(
+         {"from": [{"namespaceSelector": {}}]})),
+    ("NetworkPolicy without the TLS port", k8s.check_network_policy,
+     lambda d: k8s.the(d, "NetworkPolicy", k8s.COLLECTOR)["spec"]["ingress"].pop(0)),
 ]
 
 

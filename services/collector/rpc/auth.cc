@@ -8,7 +8,10 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <sstream>
+
+#include "proto/wire/validation.h"
 
 namespace devtime::collector {
 namespace {
@@ -52,6 +55,10 @@ std::string NewToken() {
 absl::StatusOr<std::string> LoadOrCreateAdminToken(const std::string& path, bool* created) {
   *created = false;
   if (std::ifstream in(path); in) {
+    // Issue 26: others may not write it (PERMISSION_DENIED), reading it is warned about.
+    if (auto mode = wire::CheckSecretFileMode(path, "admin token file", std::cerr); !mode.ok()) {
+      return mode;
+    }
     std::string token;
     std::getline(in, token);
     while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();

@@ -124,7 +124,19 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   // tells the schema only, the same as proto/ in the sources, so it asks for no token.
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.grpc_listen, ServerCredentials(options), &server->grpc_port_);
+  if (options.tls_cert.empty()) {  // our own accept loop, handing connections to gRPC
+    auto door = FrontDoor::Listen(options.grpc_listen, options.front_door);
+    if (!door.ok()) return door.status();
+    server->front_door_ = std::move(*door);
+    server->grpc_port_ = server->front_door_->port();
+  } else {
+    builder.AddListeningPort(options.grpc_listen, ServerCredentials(options), &server->grpc_port_);
+    // gRPC's own listener (front_door.h says why): bounds connections that never finish TLS.
+    builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                               static_cast<int>(options.front_door.preface_timeout.count()));
+  }
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                             static_cast<int>(options.max_connection_idle.count()));
   // Slack above the RunSummary limit for the request wrapper; larger messages are refused
   // by gRPC itself with RESOURCE_EXHAUSTED before any handler runs.
   builder.SetMaxReceiveMessageSize(static_cast<int>(wire::kMaxMessageBytes + 1024));
@@ -141,9 +153,18 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
                                   " (address in use or invalid)");
   }
   server->server_->GetHealthCheckService()->SetServingStatus(kServiceName, true);
+<<<<<<< HEAD
   // The lease follows the primary (a multi-host conninfo reaches whichever it is now).
   server->tier_lease_ = std::make_unique<TierLease>(store::PrimaryConninfo(
       options.store.conninfo, static_cast<int>(options.store.connect_timeout.count())));
+=======
+  if (server->front_door_) server->front_door_->Serve(server->server_.get());
+  std::string conninfo = options.store.conninfo;
+  if (conninfo.find("connect_timeout") == std::string::npos) {
+    conninfo += " connect_timeout=" + std::to_string(options.store.connect_timeout.count());
+  }
+  server->tier_lease_ = std::make_unique<TierLease>(conninfo);
+>>>>>>> h/26a
   server->watcher_ = std::thread([s = server.get(), options] { s->Housekeep(options); });
   // ---- the analysis queue's workers (detection off the ack path) ----
   server->analyzer_->StartWorkers(analyze::WorkerOptions{
@@ -232,6 +253,10 @@ void CollectorServer::Housekeep(const ServerOptions& options) {
       if (auto created = history_->EnsurePartitions(env_->Now()); !created.ok()) {
         std::cerr << "devtime-collector: partitions: " << created.status().message() << std::endl;
       }
+      // Runs dated outside the created months (imports) into their months, for retention.
+      if (auto moved = history_->PartitionDefaultRows(); !moved.ok()) {
+        std::cerr << "devtime-collector: partitions: " << moved.status().message() << std::endl;
+      }
       if (options.retention_days > 0) {
         auto kept = history_->ApplyRetention(env_->Now(), options.retention_days);
         if (!kept.ok()) {
@@ -258,6 +283,7 @@ void CollectorServer::Shutdown() {
     stopping_ = true;
   }
   stop_cv_.notify_all();
+  if (front_door_) front_door_->Stop();  // before gRPC's shutdown: no hand-over after it
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
 }
 

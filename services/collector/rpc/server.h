@@ -31,6 +31,7 @@
 #include "services/collector/metrics/fleet_metrics.h"
 #include "services/collector/notify/notifier.h"
 #include "services/collector/rpc/collector_service.h"
+#include "services/collector/rpc/front_door.h"
 #include "services/collector/store/analysis_repository.h"
 #include "services/collector/store/database.h"
 #include "services/collector/store/history.h"
@@ -56,6 +57,12 @@ struct ServerOptions {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;
+  // The plaintext gRPC port's accept loop (front_door.h): silent connections are closed after
+  // front_door.preface_timeout, accepting pauses (never ends) when descriptors run out.
+  FrontDoorOptions front_door;
+  // Connections without a call for this long are closed (GOAWAY; clients reconnect on their
+  // next call). Agents' sessions are calls, so a connected agent is never idle.
+  std::chrono::milliseconds max_connection_idle{std::chrono::minutes(2)};
   // How often unreported job slots are recorded as missed, and how long after a slot (plus
   // the job's jitter) an agent has to report it first.
   std::chrono::milliseconds slot_check_interval{30000};
@@ -125,6 +132,7 @@ class CollectorServer {
   std::unique_ptr<SessionHub> sessions_;
   std::unique_ptr<CollectorService> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<FrontDoor> front_door_;  // the plaintext port's accept loop; null with TLS
   int grpc_port_ = 0;
   int metrics_port_ = 0;
 

@@ -30,6 +30,12 @@ absl::StatusOr<int> History::EnsurePartitions(absl::Time now, int months_ahead) 
   });
 }
 
+absl::StatusOr<int> History::PartitionDefaultRows() {
+  return db_.Transact("partition default rows", [&](pqxx::work& tx) -> absl::StatusOr<int> {
+    return tx.exec1("SELECT devtime_partition_default_rows()")[0].as<int>();
+  });
+}
+
 absl::StatusOr<RetentionOutcome> History::ApplyRetention(absl::Time now, int retention_days) {
   const std::string cutoff = absl::FormatTime(
       absl::RFC3339_full, now - absl::Hours(24) * retention_days, absl::UTCTimeZone());

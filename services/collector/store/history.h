@@ -38,6 +38,10 @@ class History {
 
   // Drops the months that ended before `now - retention_days` (see above).
   absl::StatusOr<RetentionOutcome> ApplyRetention(absl::Time now, int retention_days);
+  // Creates the month partitions that rows in the DEFAULT partitions (runs dated outside the
+  // months created so far: imports, backfills) and runs without rows need, moving the rows
+  // in, so that retention drops them with their month (issue 26). Partitions created.
+  absl::StatusOr<int> PartitionDefaultRows();
 
  private:
   Database& db_;

@@ -371,6 +371,33 @@ EXCEPTION WHEN feature_not_supported THEN
 END $$;
 )sql";
 
+// Issue 26: history outside the created months. Runs dated before the first partition
+// (backfill imports, demo history) landed in the DEFAULT partitions, where retention never
+// dropped them and every new month's creation scanned them. devtime_partition_default_rows()
+// creates the month partitions that rows in DEFAULT (and runs without rows) need, moving the
+// rows in (devtime_ensure_month); the migration runs it once, and the collector's
+// housekeeping at start and every history interval (store/history.h), so imports are moved
+// out too. Returns the number of partitions created.
+const char* kDefaultRowsOut = R"sql(
+CREATE FUNCTION devtime_partition_default_rows() RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+  m date;
+  created integer := 0;
+BEGIN
+  FOR m IN SELECT date_trunc('month', at AT TIME ZONE 'UTC')::date FROM op_stats_default
+           UNION SELECT date_trunc('month', at AT TIME ZONE 'UTC')::date FROM run_steps_default
+           UNION SELECT date_trunc('month', at AT TIME ZONE 'UTC')::date FROM series_points_default
+           UNION SELECT date_trunc('month', started_at AT TIME ZONE 'UTC')::date FROM runs LOOP
+    created := created + devtime_ensure_month('op_stats', m)::integer
+                       + devtime_ensure_month('run_steps', m)::integer
+                       + devtime_ensure_month('series_points', m)::integer;
+  END LOOP;
+  RETURN created;
+END $$;
+SELECT devtime_partition_default_rows();
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -385,6 +412,8 @@ const std::vector<Migration>& AllMigrations() {
       {7, "regression kinds: step and drift", kRegressionKindSchema},
       {8, "leaner ingest: no unread keys on op_stats and series_points, lz4 summaries",
        kLeanerIngestSchema},
+      {11, "history outside the created months: default-partition rows moved to their months",
+       kDefaultRowsOut},
   };
   return migrations;
 }
