@@ -371,6 +371,25 @@ EXCEPTION WHEN feature_not_supported THEN
 END $$;
 )sql";
 
+// Issue 25: culprit hunts (hunt_store.h). A hunt per regression (its v1::Hunt as JSON), the
+// culprit run's pins and tag on its run-now request, and culprit runs found by their tag.
+constexpr char kHuntsSchema[] = R"sql(
+CREATE TABLE hunts (
+  regression_id bigint PRIMARY KEY REFERENCES regressions ON DELETE CASCADE,
+  state         text NOT NULL
+                CHECK (state IN ('none', 'hunting', 'culprit_found', 'no_culprit', 'inconclusive')),
+  hunt          jsonb NOT NULL,
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  updated_at    timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX hunts_hunting ON hunts (regression_id) WHERE state = 'hunting';
+ALTER TABLE run_requests ADD COLUMN hunt jsonb;
+CREATE INDEX runs_by_hunt ON runs ((environment->>'devtime.hunt')) WHERE environment ? 'devtime.hunt';
+ALTER TABLE regression_events DROP CONSTRAINT regression_events_kind_check;
+ALTER TABLE regression_events ADD CONSTRAINT regression_events_kind_check
+  CHECK (kind IN ('opened', 'resolved', 'invalidated', 'hunted'));
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -385,6 +404,7 @@ const std::vector<Migration>& AllMigrations() {
       {7, "regression kinds: step and drift", kRegressionKindSchema},
       {8, "leaner ingest: no unread keys on op_stats and series_points, lz4 summaries",
        kLeanerIngestSchema},
+      {10, "culprit hunts: hunts, culprit run requests", kHuntsSchema},
   };
   return migrations;
 }
