@@ -314,11 +314,10 @@ void AgentDaemon::SchedulerLoop() {
     {
       // Woken early by a run-now (or by a fake clock moving): the loop re-checks every slot.
       std::unique_lock lock(mu_);
-      env_.WaitFor(lock, changed_, kSchedulerTick,
-                   [&] {
-                     return stopping_.load() || !run_now_.empty() ||
-                            (!hunt_runs_.empty() && !running_.count(hunt_runs_.front().job()));
-                   });
+      env_.WaitFor(lock, changed_, kSchedulerTick, [&] {
+        return stopping_.load() || !run_now_.empty() ||
+               (!hunt_runs_.empty() && !running_.count(hunt_runs_.front().job()));
+      });
       if (stopping_) break;
     }
     JoinFinishedRunners();
@@ -348,9 +347,8 @@ void AgentDaemon::SchedulerLoop() {
         DaemonLog("culprit run of job " + request.job() + ", which is not assigned: ignored");
         continue;
       }
-      StartRunner(request.job(), [this, job = it->second.spec, request] {
-        RunHuntSlot(job, request);
-      });
+      StartRunner(request.job(),
+                  [this, job = it->second.spec, request] { RunHuntSlot(job, request); });
     }
   }
 }

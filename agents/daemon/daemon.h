@@ -133,10 +133,10 @@ class AgentDaemon {
 
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
-  std::condition_variable changed_;                       // stop, reports, run-now, finished runs
-  std::map<std::string, ScheduledJob> jobs_;              // guarded by mu_
-  std::set<std::string> running_;                         // guarded by mu_
-  std::deque<std::string> run_now_;                       // guarded by mu_
+  std::condition_variable changed_;           // stop, reports, run-now, finished runs
+  std::map<std::string, ScheduledJob> jobs_;  // guarded by mu_
+  std::set<std::string> running_;             // guarded by mu_
+  std::deque<std::string> run_now_;           // guarded by mu_
   // Culprit runs, in order; one waits while its job runs (never skipped). Guarded by mu_.
   std::deque<v1::RunNowRequest> hunt_runs_;
   // The environment entries of the culprit run each job is running, by job. Guarded by mu_.

@@ -32,7 +32,8 @@ const v1::PinSpec* FindPin(const v1::JobSpec& job, const std::string& key) {
   return nullptr;
 }
 
-absl::StatusOr<std::string> Substitute(std::string text, const std::map<std::string, std::string>& values) {
+absl::StatusOr<std::string> Substitute(std::string text,
+                                       const std::map<std::string, std::string>& values) {
   for (const std::string& key : wire::PinPlaceholders(text)) {
     auto it = values.find(key);
     if (it == values.end()) return PinError("{pin:" + key + "} names no pin of the job");
@@ -55,8 +56,8 @@ absl::StatusOr<v1::JobSpec> ApplyPins(const v1::JobSpec& job,
   for (const auto& pin : job.pins()) values[pin.key()] = pin.default_value();
   for (const auto& [key, value] : pins) {
     if (!FindPin(job, key)) {
-      return PinError("job " + job.name() + " cannot pin " + key + " (its pins: " +
-                      DeclaredKeys(job) + ")");
+      return PinError("job " + job.name() + " cannot pin " + key +
+                      " (its pins: " + DeclaredKeys(job) + ")");
     }
     if (!wire::IsPinValue(value)) {
       return PinError("'" + value.substr(0, 64) + "' is not a value " + key +
@@ -103,9 +104,11 @@ absl::StatusOr<std::map<std::string, std::string>> ResolveSources(
     process.work_dir = dir / ("source-" + range.key());
     process.timeout = timeout;
     auto outcome = RunJobProcess(process);
-    if (!outcome.ok()) return PinError("source of " + range.key() + ": " + std::string(outcome.status().message()));
+    if (!outcome.ok())
+      return PinError("source of " + range.key() + ": " + std::string(outcome.status().message()));
     if (!outcome->succeeded()) {
-      return PinError("source of " + range.key() + " (" + process.command + "): " + outcome->Describe());
+      return PinError("source of " + range.key() + " (" + process.command +
+                      "): " + outcome->Describe());
     }
     std::ifstream in(process.work_dir / "stdout.log");
     std::vector<std::string> values;

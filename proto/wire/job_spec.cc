@@ -60,7 +60,8 @@ absl::Status ValidatePins(const v1::JobSpec& job, const std::string& path) {
   auto check = [&](const std::string& text, const std::string& field) -> absl::Status {
     for (const std::string& key : PinPlaceholders(text)) {
       if (!declared.count(key)) {
-        return Invalid(field, "{pin:" + key + "} names no pin of this job (declare it under pins:)");
+        return Invalid(field,
+                       "{pin:" + key + "} names no pin of this job (declare it under pins:)");
       }
       used.insert(key);
     }

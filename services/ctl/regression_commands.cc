@@ -130,18 +130,18 @@ void PrintHunt(const Session& session, const v1::Regression& r) {
   out << "\nculprit hunt  " << kStates[hunt.state() < 5 ? hunt.state() : 0] << ", "
       << hunt.runs_spent() << " of " << hunt.budget() << " runs";
   if (hunt.has_finished_at()) {
-    out << ", verdict after "
-        << (hunt.finished_at().seconds() - hunt.started_at().seconds()) << " s";
+    out << ", verdict after " << (hunt.finished_at().seconds() - hunt.started_at().seconds())
+        << " s";
   }
   out << " (started by " << hunt.started_by() << ")\n";
   if (!hunt.verdict().empty()) out << hunt.verdict() << "\n";
   TextTable runs({"culprit run", "pins", "per step", "judged", "run"});
   for (const auto& run : hunt.runs()) {
     std::string pins;
-    for (const auto& [key, value] : run.pins()) pins += (pins.empty() ? "" : ", ") + key + "=" + value;
+    for (const auto& [key, value] : run.pins())
+      pins += (pins.empty() ? "" : ", ") + key + "=" + value;
     runs.AddRow({run.purpose(), pins, run.run_id().empty() ? "" : ScaledTime(run.value()),
-                 run.judgement().empty() ? "waiting" : run.judgement(),
-                 run.run_id().substr(0, 8)});
+                 run.judgement().empty() ? "waiting" : run.judgement(), run.run_id().substr(0, 8)});
   }
   if (!runs.empty()) out << runs.Render();
 }
@@ -375,8 +375,7 @@ int RegressionsHunt(const Session& session, const HuntOptions& options) {
   if (auto failed = Call(session, &Stub::HuntRegression, request, &response)) return *failed;
   session.out << "regression " << response.id() << ": culprit hunt started over "
               << response.hunt().keys_size() << " key(s), budget " << response.hunt().budget()
-              << " runs; `devtimectl regressions show " << response.id()
-              << "` follows it\n";
+              << " runs; `devtimectl regressions show " << response.id() << "` follows it\n";
   return 0;
 }
 

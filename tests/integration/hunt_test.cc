@@ -31,8 +31,8 @@ const std::string kSources = std::string(DEVTIME_SOURCE_DIR) + "/tests/integrati
 class HuntTest : public devtime::testing::CollectorFixture {
  protected:
   HuntTest()
-      : CollectorFixture({"--session-poll-ms", "200", "--hunt-poll-ms", "200",
-                          "--hunt-run-timeout-s", "60"}) {}
+      : CollectorFixture(
+            {"--session-poll-ms", "200", "--hunt-poll-ms", "200", "--hunt-run-timeout-s", "60"}) {}
 
   // compiler-VERSION/rmsnorm_impl.py, naive or fused.
   void Compiler(const std::string& version, bool naive) {
@@ -58,10 +58,12 @@ class HuntTest : public devtime::testing::CollectorFixture {
         "/runtime-{pin:runtime} --model-code " + dir_ + "/model_code";
     auto file = WriteFile(dir_, "jobs.yaml",
                           "jobs:\n  - name: nightly\n    model: rmsnorm\n    workload: fused\n"
-                          "    command: \"" + command + "\"\n"
-                          "    schedule: {cron: \"0 2 * * *\"}\n    capture_steps: 12\n"
-                          "    pins:\n      compiler: {default: current" + compiler_source +
-                              "}\n      runtime: {default: current}\n");
+                          "    command: \"" +
+                              command +
+                              "\"\n"
+                              "    schedule: {cron: \"0 2 * * *\"}\n    capture_steps: 12\n"
+                              "    pins:\n      compiler: {default: current" +
+                              compiler_source + "}\n      runtime: {default: current}\n");
     auto apply = Ctl({"jobs", "apply", "-f", file});
     ASSERT_EQ(apply.exit_code, 0) << apply.err;
   }
@@ -102,9 +104,9 @@ class HuntTest : public devtime::testing::CollectorFixture {
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::cout << "hunt: " << hunt.value("runs_spent", 0) << " culprit runs, verdict "
-              << hunt.value("finished_at", "") << " after " << hunt.value("started_at", "")
-              << " (" << wall << " s from the bad night's run-now)\n  "
-              << hunt.value("verdict", "") << std::endl;
+              << hunt.value("finished_at", "") << " after " << hunt.value("started_at", "") << " ("
+              << wall << " s from the bad night's run-now)\n  " << hunt.value("verdict", "")
+              << std::endl;
     auto text = Ctl({"regressions", "show", id});
     EXPECT_THAT(text.out, HasSubstr("culprit hunt"));
     return hunt;

@@ -72,10 +72,10 @@ HuntVerdict Culprit(Replay& replay, const v1::HuntRun& pinned_back,
   const v1::Hunt& hunt = replay.hunt;
   HuntVerdict verdict{.state = v1::HUNT_STATE_CULPRIT_FOUND, .culprit_key = change.key()};
   verdict.confidence = Confidence(replay.min_z);
-  verdict.verdict = absl::StrFormat(
-      "culprit: %s — pinned back %s (baseline %s), current %s; confidence %.1f %%",
-      Change(change), Level(pinned_back.value()), Level(hunt.baseline()), Level(hunt.current()),
-      100.0 * verdict.confidence);
+  verdict.verdict =
+      absl::StrFormat("culprit: %s — pinned back %s (baseline %s), current %s; confidence %.1f %%",
+                      Change(change), Level(pinned_back.value()), Level(hunt.baseline()),
+                      Level(hunt.current()), 100.0 * verdict.confidence);
   if (!others.empty()) absl::StrAppend(&verdict.verdict, "; ", others);
   return verdict;
 }
@@ -118,9 +118,9 @@ std::optional<std::variant<NextRun, HuntVerdict>> Repeat(const v1::Hunt& hunt) {
   }
   if (!last) return std::nullopt;
   if (ambiguous >= 2) {
-    return Inconclusive(absl::StrFormat(
-        "%s: %s twice, between the baseline %s and the current %s", last->purpose(),
-        Level(last->value()), Level(hunt.baseline()), Level(hunt.current())));
+    return Inconclusive(absl::StrFormat("%s: %s twice, between the baseline %s and the current %s",
+                                        last->purpose(), Level(last->value()),
+                                        Level(hunt.baseline()), Level(hunt.current())));
   }
   if (failed >= kMaxAttempts) {
     return Inconclusive(absl::StrCat(last->purpose(), ": the culprit run ", last->judgement(), " ",
@@ -208,8 +208,8 @@ std::variant<NextRun, HuntVerdict> Plan(const v1::Hunt& hunt,
                                 : "each of " + absl::StrJoin(keys, ", ") +
                                       " pinned back alone brings it back");
       }
-      const std::string others = "not " + Change(*KeyOf(hunt, innocent[0])) +
-                                 " (pinned back alone still slow)";
+      const std::string others =
+          "not " + Change(*KeyOf(hunt, innocent[0])) + " (pinned back alone still slow)";
       return Bisect(replay, *fast[0], *KeyOf(hunt, culprits[0]), others);
     }
     std::vector<std::string> suspects = keys;

@@ -27,8 +27,8 @@
 namespace devtime::analyze {
 
 struct HuntOptions {
-  bool enabled = true;         // false: no hunt starts by itself (devtimectl regressions hunt does)
-  uint32_t budget = 8;         // culprit runs per regression
+  bool enabled = true;  // false: no hunt starts by itself (devtimectl regressions hunt does)
+  uint32_t budget = 8;  // culprit runs per regression
   absl::Duration poll = absl::Seconds(2);
   // A requested run that has not come back by then is lost and re-queued; zero = the job's
   // timeout plus 5 minutes.
@@ -69,7 +69,8 @@ struct HuntVerdict {
 
 // The next culprit run, or the verdict. `sources`: the keys whose pin has a value source.
 // The hunt's last run must be judged (not waiting).
-std::variant<NextRun, HuntVerdict> Plan(const v1::Hunt& hunt, const std::vector<std::string>& sources);
+std::variant<NextRun, HuntVerdict> Plan(const v1::Hunt& hunt,
+                                        const std::vector<std::string>& sources);
 
 // Writes the verdict into the hunt (state, text, figures, finished_at = `now`).
 void Finish(v1::Hunt& hunt, const HuntVerdict& verdict, absl::Time now);

@@ -66,7 +66,8 @@ CollectorMetrics::CollectorMetrics(std::shared_ptr<prometheus::Registry> registr
     hunts_finished_[outcome] = &finished.Add({{"outcome", outcome}});
   }
   hunt_runs_ =
-      &counters("devtime_hunt_runs_total", "Culprit runs that came back (hunt budget spent)").Add({});
+      &counters("devtime_hunt_runs_total", "Culprit runs that came back (hunt budget spent)")
+           .Add({});
   // A hunt takes minutes to hours (each culprit run is a whole job run).
   hunt_duration_ = &prometheus::BuildHistogram()
                         .Name("devtime_hunt_duration_seconds")

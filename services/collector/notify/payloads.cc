@@ -165,9 +165,9 @@ std::optional<nlohmann::json> AlertmanagerAlert(const v1::Regression& regression
   SetIfNotEmpty(annotations, "traces", TracesAnnotation(regression));
   // Issue 25: the culprit hunt's verdict ("culprit: ...", "not the environment: ...").
   if (regression.has_hunt()) {
-    SetIfNotEmpty(annotations, "culprit",
-                  regression.hunt().verdict().empty() ? std::string("hunting")
-                                                      : regression.hunt().verdict());
+    SetIfNotEmpty(
+        annotations, "culprit",
+        regression.hunt().verdict().empty() ? std::string("hunting") : regression.hunt().verdict());
   }
   SetIfNotEmpty(annotations, "state", wire::RegressionStateName(regression.state()));
   if (regression.state() == v1::REGRESSION_STATE_RESOLVED) {

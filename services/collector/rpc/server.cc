@@ -117,13 +117,11 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   // Culprit hunts (issue 25): their own thread, a pass every options.hunt.poll.
   server->hunts_ = std::make_unique<store::HuntDriver>(
       *server->db_, options.hunt,
-      store::HuntEvents{
-          .started = [m = server->metrics_.get()] { m->HuntStarted(); },
-          .run_spent = [m = server->metrics_.get()] { m->HuntRunSpent(); },
-          .finished = [m = server->metrics_.get()](const std::string& outcome,
-                                                   double seconds) {
-            m->HuntFinished(outcome, seconds);
-          }});
+      store::HuntEvents{.started = [m = server->metrics_.get()] { m->HuntStarted(); },
+                        .run_spent = [m = server->metrics_.get()] { m->HuntRunSpent(); },
+                        .finished = [m = server->metrics_.get()](
+                                        const std::string& outcome,
+                                        double seconds) { m->HuntFinished(outcome, seconds); }});
   server->service_->set_hunts(server->hunts_.get());
   grpc::EnableDefaultHealthCheckService(true);
   // Server reflection (grpc.reflection.v1alpha), so grpcurl and grpc_cli need no -proto. It

@@ -84,9 +84,8 @@ bool Collect(pqxx::work& tx, const v1::Hunt& hunt, const std::string& metric, v1
   v1::RunSummary summary;
   summary.ParseFromString(pqxx::binarystring(rows[0][3]).str());
   const wire::StepSample sample = wire::StepSampleOf(summary);
-  CulpritLevel level{.value = wire::TimePerStep(summary),
-                     .step_stddev = sample.stddev,
-                     .steps = sample.steps};
+  CulpritLevel level{
+      .value = wire::TimePerStep(summary), .step_stddev = sample.stddev, .steps = sample.steps};
   (void)metric;  // TimePerStep is the series value of the run's metric (device or self CPU)
   const analyze::Judgement judged = analyze::Judge(hunt, level);
   run.set_value(level.value);
@@ -125,7 +124,8 @@ void HuntDriver::Loop() {
   while (true) {
     (void)Pass();  // a database away now is retried at the next pass
     std::unique_lock lock(mu_);
-    if (wake_.wait_for(lock, absl::ToChronoMilliseconds(options_.poll), [&] { return stopping_; })) {
+    if (wake_.wait_for(lock, absl::ToChronoMilliseconds(options_.poll),
+                       [&] { return stopping_; })) {
       return;
     }
   }
@@ -134,19 +134,18 @@ void HuntDriver::Loop() {
 absl::Status HuntDriver::Pass() {
   if (options_.enabled) {
     // Regressions that became open in the last day and have no hunt yet (not even a "none").
-    auto fresh = db_.Transact("find regressions to hunt",
-                              [&](pqxx::work& tx) -> absl::StatusOr<std::vector<int64_t>> {
-                                std::vector<int64_t> ids;
-                                for (const auto& row : tx.exec(
-                                         "SELECT regression_id FROM regressions r WHERE state IN"
+    auto fresh = db_.Transact(
+        "find regressions to hunt", [&](pqxx::work& tx) -> absl::StatusOr<std::vector<int64_t>> {
+          std::vector<int64_t> ids;
+          for (const auto& row : tx.exec("SELECT regression_id FROM regressions r WHERE state IN"
                                          " ('open', 'acknowledged') AND kind = 'step' AND job <> ''"
                                          " AND fired_at > now() - interval '1 day' AND NOT EXISTS"
                                          " (SELECT 1 FROM hunts h WHERE h.regression_id ="
                                          " r.regression_id) ORDER BY regression_id")) {
-                                  ids.push_back(row[0].as<int64_t>());
-                                }
-                                return ids;
-                              });
+            ids.push_back(row[0].as<int64_t>());
+          }
+          return ids;
+        });
     if (!fresh.ok()) return fresh.status();
     for (int64_t id : *fresh) {
       auto started = db_.Transact("start hunt", [&](pqxx::work& tx) -> absl::Status {
@@ -164,13 +163,14 @@ absl::Status HuntDriver::Pass() {
       if (!started.ok()) return started;
     }
   }
-  auto hunting = db_.Transact("find hunts", [&](pqxx::work& tx) -> absl::StatusOr<std::vector<int64_t>> {
-    std::vector<int64_t> ids;
-    for (const auto& row : tx.exec("SELECT regression_id FROM hunts WHERE state = 'hunting'")) {
-      ids.push_back(row[0].as<int64_t>());
-    }
-    return ids;
-  });
+  auto hunting =
+      db_.Transact("find hunts", [&](pqxx::work& tx) -> absl::StatusOr<std::vector<int64_t>> {
+        std::vector<int64_t> ids;
+        for (const auto& row : tx.exec("SELECT regression_id FROM hunts WHERE state = 'hunting'")) {
+          ids.push_back(row[0].as<int64_t>());
+        }
+        return ids;
+      });
   if (!hunting.ok()) return hunting.status();
   for (int64_t id : *hunting) {
     auto advanced = db_.Transact("advance hunt", [&](pqxx::work& tx) -> absl::Status {
@@ -196,8 +196,8 @@ absl::StatusOr<v1::Hunt> HuntDriver::StartHunt(int64_t id, const std::vector<std
 }
 
 absl::StatusOr<v1::Hunt> HuntDriver::StartIn(pqxx::work& tx, int64_t id,
-                                             const std::vector<std::string>& keys,
-                                             uint32_t budget, const std::string& actor) {
+                                             const std::vector<std::string>& keys, uint32_t budget,
+                                             const std::string& actor) {
   auto target = LoadTarget(tx, id);
   if (!target.ok()) return target.status();
   if (target->job.empty()) {
@@ -214,23 +214,24 @@ absl::StatusOr<v1::Hunt> HuntDriver::StartIn(pqxx::work& tx, int64_t id,
   v1::Hunt hunt;
   for (const auto& change : target->attribution.environment()) {
     changed.insert(change.key());
-    if (!pinnable.count(change.key()) || change.before().empty() || change.after().empty()) continue;
+    if (!pinnable.count(change.key()) || change.before().empty() || change.after().empty())
+      continue;
     if (!keys.empty() && std::find(keys.begin(), keys.end(), change.key()) == keys.end()) continue;
     *hunt.add_keys() = change;
   }
   for (const std::string& key : keys) {
     if (!changed.count(key) || !pinnable.count(key)) {
       return absl::InvalidArgumentError(
-          "--keys: " + key + (changed.count(key) ? " cannot be pinned by job " + target->job
-                                                 : " did not change in regression " +
-                                                       std::to_string(id)));
+          "--keys: " + key +
+          (changed.count(key) ? " cannot be pinned by job " + target->job
+                              : " did not change in regression " + std::to_string(id)));
     }
   }
   if (hunt.keys_size() == 0) {
     return absl::FailedPreconditionError(
         "job " + target->job + " can pin none of the keys that changed (changed: " +
-        (changed.empty() ? "none" : absl::StrJoin(changed, ", ")) + "; pins: " +
-        (pinnable.empty() ? "none" : absl::StrJoin(pinnable, ", ")) + ")");
+        (changed.empty() ? "none" : absl::StrJoin(changed, ", ")) +
+        "; pins: " + (pinnable.empty() ? "none" : absl::StrJoin(pinnable, ", ")) + ")");
   }
   hunt.set_state(v1::HUNT_STATE_HUNTING);
   hunt.set_budget(budget > 0 ? budget : options_.budget);
@@ -266,15 +267,15 @@ absl::Status HuntDriver::Advance(pqxx::work& tx, int64_t id, v1::Hunt& hunt) {
       hunt.set_runs_spent(hunt.runs_spent() + 1);
       if (events_.run_spent) events_.run_spent();
       if (waiting.reason().rfind("pins: ", 0) == 0) {
-        return finish({.verdict = "inconclusive (the agent could not pin: " + waiting.reason() + ")"});
+        return finish(
+            {.verdict = "inconclusive (the agent could not pin: " + waiting.reason() + ")"});
       }
     } else {
-      const absl::Duration timeout = options_.run_timeout > absl::ZeroDuration()
-                                         ? options_.run_timeout
-                                         : absl::Seconds(job->timeout_seconds() > 0
-                                                             ? job->timeout_seconds()
-                                                             : 3600) +
-                                               absl::Minutes(5);
+      const absl::Duration timeout =
+          options_.run_timeout > absl::ZeroDuration()
+              ? options_.run_timeout
+              : absl::Seconds(job->timeout_seconds() > 0 ? job->timeout_seconds() : 3600) +
+                    absl::Minutes(5);
       if (absl::Now() - FromProto(waiting.requested_at()) < timeout) {
         SaveHunt(tx, id, hunt);
         return absl::OkStatus();

@@ -59,7 +59,8 @@ TEST(JudgeTest, AtTheBaselineIsFastAtTheCurrentLevelSlowBetweenAmbiguous) {
 }
 
 TEST(PlanTest, TwoKeysEachPinnedBackAloneNameTheOneThatDidIt) {
-  v1::Hunt hunt = NewHunt({{"neuron-runtime", "2.20", "2.21"}, {"neuronx-cc", "2.21.18", "2.22.4"}});
+  v1::Hunt hunt =
+      NewHunt({{"neuron-runtime", "2.20", "2.21"}, {"neuronx-cc", "2.21.18", "2.22.4"}});
   NextRun all = Step(hunt, 404);
   EXPECT_EQ(all.pins.size(), 2u);
   NextRun runtime = Step(hunt, 2340);
