@@ -15,6 +15,7 @@
 // re-queued up to kMaxAttempts times; the budget bounds the runs that came back.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <variant>
