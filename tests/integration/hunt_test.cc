@@ -39,9 +39,11 @@ class HuntTest : public devtime::testing::CollectorFixture {
     std::string text = ReadFile(kSources + "hunt_compiler.py");
     text.replace(text.find("@VERSION@"), 9, version);
     text.replace(text.find("@NAIVE@"), 7, naive ? "True" : "False");
+    fs::create_directories(dir_ + "/compiler-" + version);
     WriteFile(dir_ + "/compiler-" + version, "rmsnorm_impl.py", text);
   }
   void Runtime(const std::string& version) {
+    fs::create_directories(dir_ + "/runtime-" + version);
     WriteFile(dir_ + "/runtime-" + version, "VERSION", version + "\n");
   }
   // What the host's "current" compiler and runtime are (as an upgrade would move them).
@@ -85,10 +87,14 @@ class HuntTest : public devtime::testing::CollectorFixture {
   // a verdict (printing its runs and time to verdict).
   nlohmann::json HuntAfter(const std::function<void()>& change) {
     agent_ = RunAgent(dir_, "agent-h", "");
-    for (int i = 0; i < 5; ++i) Night();
+    for (int i = 0; i < 5; ++i) {
+      Night();
+      if (HasFatalFailure()) return {};
+    }
     change();
     const auto started = std::chrono::steady_clock::now();
     Night();
+    if (HasFatalFailure()) return {};
     const bool done = WaitUntil(
         [&] {
           const std::string state = db_.Query("SELECT string_agg(state, ',') FROM hunts");
@@ -100,7 +106,9 @@ class HuntTest : public devtime::testing::CollectorFixture {
     const std::string id = db_.Query("SELECT max(regression_id) FROM regressions");
     auto show = Ctl({"regressions", "show", id, "--format", "json"});
     EXPECT_EQ(show.exit_code, 0) << show.err;
-    auto hunt = nlohmann::json::parse(show.out, nullptr, false).value("hunt", nlohmann::json());
+    auto json = nlohmann::json::parse(show.out, nullptr, false);
+    if (!json.is_object()) return {};
+    auto hunt = json.value("hunt", nlohmann::json::object());
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::cout << "hunt: " << hunt.value("runs_spent", 0) << " culprit runs, verdict "
