@@ -138,7 +138,7 @@ absl::StatusOr<std::map<std::string, std::string>> ResolveSources(
       if (chunk.size() + value.size() + 1 > kValuesEntryBytes) {
         if (auto s = flush(); !s.ok()) return s;
       }
-      chunk += (chunk.empty() ? "" : "\n") + value;
+      chunk += (chunk.empty() ? "" : " ") + value;  // plain values have no spaces
     }
     if (auto s = flush(); !s.ok()) return s;
   }

@@ -59,7 +59,7 @@ HuntVerdict Inconclusive(const std::string& why) {
 std::vector<std::string> Between(const v1::Hunt& hunt, const v1::EnvironmentChange& change) {
   auto it = hunt.values().find(change.key());
   if (it == hunt.values().end()) return {};
-  std::vector<std::string> values = absl::StrSplit(it->second, '\n', absl::SkipEmpty());
+  std::vector<std::string> values = absl::StrSplit(it->second, ' ', absl::SkipEmpty());
   auto good = std::find(values.begin(), values.end(), change.before());
   auto begin = good == values.end() ? values.begin() : good + 1;
   auto bad = std::find(begin, values.end(), change.after());
@@ -67,6 +67,22 @@ std::vector<std::string> Between(const v1::Hunt& hunt, const v1::EnvironmentChan
 }
 
 std::string Level(double us) { return wire::ScaledTime(us); }
+
+constexpr char kEverything[] = "everything pinned back";
+
+// The value sources the first run asks the agent to run (the keys with a source).
+std::vector<v1::PinRange> Ranges(const v1::Hunt& hunt, const std::vector<std::string>& sources) {
+  std::vector<v1::PinRange> ranges;
+  for (const auto& change : hunt.keys()) {
+    if (std::find(sources.begin(), sources.end(), change.key()) == sources.end()) continue;
+    v1::PinRange range;
+    range.set_key(change.key());
+    range.set_good(change.before());
+    range.set_bad(change.after());
+    ranges.push_back(range);
+  }
+  return ranges;
+}
 
 HuntVerdict Culprit(Replay& replay, const v1::HuntRun& pinned_back,
                     const v1::EnvironmentChange& change, const std::string& others) {
@@ -154,6 +170,10 @@ std::variant<NextRun, HuntVerdict> Plan(const v1::Hunt& hunt,
       return Inconclusive(absl::StrCat("the budget of ", hunt.budget(),
                                        " culprit runs was spent before a verdict"));
     }
+    // A repeated first run still brings the value sources.
+    if (auto* run = std::get_if<NextRun>(&*repeat); run && run->purpose == kEverything) {
+      run->resolve = Ranges(hunt, sources);
+    }
     return *repeat;
   }
   Replay replay{hunt};
@@ -165,15 +185,8 @@ std::variant<NextRun, HuntVerdict> Plan(const v1::Hunt& hunt,
   auto plan = [&]() -> std::variant<NextRun, HuntVerdict> {
     const v1::HuntRun* all = replay.Take();
     if (!all) {
-      NextRun first{.pins = PinnedBack(hunt, keys), .purpose = "everything pinned back"};
-      for (const auto& change : hunt.keys()) {
-        if (std::find(sources.begin(), sources.end(), change.key()) == sources.end()) continue;
-        v1::PinRange range;
-        range.set_key(change.key());
-        range.set_good(change.before());
-        range.set_bad(change.after());
-        first.resolve.push_back(range);
-      }
+      NextRun first{.pins = PinnedBack(hunt, keys), .purpose = kEverything};
+      first.resolve = Ranges(hunt, sources);
       return first;
     }
     if (all->judgement() == "slow") {

@@ -97,7 +97,7 @@ bool Collect(pqxx::work& tx, const v1::Hunt& hunt, const std::string& metric, v1
     const std::string rest = key.substr(15);
     const std::string pin = rest.substr(0, rest.rfind('.'));
     std::string& values = (*into.mutable_values())[pin];
-    values += (values.empty() ? "" : "\n") + value;
+    values += (values.empty() ? "" : " ") + value;
   }
   return true;
 }

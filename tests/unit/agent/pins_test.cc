@@ -53,7 +53,7 @@ TEST(PinsTest, SourcesAreRunAndRecordedInOrder) {
   auto values = ResolveSources(Job(), request, devtime::testing::MakeTempDir("pins"),
                                std::chrono::seconds(10));
   ASSERT_TRUE(values.ok()) << values.status();
-  EXPECT_EQ(values->at("devtime.values.neuronx-cc.0"), "2.21.18\n2.21.19\n2.22.4");
+  EXPECT_EQ(values->at("devtime.values.neuronx-cc.0"), "2.21.18 2.21.19 2.22.4");
   range->set_key("neuron-runtime");
   auto none = ResolveSources(Job(), request, devtime::testing::MakeTempDir("pins"),
                              std::chrono::seconds(10));

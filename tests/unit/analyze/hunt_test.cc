@@ -86,7 +86,7 @@ TEST(PlanTest, EverythingPinnedBackStillSlowIsNotTheEnvironment) {
 TEST(PlanTest, BisectsSixteenValuesInFourRunsAfterTheFirst) {
   v1::Hunt hunt = NewHunt({{"cc", "v01", "v16"}});
   std::string values;
-  for (int i = 1; i <= 16; ++i) values += (i < 10 ? "v0" : "v") + std::to_string(i) + "\n";
+  for (int i = 1; i <= 16; ++i) values += (i < 10 ? "v0" : "v") + std::to_string(i) + " ";
   (*hunt.mutable_values())["cc"] = values;
   NextRun first = Step(hunt, 404, {"cc"});
   ASSERT_EQ(first.resolve.size(), 1u);
