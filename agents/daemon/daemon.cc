@@ -11,6 +11,7 @@
 #include "agents/daemon/delivery_errors.h"
 #include "agents/daemon/files.h"
 #include "agents/daemon/job_runner.h"
+#include "agents/daemon/pins.h"
 #include "agents/daemon/trace_store.h"
 #include "agents/daemon/uploader.h"
 #include "proto/wire/channel.h"
@@ -286,6 +287,10 @@ void AgentDaemon::SessionLoop() {
         if (message.has_assignments()) {
           SaveAssignments(message.assignments());
           UpdateAssignments(message.assignments());
+        } else if (message.has_run_now() && !message.run_now().hunt_tag().empty()) {
+          std::lock_guard lock(mu_);
+          hunt_runs_.push_back(message.run_now());
+          changed_.notify_all();
         } else if (message.has_run_now()) {
           std::lock_guard lock(mu_);
           run_now_.push_back(message.run_now().job());
@@ -330,8 +335,10 @@ void AgentDaemon::SchedulerLoop() {
     {
       // Woken early by a run-now (or by a fake clock moving): the loop re-checks every slot.
       std::unique_lock lock(mu_);
-      env_.WaitFor(lock, changed_, kSchedulerTick,
-                   [&] { return stopping_.load() || !run_now_.empty(); });
+      env_.WaitFor(lock, changed_, kSchedulerTick, [&] {
+        return stopping_.load() || !run_now_.empty() ||
+               (!hunt_runs_.empty() && !running_.count(hunt_runs_.front().job()));
+      });
       if (stopping_) break;
     }
     JoinFinishedRunners();
@@ -352,7 +359,52 @@ void AgentDaemon::SchedulerLoop() {
       }
       StartSlot(it->second.spec, now, true);
     }
+    // Culprit runs wait for their job instead of being skipped: the hunt waits for each.
+    while (!hunt_runs_.empty() && !running_.count(hunt_runs_.front().job())) {
+      v1::RunNowRequest request = hunt_runs_.front();
+      hunt_runs_.pop_front();
+      auto it = jobs_.find(request.job());
+      if (it == jobs_.end()) {
+        DaemonLog("culprit run of job " + request.job() + ", which is not assigned: ignored");
+        continue;
+      }
+      StartRunner(request.job(),
+                  [this, job = it->second.spec, request] { RunHuntSlot(job, request); });
+    }
   }
+}
+
+void AgentDaemon::RunHuntSlot(const v1::JobSpec& spec, const v1::RunNowRequest& request) {
+  const v1::JobSpec job = wire::WithDefaults(spec);
+  std::map<std::string, std::string> recorded = HuntEnvironment(request);
+  auto pinned = ApplyPins(job, {request.pins().begin(), request.pins().end()});
+  absl::Status resolved = pinned.status();
+  if (resolved.ok() && request.resolve_size() > 0) {
+    auto values = ResolveSources(job, request, config_.work_dir / job.name() / "pin-sources",
+                                 std::chrono::seconds(job.timeout_seconds()));
+    resolved = values.status();
+    if (values.ok()) recorded.insert(values->begin(), values->end());
+  }
+  {
+    std::lock_guard lock(mu_);
+    hunt_environment_[job.name()] = recorded;
+  }
+  if (resolved.ok()) {
+    v1::JobSpec once = *pinned;
+    once.set_retries(0);  // the hunt re-queues a failed run itself
+    RunSlot(once, env_.Now(), true, 0);
+  } else {
+    v1::JobSlot slot;
+    slot.set_job(job.name());
+    *slot.mutable_slot_time() = ToProto(env_.Now());
+    slot.set_run_id(NewRunId());
+    slot.set_run_now(true);
+    *slot.mutable_started_at() = ToProto(env_.Now());
+    slot.mutable_hunt_environment()->insert(recorded.begin(), recorded.end());
+    FinishAttempt(job, std::move(slot), std::string(resolved.message()), env_.Now());
+  }
+  std::lock_guard lock(mu_);
+  hunt_environment_.erase(job.name());
 }
 
 void AgentDaemon::StartSlot(const v1::JobSpec& job, absl::Time slot_time, bool run_now) {
@@ -375,6 +427,15 @@ void AgentDaemon::StartSlot(const v1::JobSpec& job, absl::Time slot_time, bool r
 void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now,
                           uint32_t first_attempt) {
   job = wire::WithDefaults(job);
+  // A normal run's {pin:KEY} take the pins' defaults (a culprit run's are already replaced).
+  auto pinned = ApplyPins(job, {});
+  std::map<std::string, std::string> hunt_environment;
+  {
+    std::lock_guard lock(mu_);
+    auto it = hunt_environment_.find(job.name());
+    if (it != hunt_environment_.end()) hunt_environment = it->second;
+  }
+  if (pinned.ok()) job = *pinned;
   for (uint32_t attempt = first_attempt; attempt <= job.retries() && !stopping_; ++attempt) {
     const std::string run_id = NewRunId();  // fixed before the job starts: retries of the
                                             // upload are the same run
@@ -388,8 +449,13 @@ void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now,
     slot.set_run_now(run_now);
     *slot.mutable_started_at() = ToProto(started);
     slot.set_outcome(v1::SLOT_OUTCOME_RUNNING);
+    slot.mutable_hunt_environment()->insert(hunt_environment.begin(), hunt_environment.end());
     MarkInFlight(slot, attempt);
     Report(slot);
+    if (!pinned.ok()) {
+      FinishAttempt(job, std::move(slot), std::string(pinned.status().message()), env_.Now());
+      break;
+    }
 
     std::error_code ec;
     fs::create_directories(output, ec);
@@ -458,6 +524,10 @@ bool AgentDaemon::FinishAttempt(const v1::JobSpec& job, v1::JobSlot slot, std::s
     }
   }
   if (!failure.empty()) run = FailedRun(job, identity_, run_id, started, finished, failure);
+  // A culprit run says so, and what it pinned: the collector keeps it out of its series.
+  for (const auto& [key, value] : slot.hunt_environment()) {
+    (*run.mutable_environment())[key] = value;
+  }
   if (failure.empty() && run.status() == v1::RUN_STATUS_INVALID) {
     failure = "invalid capture: " + run.status_reason();
   }
@@ -535,7 +605,7 @@ void AgentDaemon::RecoverUnfinishedSlots() {
       bool succeeded =
           FinishAttempt(job, slot, complete ? "" : kRestarted,
                         complete ? absl::FromChrono(ModificationTime(run_json)) : env_.Now());
-      if (!succeeded && retry && attempt < job.retries()) {
+      if (!succeeded && retry && slot.hunt_environment().empty() && attempt < job.retries()) {
         RunSlot(job, FromProto(slot.slot_time()), slot.run_now(), attempt + 1);
       }
     });

@@ -105,6 +105,9 @@ class AgentDaemon {
   void JoinFinishedRunners();
   // Runs attempts first_attempt.. of the slot until one succeeds or the job's retries are used.
   void RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now, uint32_t first_attempt);
+  // A culprit run (issue 25): the job with the request's pins, once, its run tagged; a pin
+  // or value source that cannot be resolved fails the slot saying why (pins.h).
+  void RunHuntSlot(const v1::JobSpec& job, const v1::RunNowRequest& request);
   // Makes the run of an attempt that ended (with `failure`, "" when the job succeeded) from
   // its output, spools it and reports its RUNNING `slot` finished. True when it succeeded.
   bool FinishAttempt(const v1::JobSpec& job, v1::JobSlot slot, std::string failure,
@@ -130,10 +133,14 @@ class AgentDaemon {
 
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
-  std::condition_variable changed_;                       // stop, reports, run-now, finished runs
-  std::map<std::string, ScheduledJob> jobs_;              // guarded by mu_
-  std::set<std::string> running_;                         // guarded by mu_
-  std::deque<std::string> run_now_;                       // guarded by mu_
+  std::condition_variable changed_;           // stop, reports, run-now, finished runs
+  std::map<std::string, ScheduledJob> jobs_;  // guarded by mu_
+  std::set<std::string> running_;             // guarded by mu_
+  std::deque<std::string> run_now_;           // guarded by mu_
+  // Culprit runs, in order; one waits while its job runs (never skipped). Guarded by mu_.
+  std::deque<v1::RunNowRequest> hunt_runs_;
+  // The environment entries of the culprit run each job is running, by job. Guarded by mu_.
+  std::map<std::string, std::map<std::string, std::string>> hunt_environment_;
   std::deque<v1::JobSlot> reports_;                       // guarded by mu_
   grpc::ClientContext* session_context_ = nullptr;        // guarded by mu_
   int active_runners_ = 0;                                // guarded by mu_

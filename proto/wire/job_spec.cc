@@ -1,7 +1,10 @@
 #include "proto/wire/job_spec.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <functional>
+#include <set>
 
 #include "proto/wire/cron.h"
 #include "proto/wire/validation.h"
@@ -21,7 +24,82 @@ bool IsJobName(const std::string& name) {
                      [&](char c) { return ok(c) || c == '.' || c == '_' || c == '-'; });
 }
 
+bool IsPinKey(const std::string& key) {
+  if (key.empty() || key.size() > 128) return false;
+  return std::all_of(key.begin(), key.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+}
+
+// Every {pin:KEY} names a declared pin, every pin is used somewhere, defaults are plain
+// values: a hunt's run can never silently run unpinned.
+absl::Status ValidatePins(const v1::JobSpec& job, const std::string& path) {
+  if (job.pins_size() > kMaxPins) {
+    return Invalid(path + ".pins", "at most " + std::to_string(kMaxPins) + " pins");
+  }
+  std::set<std::string> declared;
+  for (int i = 0; i < job.pins_size(); ++i) {
+    const v1::PinSpec& pin = job.pins(i);
+    const std::string at = path + ".pins." + pin.key();
+    if (!IsPinKey(pin.key())) {
+      return Invalid(path + ".pins[" + std::to_string(i) + "]",
+                     "'" + pin.key().substr(0, 64) +
+                         "' is not a pin key (letters, digits, '.', '_', '-'; <= 128)");
+    }
+    if (!declared.insert(pin.key()).second) return Invalid(at, "is declared twice");
+    if (pin.default_value().empty()) {
+      return Invalid(at + ".default",
+                     "is required: the value {pin:" + pin.key() + "} takes in a normal run");
+    }
+    if (!IsPinValue(pin.default_value())) {
+      return Invalid(at + ".default", "'" + pin.default_value().substr(0, 64) +
+                                          "' is not a plain value ([A-Za-z0-9._+:@/~-])");
+    }
+    if (pin.source().size() > 4096) return Invalid(at + ".source", "must be <= 4096 bytes");
+  }
+  std::set<std::string> used;
+  auto check = [&](const std::string& text, const std::string& field) -> absl::Status {
+    for (const std::string& key : PinPlaceholders(text)) {
+      if (!declared.count(key)) {
+        return Invalid(field,
+                       "{pin:" + key + "} names no pin of this job (declare it under pins:)");
+      }
+      used.insert(key);
+    }
+    return absl::OkStatus();
+  };
+  if (auto s = check(job.command(), path + ".command"); !s.ok()) return s;
+  for (const auto& [key, value] : job.env()) {
+    if (auto s = check(value, path + ".env." + key); !s.ok()) return s;
+  }
+  for (const std::string& key : declared) {
+    if (!used.count(key)) {
+      return Invalid(path + ".pins." + key,
+                     "no {pin:" + key + "} in the command or env: pinning it would change nothing");
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+std::vector<std::string> PinPlaceholders(const std::string& text) {
+  std::vector<std::string> keys;
+  for (std::size_t at = text.find("{pin:"); at != std::string::npos;
+       at = text.find("{pin:", at + 1)) {
+    std::size_t end = text.find('}', at);
+    if (end == std::string::npos) break;
+    keys.push_back(text.substr(at + 5, end - at - 5));
+  }
+  return keys;
+}
+
+bool IsPinValue(const std::string& value) {
+  if (value.empty() || value.size() > 256) return false;
+  return std::all_of(value.begin(), value.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("._+:@/~-", c) != nullptr;
+  });
+}
 
 absl::Status ValidateJob(const v1::JobSpec& job, const std::string& path) {
   if (!IsJobName(job.name())) {
@@ -55,7 +133,7 @@ absl::Status ValidateJob(const v1::JobSpec& job, const std::string& path) {
       return Invalid(path + ".env", "'" + key + "' is not an environment variable name");
     }
   }
-  return absl::OkStatus();
+  return ValidatePins(job, path);
 }
 
 v1::JobSpec WithDefaults(v1::JobSpec job) {

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -17,6 +18,13 @@ inline constexpr uint32_t kDefaultCaptureSteps = 5;
 
 // OK, or INVALID_ARGUMENT naming the field under `path` ("jobs[2].schedule.cron: ...").
 absl::Status ValidateJob(const v1::JobSpec& job, const std::string& path);
+
+// Pins (issue 25). The keys named by `{pin:KEY}` placeholders in `text`, in order.
+std::vector<std::string> PinPlaceholders(const std::string& text);
+// True for a value a pin may take: it is put into a shell command, so only
+// [A-Za-z0-9._+:@/~-], 1..256 bytes.
+bool IsPinValue(const std::string& value);
+inline constexpr int kMaxPins = 32;
 
 // The job with defaults filled in (timeout, capture steps, time zone).
 v1::JobSpec WithDefaults(v1::JobSpec job);

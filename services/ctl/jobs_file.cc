@@ -126,6 +126,33 @@ absl::Status ReadSelector(const YAML::Node& node, const Place& at, v1::HostSelec
       });
 }
 
+// pins: {KEY: {default: VALUE, source: COMMAND}} (or KEY: VALUE, the default alone), in
+// file order.
+absl::Status ReadPins(const YAML::Node& node, const Place& at, v1::JobSpec* job) {
+  if (!node.IsMap()) return Problem(at, "must be a mapping of environment keys to pins");
+  for (const auto& entry : node) {
+    const std::string key = entry.first.as<std::string>();
+    Place pin_at{at.source, LineOf(entry.second), at.field + "." + key};
+    v1::PinSpec* pin = job->add_pins();
+    pin->set_key(key);
+    if (entry.second.IsScalar()) {
+      pin->set_default_value(entry.second.as<std::string>());
+      continue;
+    }
+    auto read = ReadFields(
+        entry.second, pin_at, {"default", "source"},
+        [&](const std::string& field, const YAML::Node& value, const Place& place) -> absl::Status {
+          auto text = Text(value, place);
+          if (!text.ok()) return text.status();
+          if (field == "default") pin->set_default_value(*text);
+          if (field == "source") pin->set_source(*text);
+          return absl::OkStatus();
+        });
+    if (!read.ok()) return read;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::JobSpec> ReadJob(const YAML::Node& node, const Place& at) {
   static const std::set<std::string> kKnown = {"name",
                                                "model",
@@ -137,7 +164,8 @@ absl::StatusOr<v1::JobSpec> ReadJob(const YAML::Node& node, const Place& at) {
                                                "capture_steps",
                                                "env",
                                                "retries",
-                                               "skip_confirmation_runs"};
+                                               "skip_confirmation_runs",
+                                               "pins"};
   v1::JobSpec job;
   auto status = ReadFields(
       node, at, kKnown,
@@ -145,6 +173,7 @@ absl::StatusOr<v1::JobSpec> ReadJob(const YAML::Node& node, const Place& at) {
         if (key == "schedule") return ReadSchedule(value, field, job.mutable_schedule());
         if (key == "selector") return ReadSelector(value, field, job.mutable_selector());
         if (key == "env") return ReadStringMap(value, field, job.mutable_env());
+        if (key == "pins") return ReadPins(value, field, &job);
         if (key == "timeout_seconds" || key == "capture_steps" || key == "retries") {
           auto n = Count(value, field);
           if (!n.ok()) return n.status();

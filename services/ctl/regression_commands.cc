@@ -121,6 +121,31 @@ std::string BaselineNote(const v1::Regression& r) {
   return "(first bad run against the median of the baseline runs)";
 }
 
+// The culprit hunt (issue 25): its state and verdict, then each culprit run.
+void PrintHunt(const Session& session, const v1::Regression& r) {
+  if (!r.has_hunt() || r.hunt().state() == v1::HUNT_STATE_UNSPECIFIED) return;
+  const v1::Hunt& hunt = r.hunt();
+  static const char* kStates[] = {"", "hunting", "culprit_found", "no_culprit", "inconclusive"};
+  auto& out = session.out;
+  out << "\nculprit hunt  " << kStates[hunt.state() < 5 ? hunt.state() : 0] << ", "
+      << hunt.runs_spent() << " of " << hunt.budget() << " runs";
+  if (hunt.has_finished_at()) {
+    out << ", verdict after " << (hunt.finished_at().seconds() - hunt.started_at().seconds())
+        << " s";
+  }
+  out << " (started by " << hunt.started_by() << ")\n";
+  if (!hunt.verdict().empty()) out << hunt.verdict() << "\n";
+  TextTable runs({"culprit run", "pins", "per step", "judged", "run"});
+  for (const auto& run : hunt.runs()) {
+    std::string pins;
+    for (const auto& [key, value] : run.pins())
+      pins += (pins.empty() ? "" : ", ") + key + "=" + value;
+    runs.AddRow({run.purpose(), pins, run.run_id().empty() ? "" : ScaledTime(run.value()),
+                 run.judgement().empty() ? "waiting" : run.judgement(), run.run_id().substr(0, 8)});
+  }
+  if (!runs.empty()) out << runs.Render();
+}
+
 void PrintRegression(const Session& session, const v1::Regression& r) {
   auto& out = session.out;
   out << "regression " << r.id() << "  " << StateCell(r) << ", " << r.severity() << ", " << Kind(r)
@@ -154,6 +179,7 @@ void PrintRegression(const Session& session, const v1::Regression& r) {
   PrintRegressionTraces(out, r);
   PrintOps(session, r.attribution());
   PrintLayersAndEnvironment(session, r.attribution());
+  PrintHunt(session, r);
   PrintSeriesAndHistory(session, r);
 }
 
@@ -326,6 +352,33 @@ int RegressionsTriage(const Session& session, const TriageOptions& options) {
   return 0;
 }
 
+struct HuntOptions {
+  std::string id;
+  std::vector<std::string> keys;
+  uint32_t budget = 0;
+  std::string by;
+};
+
+int RegressionsHunt(const Session& session, const HuntOptions& options) {
+  v1::HuntRegressionRequest request;
+  int64_t id = 0;
+  if (auto failed = ResolveRegressionId(session, options.id, &id)) return *failed;
+  request.set_id(id);
+  for (const auto& key : options.keys) request.add_keys(key);
+  request.set_budget(options.budget);
+  request.set_actor(options.by.empty() ? CurrentUser() : options.by);
+  if (request.actor().empty()) {
+    session.err << "devtimectl: who are you? pass --by NAME (no $USER set)\n";
+    return 2;
+  }
+  v1::Regression response;
+  if (auto failed = Call(session, &Stub::HuntRegression, request, &response)) return *failed;
+  session.out << "regression " << response.id() << ": culprit hunt started over "
+              << response.hunt().keys_size() << " key(s), budget " << response.hunt().budget()
+              << " runs; `devtimectl regressions show " << response.id() << "` follows it\n";
+  return 0;
+}
+
 void AddRegressionCommands(CLI::App& app, CommandContext& context) {
   static constexpr char kIdHelp[] =
       "the regression's id (a number), or the run that opened it (a run id, a prefix of one)";
@@ -377,6 +430,19 @@ void AddRegressionCommands(CLI::App& app, CommandContext& context) {
                    "level is expected)")
       ->check(CLI::IsMember({"fixed", "accepted_baseline"}));
   add_triage("invalid", "not a regression (noise, a broken capture): ends its alert", "invalid");
+
+  auto hunt = std::make_shared<HuntOptions>();
+  auto* hunt_command = regressions->add_subcommand(
+      "hunt", "start (or re-run) the culprit hunt: re-run the job with changed keys pinned back");
+  hunt_command->add_option("ID", hunt->id, kIdHelp)->required()->check(RegressionIdValidator());
+  hunt_command
+      ->add_option("--keys", hunt->keys,
+                   "only these changed environment keys (default: every one the job can pin)")
+      ->delimiter(',');
+  hunt_command->add_option("--budget", hunt->budget,
+                           "culprit runs it may spend (default: the collector's --hunt-budget)");
+  hunt_command->add_option("--by", hunt->by, "who (default: $USER)");
+  OnParsed(hunt_command, context, [hunt](const Session& s) { return RegressionsHunt(s, *hunt); });
 }
 
 }  // namespace devtime::ctl

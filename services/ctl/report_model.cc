@@ -191,6 +191,11 @@ ReportRegression Regression(const v1::Regression& r) {
   out.instance_type = r.instance_type();
   out.basis = r.metric() == "cpu_us_per_step" ? "self CPU" : "device";
   out.summary = r.summary();
+  // Issue 25: the culprit hunt's verdict, wherever the report shows the regression.
+  if (r.has_hunt() && r.hunt().state() != v1::HUNT_STATE_UNSPECIFIED) {
+    out.summary += " — " + (r.hunt().verdict().empty() ? std::string("culprit hunt running")
+                                                       : r.hunt().verdict());
+  }
   out.relative_change = r.relative_change();
   if (r.kind() == "drift") {
     out.kind = "drift";

@@ -38,6 +38,7 @@ KNOWN_METRICS = HISTOGRAMS | {
     # collector
     "devtime_ingest_runs_total", "devtime_database_up", "devtime_schema_version",
     "devtime_build_info", "devtime_auth_failures_total", "devtime_detection_runs_total",
+    "devtime_hunts_started_total", "devtime_hunts_finished_total", "devtime_hunt_runs_total",
     "devtime_notifications_total",
     # collector, the fleet's state read from PostgreSQL
     "devtime_step_seconds", "devtime_op_self_seconds_per_step", "devtime_layer_seconds_per_step",

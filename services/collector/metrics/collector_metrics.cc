@@ -62,6 +62,21 @@ CollectorMetrics::CollectorMetrics(std::shared_ptr<prometheus::Registry> registr
   detection_errors_ = &detection.Add({{"verdict", "error"}});
   detection_duration_ = histogram("devtime_detection_duration_seconds",
                                   "Time of one regression detection pass over a stored run");
+  hunts_started_ = &counters("devtime_hunts_started_total", "Culprit hunts started").Add({});
+  auto& finished = counters("devtime_hunts_finished_total", "Culprit hunts finished, by outcome");
+  for (const char* outcome : {"culprit_found", "no_culprit", "inconclusive"}) {
+    hunts_finished_[outcome] = &finished.Add({{"outcome", outcome}});
+  }
+  hunt_runs_ =
+      &counters("devtime_hunt_runs_total", "Culprit runs that came back (hunt budget spent)")
+           .Add({});
+  // A hunt takes minutes to hours (each culprit run is a whole job run).
+  hunt_duration_ = &prometheus::BuildHistogram()
+                        .Name("devtime_hunt_duration_seconds")
+                        .Help("Time of a culprit hunt from its start to its verdict")
+                        .Register(r)
+                        .Add({}, prometheus::Histogram::BucketBoundaries{
+                                     10, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 43200, 86400});
   prometheus::BuildGauge()
       .Name("devtime_build_info")
       .Help("Build of the running collector (always 1)")
@@ -101,6 +116,15 @@ void CollectorMetrics::RecordDetection(const absl::StatusOr<analyze::Verdict>& v
                                        double seconds) {
   (verdict.ok() ? detection_by_verdict_.at(*verdict) : detection_errors_)->Increment();
   detection_duration_->Observe(seconds);
+}
+
+void CollectorMetrics::HuntStarted() { hunts_started_->Increment(); }
+
+void CollectorMetrics::HuntRunSpent() { hunt_runs_->Increment(); }
+
+void CollectorMetrics::HuntFinished(const std::string& outcome, double seconds_to_verdict) {
+  if (auto it = hunts_finished_.find(outcome); it != hunts_finished_.end()) it->second->Increment();
+  hunt_duration_->Observe(seconds_to_verdict);
 }
 
 }  // namespace devtime::collector

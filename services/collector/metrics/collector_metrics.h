@@ -13,6 +13,10 @@
 //                                          suspected, confirmed, refuted, resolved,
 //                                          insufficient_history, skipped, error
 //   devtime_detection_duration_seconds     histogram of one detection pass over a run
+//   devtime_hunts_started_total            culprit hunts started (issue 25)
+//   devtime_hunts_finished_total{outcome}  ... finished: culprit_found, no_culprit, inconclusive
+//   devtime_hunt_runs_total                culprit runs that came back (the budget spent)
+//   devtime_hunt_duration_seconds          histogram of a hunt's time from start to verdict
 //
 // The fleet's state read from PostgreSQL (times per model, regressions, jobs, agents) is
 // exported by FleetMetrics (fleet_metrics.h) into the same registry.
@@ -63,6 +67,11 @@ class CollectorMetrics {
   // One detection pass over a newly stored run: its verdict, or "error" when it failed.
   void RecordDetection(const absl::StatusOr<analyze::Verdict>& verdict, double seconds);
 
+  // Culprit hunts (store/hunt_store.h).
+  void HuntStarted();
+  void HuntRunSpent();
+  void HuntFinished(const std::string& outcome, double seconds_to_verdict);
+
   const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
 
  private:
@@ -77,6 +86,10 @@ class CollectorMetrics {
       detection_by_verdict_;  // fixed after construction
   prometheus::Counter* detection_errors_;
   prometheus::Histogram* detection_duration_;
+  prometheus::Counter* hunts_started_;
+  std::map<std::string, prometheus::Counter*> hunts_finished_;  // fixed after construction
+  prometheus::Counter* hunt_runs_;
+  prometheus::Histogram* hunt_duration_;
 };
 
 }  // namespace devtime::collector

@@ -163,6 +163,12 @@ std::optional<nlohmann::json> AlertmanagerAlert(const v1::Regression& regression
   SetIfNotEmpty(annotations, "environment_changes", EnvironmentChanges(regression.attribution()));
   SetIfNotEmpty(annotations, "runs", RunsAnnotation(regression));
   SetIfNotEmpty(annotations, "traces", TracesAnnotation(regression));
+  // Issue 25: the culprit hunt's verdict ("culprit: ...", "not the environment: ...").
+  if (regression.has_hunt()) {
+    SetIfNotEmpty(
+        annotations, "culprit",
+        regression.hunt().verdict().empty() ? std::string("hunting") : regression.hunt().verdict());
+  }
   SetIfNotEmpty(annotations, "state", wire::RegressionStateName(regression.state()));
   if (regression.state() == v1::REGRESSION_STATE_RESOLVED) {
     SetIfNotEmpty(annotations, "resolution", ResolutionName(regression.resolution()));

@@ -19,6 +19,9 @@ namespace {
 // What the command line says that ServerOptions does not hold as it is.
 struct Flags : CollectorCommand {
   bool no_confirmation = false;
+  bool no_hunts = false;
+  int hunt_poll_ms = 2000;
+  int hunt_run_timeout_s = 0;
   std::size_t database_connections = 0;  // 0 = sized from the work (Finish)
 };
 
@@ -161,6 +164,24 @@ void AddFlags(CLI::App& app, Flags& c) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 10.0))
       ->group(notify_group);
+  app.add_flag("--no-hunts", c.no_hunts,
+               "start no culprit hunt by itself (devtimectl regressions hunt still does)")
+      ->group(notify_group);
+  app.add_option("--hunt-budget", c.options.hunt.budget,
+                 "culprit runs a hunt may spend per regression")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100))
+      ->group(notify_group);
+  app.add_option("--hunt-poll-ms", c.hunt_poll_ms,
+                 "how often hunts look for their culprit runs and request the next")
+      ->capture_default_str()
+      ->check(CLI::Range(50, 600000))
+      ->group(notify_group);
+  app.add_option("--hunt-run-timeout-s", c.hunt_run_timeout_s,
+                 "a culprit run not back by then is re-queued (0 = the job's timeout + 5 min)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 604800))
+      ->group(notify_group);
   app.add_option("--ready-file", c.ready_file,
                  "write {grpc_port, metrics_port, schema_version, pid} as JSON here once serving");
   AddScaleFlags(app, c);
@@ -180,6 +201,9 @@ std::optional<std::string> Finish(Flags& c) {
   }
   ServerOptions& o = c.options;
   o.analysis.confirmation_runs = !c.no_confirmation;
+  o.hunt.enabled = !c.no_hunts;
+  o.hunt.poll = absl::Milliseconds(c.hunt_poll_ms);
+  o.hunt.run_timeout = absl::Seconds(c.hunt_run_timeout_s);
   o.store.max_connections =
       c.database_connections > 0
           ? c.database_connections

@@ -21,6 +21,7 @@
 #include "services/collector/rpc/session_hub.h"
 #include "services/collector/rpc/status.h"
 #include "services/collector/store/database.h"
+#include "services/collector/store/hunt_store.h"
 #include "services/collector/store/job_store.h"
 #include "services/collector/store/regression_store.h"
 #include "services/collector/store/run_store.h"
@@ -93,6 +94,12 @@ class CollectorService final
   grpc::Status TransitionRegression(grpc::ServerContext* context,
                                     const v1::TransitionRegressionRequest* request,
                                     v1::Regression* response) override;
+  // Issue 25: starts or re-runs a regression's culprit hunt (admin).
+  grpc::Status HuntRegression(grpc::ServerContext* context,
+                              const v1::HuntRegressionRequest* request,
+                              v1::Regression* response) override;
+  // The hunts' driver (server.cc sets it; UNAVAILABLE before).
+  void set_hunts(store::HuntDriver* hunts) { hunts_ = hunts; }
 
  private:
   // A read any valid token may make: `*response` = read(), once the caller is authenticated.
@@ -116,6 +123,7 @@ class CollectorService final
   SessionHub& sessions_;
   Authorizer auth_;
   SessionOptions session_;
+  store::HuntDriver* hunts_ = nullptr;
 };
 
 }  // namespace devtime::collector

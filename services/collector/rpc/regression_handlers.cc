@@ -52,4 +52,18 @@ grpc::Status CollectorService::TransitionRegression(grpc::ServerContext* context
   });
 }
 
+grpc::Status CollectorService::HuntRegression(grpc::ServerContext* context,
+                                              const v1::HuntRegressionRequest* request,
+                                              v1::Regression* response) {
+  return Serve(auth_.RequireAdmin(*context, "regressions hunt"), [&](const Caller&) {
+    if (!hunts_) return absl::UnavailableError("culprit hunts are not running yet");
+    if (request->actor().empty()) return absl::InvalidArgumentError("actor: is required");
+    auto started =
+        hunts_->StartHunt(request->id(), {request->keys().begin(), request->keys().end()},
+                          request->budget(), request->actor());
+    if (!started.ok()) return started.status();
+    return MoveInto(regressions_.Get(request->id()), response);
+  });
+}
+
 }  // namespace devtime::collector

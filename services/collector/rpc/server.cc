@@ -119,6 +119,15 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
       ServiceParts{*server->db_, *server->runs_, *server->jobs_, *server->regressions_,
                    *server->analyzer_, *server->metrics_, *server->sessions_},
       options.admin_token, options.session, options.token_cache_ttl);
+  // Culprit hunts (issue 25): their own thread, a pass every options.hunt.poll.
+  server->hunts_ = std::make_unique<store::HuntDriver>(
+      *server->db_, options.hunt,
+      store::HuntEvents{.started = [m = server->metrics_.get()] { m->HuntStarted(); },
+                        .run_spent = [m = server->metrics_.get()] { m->HuntRunSpent(); },
+                        .finished = [m = server->metrics_.get()](
+                                        const std::string& outcome,
+                                        double seconds) { m->HuntFinished(outcome, seconds); }});
+  server->service_->set_hunts(server->hunts_.get());
   grpc::EnableDefaultHealthCheckService(true);
   // Server reflection (grpc.reflection.v1alpha), so grpcurl and grpc_cli need no -proto. It
   // tells the schema only, the same as proto/ in the sources, so it asks for no token.
@@ -166,6 +175,7 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   server->tier_lease_ = std::make_unique<TierLease>(conninfo);
 >>>>>>> h/26a
   server->watcher_ = std::thread([s = server.get(), options] { s->Housekeep(options); });
+  server->hunts_->Start();
   // ---- the analysis queue's workers (detection off the ack path) ----
   server->analyzer_->StartWorkers(analyze::WorkerOptions{
       .workers = options.analysis_workers,

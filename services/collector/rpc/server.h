@@ -71,6 +71,7 @@ struct ServerOptions {
   // threads working the queue of unanalysed runs (analyzer.h): woken by each commit here,
   // and every pending_analysis_interval for runs stored through other collectors.
   analyze::AnalyzerOptions analysis;
+  analyze::HuntOptions hunt;  // culprit hunts (store/hunt_store.h)
   int analysis_workers = 2;
   std::chrono::milliseconds pending_analysis_interval{5000};
   // History (store/history.h): partitions created ahead and months older than this dropped
@@ -127,6 +128,7 @@ class CollectorServer {
   std::unique_ptr<analyze::RegressionAnalyzer> analyzer_;
   std::unique_ptr<CollectorMetrics> metrics_;
   std::unique_ptr<FleetMetrics> fleet_;
+  std::unique_ptr<store::HuntDriver> hunts_;  // after metrics_ and db_: stopped before them
   std::unique_ptr<prometheus::Exposer> exposer_;
   // Declared before service_ and server_: sessions leave it as gRPC finishes them.
   std::unique_ptr<SessionHub> sessions_;

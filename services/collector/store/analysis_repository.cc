@@ -134,7 +134,8 @@ absl::StatusOr<analyze::Verdict> SqlAnalysisRepository::AnalyzeLocked(const std:
         // workers (of any collector) move on to the next run instead of queueing here.
         auto rows = tx.exec_params(
             "SELECT job, model, workload, host, instance_type, device_kind, status,"
-            " analyzed_at IS NOT NULL, started_at FROM runs WHERE run_id = $1"
+            " analyzed_at IS NOT NULL, started_at, environment ? 'devtime.hunt' FROM runs"
+            " WHERE run_id = $1"
             " FOR NO KEY UPDATE SKIP LOCKED",
             run_id);
         if (rows.empty()) {
@@ -155,7 +156,11 @@ absl::StatusOr<analyze::Verdict> SqlAnalysisRepository::AnalyzeLocked(const std:
             .ok = row[6].as<std::string>() == "ok",
             .analyzed = row[7].as<bool>()};
         analyze::Verdict verdict = analyze::Verdict::kSkipped;
-        if (run.ok && !run.analyzed) {
+        if (row[9].as<bool>()) {
+          // A culprit run (issue 25, hunt_store.h): judged by its hunt, never a point of its
+          // series, so it neither opens, confirms nor resolves anything.
+          tx.exec_params("DELETE FROM series_points WHERE run_id = $1", run_id);
+        } else if (run.ok && !run.analyzed) {
           // One analysis at a time per series, whichever collector.
           tx.exec_params("SELECT pg_advisory_xact_lock(hashtext($1))",
                          "devtime-series/" + run.series.model + "/" + run.series.workload + "/" +

@@ -6,6 +6,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
 #include "proto/wire/job_spec.h"
+#include "proto/wire/json.h"
 #include "proto/wire/names.h"
 #include "services/collector/store/sql_util.h"
 
@@ -312,10 +313,15 @@ absl::StatusOr<std::vector<v1::RunNowRequest>> JobStore::ClaimRunNow(
         " AND requested_at > now() - " +
             std::string(kRunNowTtlSql) +
             " AND job = ANY($3::text[]) AND (host = '' OR host = $2)"
-            " ORDER BY request_id FOR UPDATE SKIP LOCKED) RETURNING request_id, job",
+            " ORDER BY request_id FOR UPDATE SKIP LOCKED)"
+            " RETURNING request_id, job, coalesce(hunt::text, '')",
         agent.name(), agent.host(), jobs);
     for (const auto& row : rows) {
       auto& request = claimed.emplace_back();
+      // A culprit run's pins and tag (issue 25, hunt_store.h), written from this message.
+      if (const std::string hunt = row[2].as<std::string>(); !hunt.empty()) {
+        (void)wire::ParseJson(hunt, "run request hunt", &request);
+      }
       request.set_request_id(row[0].as<int64_t>());
       request.set_job(row[1].as<std::string>());
     }

@@ -398,6 +398,25 @@ END $$;
 SELECT devtime_partition_default_rows();
 )sql";
 
+// Issue 25: culprit hunts (hunt_store.h). A hunt per regression (its v1::Hunt as JSON), the
+// culprit run's pins and tag on its run-now request, and culprit runs found by their tag.
+constexpr char kHuntsSchema[] = R"sql(
+CREATE TABLE hunts (
+  regression_id bigint PRIMARY KEY REFERENCES regressions ON DELETE CASCADE,
+  state         text NOT NULL
+                CHECK (state IN ('none', 'hunting', 'culprit_found', 'no_culprit', 'inconclusive')),
+  hunt          jsonb NOT NULL,
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  updated_at    timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX hunts_hunting ON hunts (regression_id) WHERE state = 'hunting';
+ALTER TABLE run_requests ADD COLUMN hunt jsonb;
+CREATE INDEX runs_by_hunt ON runs ((environment->>'devtime.hunt')) WHERE environment ? 'devtime.hunt';
+ALTER TABLE regression_events DROP CONSTRAINT regression_events_kind_check;
+ALTER TABLE regression_events ADD CONSTRAINT regression_events_kind_check
+  CHECK (kind IN ('opened', 'resolved', 'invalidated', 'hunted'));
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -412,6 +431,7 @@ const std::vector<Migration>& AllMigrations() {
       {7, "regression kinds: step and drift", kRegressionKindSchema},
       {8, "leaner ingest: no unread keys on op_stats and series_points, lz4 summaries",
        kLeanerIngestSchema},
+      {10, "culprit hunts: hunts, culprit run requests", kHuntsSchema},
       {11, "history outside the created months: default-partition rows moved to their months",
        kDefaultRowsOut},
   };

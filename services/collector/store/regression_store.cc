@@ -39,7 +39,10 @@ const std::string kColumns =
     EpochMicros("created_at") + ", " + EpochMicros("updated_at") + ", " +
     EpochMicros("first_bad_at") + ", " + EpochMicros("fired_at") + ", " + EpochMicros("ended_at") +
     ", kind, coalesce(drift::text, ''), " + RunArtifacts("last_good") + ", " +
-    RunArtifacts("first_bad");
+    RunArtifacts("first_bad") +
+    // Issue 25: the culprit hunt (hunt_store.h), read with the regression wherever it is read.
+    ", coalesce((SELECT h.hunt::text FROM hunts h WHERE h.regression_id ="
+    " regressions.regression_id AND h.state <> 'none'), '') AS hunt";
 
 const std::string kSeriesIs = "model = $1 AND workload = $2 AND instance_type = $3 AND metric = $4";
 
@@ -120,6 +123,10 @@ absl::StatusOr<v1::Regression> FromRow(const pqxx::row& row) {
   if (status.ok()) {
     status = ParseTraces(row[30].as<std::string>(), what + " first bad run's artifacts",
                          r.mutable_first_bad_traces());
+  }
+  if (const std::string hunt = row[31].as<std::string>(); status.ok() && !hunt.empty()) {
+    status = wire::ParseJson(hunt, what + " hunt", r.mutable_hunt());
+    if (!status.ok()) status = absl::DataLossError(status.message());
   }
   if (!status.ok()) return status;
   return r;
