@@ -11,6 +11,8 @@
 
 #include <string>
 
+#include "absl/time/clock.h"
+
 #include "tests/support/collector_fixture.h"
 #include "tests/support/files.h"
 #include "tests/support/process.h"

@@ -33,14 +33,21 @@ std::vector<double> Deseasonalise(const std::vector<MonitorPoint>& points,
   values.reserve(points.size());
   for (const auto& p : points) values.push_back(p.value);
   if (points.size() < 2 * kMonitorSeasonPeriod || window_seconds <= 0) return values;
-  const double level = Median(values);
   std::vector<std::vector<double>> by_phase(kMonitorSeasonPeriod);
   auto phase = [&](const MonitorPoint& p) {
     const int64_t slot = p.window_start_s / window_seconds;
     return static_cast<int>(((slot % kMonitorSeasonPeriod) + kMonitorSeasonPeriod) %
                             kMonitorSeasonPeriod);
   };
-  for (const auto& p : points) by_phase[phase(p)].push_back(p.value - level);
+  // Each point's deviation from the running median of the whole cycle around it (the points
+  // with a full cycle around them only): a step moves the running median within a few points,
+  // where a running mean would smear it over the whole cycle and into the profile.
+  const std::size_t half = kMonitorSeasonPeriod / 2;
+  for (std::size_t i = half; i + half <= points.size(); ++i) {
+    std::vector<double> around(values.begin() + static_cast<long>(i - half),
+                               values.begin() + static_cast<long>(i + half));
+    by_phase[phase(points[i])].push_back(points[i].value - Median(std::move(around)));
+  }
   std::vector<double> profile(kMonitorSeasonPeriod, 0.0);
   double mean = 0;
   int filled = 0;
@@ -60,6 +67,8 @@ std::vector<double> Deseasonalise(const std::vector<MonitorPoint>& points,
 absl::StatusOr<std::vector<MonitorChange>> JudgeMonitorSeries(
     const std::vector<MonitorPoint>& points, const detect::DetectorOptions& options,
     bool increases_only) {
+  // Under two cycles a cycle cannot be told from a step: nothing is judged yet.
+  if (points.size() < 2 * kMonitorSeasonPeriod) return std::vector<MonitorChange>{};
   std::vector<detect::Point> series;
   series.reserve(points.size());
   for (double v : Deseasonalise(points)) series.push_back({.value = v});

@@ -48,6 +48,7 @@ std::vector<double> Deseasonalise(const std::vector<MonitorPoint>& points,
 
 // Change points of the deseasonalised series whose relative change is at least
 // options.min_relative_change and, when `increases_only`, positive (slower, more errors).
+// None before two whole days of points: under two cycles a cycle is not told from a step.
 absl::StatusOr<std::vector<MonitorChange>> JudgeMonitorSeries(
     const std::vector<MonitorPoint>& points, const detect::DetectorOptions& options,
     bool increases_only = true);

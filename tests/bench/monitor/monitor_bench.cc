@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
   std::size_t bytes = 0;
   for (const auto& l : lines) bytes += l.size();
   std::printf("monitor_bench: %d apps, %d s periods, %zu lines/hour of %.1f KiB each, %d hours\n",
-              apps, period, lines.size(), static_cast<double>(bytes) / lines.size() / 1024, hours);
+              apps, period, lines.size(), static_cast<double>(bytes) / static_cast<double>(lines.size()) / 1024, hours);
 
   // The floor: parsing each line, nothing else.
   const double parse_start = CpuSeconds();
@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
 
   char dir_template[] = "/tmp/monitor-bench-XXXXXX";
   const std::filesystem::path dir = mkdtemp(dir_template);
+  std::filesystem::create_directories(dir / "state" / "monitor");
   auto spool = devtime::agent::Spool::Open(dir / "spool", 1ull << 32);
   if (!spool.ok()) return 1;
   devtime::agent::monitor::MonitorConfig config;

@@ -37,7 +37,7 @@ TEST(MonitorJudgeTest, FindsAStepOnADailyCycleAtItsWindow) {
 
 TEST(MonitorJudgeTest, APureDailyCycleOpensNothing) {
   for (unsigned seed = 1; seed <= 10; ++seed) {
-    for (int hours : {30, 48, 120, 336}) {
+    for (int hours : {30, 48, 120, 336}) {  // 30: under two days nothing is judged
       auto changes = JudgeMonitorSeries(Series(hours, -1, 0, seed, 0.2), WindowDetectorOptions());
       ASSERT_TRUE(changes.ok());
       EXPECT_TRUE(changes->empty()) << "seed " << seed << " hours " << hours << ": index "
