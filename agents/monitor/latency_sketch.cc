@@ -19,22 +19,52 @@ double LatencySketch::ValueOf(int index) const {
   return 2 * std::exp(index * log_gamma_) / (gamma + 1);
 }
 
+void LatencySketch::Extend(double lo_us, double hi_us, double weight) {
+  if (total_ <= 0) {
+    min_ = lo_us;
+    max_ = hi_us;
+  } else {
+    min_ = std::min(min_, lo_us);
+    max_ = std::max(max_, hi_us);
+  }
+  total_ += weight;
+}
+
 void LatencySketch::Add(double value_us, double weight) {
   if (!(value_us >= 0) || !(weight > 0) || !std::isfinite(value_us) || !std::isfinite(weight)) {
     return;
   }
-  if (total_ <= 0) {
-    min_ = max_ = value_us;
-  } else {
-    min_ = std::min(min_, value_us);
-    max_ = std::max(max_, value_us);
-  }
-  total_ += weight;
+  Extend(value_us, value_us, weight);
   if (value_us <= kZeroUs) {
     zero_ += weight;
     return;
   }
-  const int index = IndexOf(value_us);
+  AddToBucket(IndexOf(value_us), weight);
+}
+
+void LatencySketch::AddUniform(double lo_us, double hi_us, double weight) {
+  if (!(hi_us > lo_us) || !std::isfinite(hi_us)) {
+    Add(lo_us, weight);
+    return;
+  }
+  if (!(lo_us >= 0) || !(weight > 0) || !std::isfinite(weight)) return;
+  Extend(lo_us, hi_us, weight);
+  const double span = hi_us - lo_us;
+  double from = lo_us;
+  if (from <= kZeroUs) {
+    const double upto = std::min(hi_us, kZeroUs);
+    zero_ += weight * (upto - from) / span;
+    from = upto;
+  }
+  // Bucket i holds (gamma^(i-1), gamma^i]: walk the buckets the range covers.
+  for (int i = from > 0 ? IndexOf(from) : 0; from < hi_us; ++i) {
+    const double upper = std::min(hi_us, std::exp(i * log_gamma_));
+    if (upper > from) AddToBucket(i, weight * (upper - from) / span);
+    from = std::max(from, upper);
+  }
+}
+
+void LatencySketch::AddToBucket(int index, double weight) {
   if (weights_.empty()) {
     min_index_ = index;
     weights_.assign(1, 0.0);
@@ -118,7 +148,7 @@ LatencySketch LatencySketch::FromParts(double relative_accuracy, int min_index,
 }
 
 bool FeedPeriod(LatencySketch& sketch, const double (&points_us)[kMonitorPoints],
-                double executions, int slices) {
+                double executions) {
   for (int i = 0; i < kMonitorPoints; ++i) {
     if (!std::isfinite(points_us[i]) || points_us[i] < 0) return false;
     if (i > 0 && points_us[i] < points_us[i - 1]) return false;
@@ -126,11 +156,7 @@ bool FeedPeriod(LatencySketch& sketch, const double (&points_us)[kMonitorPoints]
   if (!(executions > 0)) return true;  // an idle period adds nothing
   for (int r = 0; r + 1 < kMonitorPoints; ++r) {
     const double mass = kMonitorQuantiles[r + 1] - kMonitorQuantiles[r];
-    const double weight = executions * mass / slices;
-    for (int s = 0; s < slices; ++s) {
-      const double f = (s + 0.5) / slices;  // the slice's midpoint, linearly between the points
-      sketch.Add(points_us[r] + f * (points_us[r + 1] - points_us[r]), weight);
-    }
+    sketch.AddUniform(points_us[r], points_us[r + 1], executions * mass);
   }
   return true;
 }

@@ -26,6 +26,9 @@ class LatencySketch {
 
   // Adds `weight` (> 0) at `value_us` (>= 0; NaN and negatives are ignored).
   void Add(double value_us, double weight);
+  // Adds `weight` spread uniformly over [lo_us, hi_us]: each bucket gets the share of the
+  // range it covers (exact; a point when hi_us <= lo_us).
+  void AddUniform(double lo_us, double hi_us, double weight);
   // Adds the other sketch's weights; false (nothing changed) when the accuracies differ.
   bool Merge(const LatencySketch& other);
   // The q-quantile (0 <= q <= 1); NaN when empty.
@@ -46,6 +49,8 @@ class LatencySketch {
 
  private:
   int IndexOf(double value_us) const;
+  void AddToBucket(int index, double weight);
+  void Extend(double lo_us, double hi_us, double weight);  // min, max and total
   double ValueOf(int index) const;
 
   double accuracy_;
@@ -65,11 +70,11 @@ inline constexpr int kMonitorPoints = 7;
 // Feeds one period into `sketch`: the period's latency distribution is taken to be the one
 // whose quantile function runs linearly between its reported percentiles (values in
 // microseconds, non-decreasing), and `executions` values are spread over it: each of the six
-// ranges between neighbouring percentiles gets its share of the weight at `slices` points of
-// equal mass (the midpoints of its slices). Returns false (nothing fed) when the points are
-// not finite or not non-decreasing.
+// ranges between neighbouring percentiles gets its share of the weight, uniformly over the
+// range (AddUniform: each bucket the part of the range it covers). Returns false (nothing
+// fed) when the points are not finite or not non-decreasing.
 bool FeedPeriod(LatencySketch& sketch, const double (&points_us)[kMonitorPoints],
-                double executions, int slices = 8);
+                double executions);
 
 // The exact q-quantile of the mixture of periods (each period's piecewise-linear quantile
 // function as above, weighted by its executions): what the sketch approximates. For tests and

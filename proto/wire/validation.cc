@@ -633,9 +633,9 @@ absl::Status ValidateRun(const v1::RunSummary& run) {
   if (!run.has_identity()) return Invalid("run.identity", "is required");
   if (auto s = CheckIdentity(run.identity(), run.status()); !s.ok()) return s;
   using Check = absl::Status (*)(const v1::RunSummary&);
-  for (Check check : {CheckStatus, CheckTimes, CheckCapture, CheckOps, CheckSteps, CheckLayers,
-                      CheckEnvironment, CheckArtifacts, CheckDeviceTotals, CheckWarnings,
-                      CheckKernels, CheckDeviceJoin, CheckBucketedSamples, CheckMonitor,
+  for (Check check : {CheckStatus, CheckTimes, CheckCapture, CheckMonitor, CheckOps, CheckSteps,
+                      CheckLayers, CheckEnvironment, CheckArtifacts, CheckDeviceTotals,
+                      CheckWarnings, CheckKernels, CheckDeviceJoin, CheckBucketedSamples,
                       CheckMessageSize}) {
     if (auto s = check(run); !s.ok()) return s;
   }
