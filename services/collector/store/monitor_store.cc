@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <string_view>
 
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
@@ -14,7 +15,8 @@ namespace {
 
 constexpr int64_t kJudgedHistorySeconds = 14 * 24 * 3600;
 constexpr int64_t kSameRegressionSeconds = 3 * 3600;  // a re-placed change is the same one
-constexpr int kHostWindows = 6;  // windows each side that say whether a host moved
+constexpr int kHostWindows = 6;
+constexpr double kMinErrorRateRise = 0.01;  // one execution in a hundred  // windows each side that say whether a host moved
 
 // A merged latency histogram of one hour: the hosts' sketches of one accuracy added.
 struct MergedSketch {
@@ -214,6 +216,11 @@ absl::StatusOr<int> MonitorStore::Judge(const MonitorSeriesKey& key, int64_t bef
     auto changes = analyze::JudgeMonitorSeries(points, options);
     if (!changes.ok()) return changes.status();
     for (const auto& c : *changes) {
+      // A ratio near 0 moves by large factors on a handful of errors: error_rate needs an
+      // absolute rise too.
+      if (std::string_view(metric) == "error_rate" && c.after - c.before < kMinErrorRateRise) {
+        continue;
+      }
       nlohmann::json entry = {{"metric", metric},
                               {"before", c.before},
                               {"after", c.after},
