@@ -9,8 +9,7 @@
 //
 // Judgment (analyze/monitor_judge.h) runs after the ingest that brings the first window of a
 // newer hour for its series (so the hour before is complete for the hosts that were on time),
-// over the last 14 days; an error_rate change also needs a rise of one error in a hundred
-// executions (a ratio near 0 moves by large factors on a handful of errors). A change found opens one latency regression per series group and
+// over the last 14 days. A change found opens one latency regression per series group and
 // first bad window (a re-analysis that places it a window or two away finds the open one and
 // adds nothing), listing every metric that moved, the hosts that moved (their own p99 before
 // and after), the environment values that changed (runtime, driver, ...), and the nearest
