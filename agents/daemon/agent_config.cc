@@ -112,6 +112,12 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& yaml, const std:
         }
         continue;
       }
+      if (key == "monitor") {
+        auto monitor = monitor::ParseMonitorConfig(value, source);
+        if (!monitor.ok()) return monitor.status();
+        config.monitor = std::move(*monitor);
+        continue;
+      }
       auto setting = kSingleValueSettings.find(key);
       if (setting == kSingleValueSettings.end()) {
         return Problem(source, entry.first, key, "unknown setting");

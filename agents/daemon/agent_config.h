@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "agents/monitor/monitor_config.h"
 
 namespace devtime::agent {
 
@@ -36,6 +37,8 @@ struct AgentConfig {
   // remote store is mounted (NFS, s3fs, ...) and given as its mount point.
   std::filesystem::path trace_store;
   uint64_t trace_retention_days = 30;  // run folders in trace_store older than this are removed
+  // neuron-monitor's stream, folded into window runs (issue 24; agents/monitor/README.md).
+  monitor::MonitorConfig monitor;
 };
 
 // Parses `yaml` (from `source`, for messages) and fills defaults: work_dir, spool_dir and

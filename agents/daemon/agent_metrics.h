@@ -9,6 +9,8 @@
 //   spool/rejected/ undelivered devtime_agent_last_success_timestamp_seconds{job}  when the job
 //   last produced a good run devtime_agent_collector_connected                  1 while the session
 //   is up
+//   devtime_agent_monitor_*                            neuron-monitor's stream (issue 24),
+//   listed in agents/daemon/daemon_monitor.cc and agents/monitor/README.md
 //
 // Thread-safety: safe for concurrent use.
 #pragma once
@@ -40,6 +42,8 @@ class AgentMetrics {
   void RunSetAside();
   void Connected(bool up);
   int port() const { return port_; }
+  // For the families of other parts of the agent (the monitor's, daemon_monitor.cc).
+  prometheus::Registry& registry() { return *registry_; }
 
  private:
   AgentMetrics();

@@ -137,6 +137,9 @@ absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(const AgentConfi
   daemon->session_ = std::thread([d = daemon.get()] { d->SessionLoop(); });
   daemon->scheduler_ = std::thread([d = daemon.get()] { d->SchedulerLoop(); });
   daemon->uploader_ = std::thread([d = daemon.get()] { d->UploaderLoop(); });
+  if (config.monitor.enabled) {
+    if (auto monitor = daemon->StartMonitor(); !monitor.ok()) return monitor;
+  }
   DaemonLog("agent " + config.name + " on " + config.host + " started; collector " +
             config.collector + ", " + std::to_string(daemon->spool_->Stats().runs) +
             " runs spooled");
@@ -150,6 +153,7 @@ AgentDaemon::~AgentDaemon() {
 
 void AgentDaemon::Stop() {
   stopping_ = true;
+  if (monitor_) monitor_->Stop();  // its last windows are spooled or checkpointed
   std::lock_guard lock(mu_);
   if (session_context_) session_context_->TryCancel();
   changed_.notify_all();

@@ -49,6 +49,7 @@
 #include "agents/daemon/files.h"
 #include "agents/daemon/spool.h"
 #include "agents/daemon/uploader.h"
+#include "agents/monitor/monitor_runner.h"
 #include "devtime/v1/collector.grpc.pb.h"
 #include "proto/wire/env.h"
 
@@ -122,6 +123,10 @@ class AgentDaemon {
   void Report(v1::JobSlot slot);
   // Waits `duration` on the env's steady clock; false when the daemon stops first.
   bool SleepUnlessStopping(std::chrono::milliseconds duration);
+  // neuron-monitor (daemon_monitor.cc): starts the runner when agent.yaml has `monitor:`;
+  // a closed window is validated and spooled like a job's run (no slot to report).
+  absl::Status StartMonitor();
+  absl::Status SpoolMonitorWindow(const v1::RunSummary& run);
 
   const AgentConfig config_;
   const RetryPolicy retry_;
@@ -156,6 +161,8 @@ class AgentDaemon {
   std::map<std::string, v1::JobSlot> awaiting_;  // guarded by delivery_mu_
 
   std::thread session_, scheduler_, uploader_;
+  std::unique_ptr<monitor::MonitorObserver> monitor_observer_;
+  std::unique_ptr<monitor::MonitorRunner> monitor_;
 };
 
 }  // namespace devtime::agent

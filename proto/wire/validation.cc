@@ -320,7 +320,8 @@ absl::Status CheckOps(const v1::RunSummary& run) {
         return absl::OkStatus();
       });
   if (!status.ok()) return status;
-  if (run.status() == v1::RUN_STATUS_OK && run.ops_size() == 0) {
+  if (run.status() == v1::RUN_STATUS_OK && run.ops_size() == 0 &&
+      run.source() != v1::RUN_SOURCE_MONITOR) {
     return Invalid("run.ops", "an OK run needs at least one operator");
   }
   return absl::OkStatus();
@@ -577,14 +578,112 @@ std::string EscapedText(std::string_view text) {
   return out;
 }
 
+// Issue 24: a MONITOR run is one window of neuron-monitor's stream: its figures in `monitor`,
+// no operators or steps; a profile carries no `monitor`.
+absl::Status CheckSketch(const FieldPath& field, const v1::LatencySketch& s) {
+  if (s.weights_size() == 0 && s.zero_weight() == 0) return absl::OkStatus();  // idle window
+  if (!(s.relative_accuracy() > 0 && s.relative_accuracy() <= kMaxSketchAccuracy)) {
+    return Invalid(field.Member(".relative_accuracy"),
+                   "must be in (0, " + FormatNumber(kMaxSketchAccuracy) + "], got " +
+                       FormatNumber(s.relative_accuracy()));
+  }
+  if (auto st = CheckEach(field.Member(".weights"), s.weights(), kMaxSketchBuckets,
+                          [](double w, const FieldPath& at) {
+                            return std::isfinite(w) && w >= 0 && w <= 1e18
+                                       ? absl::OkStatus()
+                                       : Invalid(at, "must be finite, >= 0 and <= 1e18");
+                          });
+      !st.ok()) {
+    return st;
+  }
+  if (!(std::isfinite(s.zero_weight()) && s.zero_weight() >= 0 && s.zero_weight() <= 1e18)) {
+    return Invalid(field.Member(".zero_weight"), "must be finite, >= 0 and <= 1e18");
+  }
+  if (std::abs(static_cast<int64_t>(s.min_index())) > 100'000) {
+    return Invalid(field.Member(".min_index"), "must be within +-100000");
+  }
+  if (auto st = CheckDuration(field.Member(".min_us"), s.min_us()); !st.ok()) return st;
+  if (auto st = CheckDuration(field.Member(".max_us"), s.max_us()); !st.ok()) return st;
+  if (s.max_us() < s.min_us()) return Invalid(field.Member(".max_us"), "is below min_us");
+  return absl::OkStatus();
+}
+
+absl::Status CheckCountMap(const FieldPath& field,
+                           const google::protobuf::Map<std::string, uint64_t>& counts) {
+  if (counts.size() > kMaxMonitorKinds) {
+    return TooMany(field, static_cast<std::size_t>(counts.size()), kMaxMonitorKinds);
+  }
+  for (const auto& [key, value] : counts) {
+    if (auto s = CheckText(field.Member("." + key), key, 64, true); !s.ok()) return s;
+    if (auto s = CheckCount(field, value, false); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckMonitor(const v1::RunSummary& run) {
+  if (!v1::RunSource_IsValid(run.source())) {
+    return Invalid("run.source", "unknown value " + std::to_string(run.source()));
+  }
+  if (run.source() != v1::RUN_SOURCE_MONITOR) {
+    return run.has_monitor() ? Invalid("run.monitor", "is only for runs of source MONITOR")
+                             : absl::OkStatus();
+  }
+  if (!run.has_monitor()) return Invalid("run.monitor", "is required for a MONITOR run");
+  if (run.ops_size() > 0 || run.steps_size() > 0) {
+    return Invalid("run.ops", "a MONITOR run has no operators or steps");
+  }
+  if (run.identity().device_kind() != v1::DEVICE_KIND_NEURON) {
+    return Invalid("run.identity.device_kind", "a MONITOR run is NEURON");
+  }
+  const auto& m = run.monitor();
+  if (!m.has_window_start()) return Invalid("run.monitor.window_start", "is required");
+  if (!m.has_window_end()) return Invalid("run.monitor.window_end", "is required");
+  if (auto s = CheckTime("run.monitor.window_start", m.window_start()); !s.ok()) return s;
+  if (auto s = CheckTime("run.monitor.window_end", m.window_end()); !s.ok()) return s;
+  const int64_t span = m.window_end().seconds() - m.window_start().seconds();
+  if (span <= 0 || span > kMaxMonitorWindowSeconds) {
+    return Invalid("run.monitor.window_end",
+                   "must be after window_start and at most 7 days later, got " +
+                       std::to_string(span) + " s");
+  }
+  if (auto s = CheckText("run.monitor.runtime_tag", m.runtime_tag(), 256, false); !s.ok()) return s;
+  if (auto s = CheckEach("run.monitor.neff_names", m.neff_names(), 64,
+                         [](const std::string& name, const FieldPath& at) {
+                           return CheckText(at, name, 256, true);
+                         });
+      !s.ok()) {
+    return s;
+  }
+  if (!(std::isfinite(m.covered_seconds()) && m.covered_seconds() >= 0 &&
+        m.covered_seconds() <= kMaxMonitorWindowSeconds)) {
+    return Invalid("run.monitor.covered_seconds", "must be finite, >= 0 and <= 604800");
+  }
+  if (auto s = CheckCount("run.monitor.executions", m.executions(), false); !s.ok()) return s;
+  if (auto s = CheckCountMap("run.monitor.outcomes", m.outcomes()); !s.ok()) return s;
+  if (auto s = CheckCountMap("run.monitor.errors", m.errors()); !s.ok()) return s;
+  const double util = m.neuroncore_utilization_pct();
+  if (!(std::isfinite(util) && util >= 0 && util <= 100)) {
+    return Invalid("run.monitor.neuroncore_utilization_pct",
+                   "must be 0..100, got " + FormatNumber(util));
+  }
+  if (auto s = CheckSketch("run.monitor.device_latency", m.device_latency()); !s.ok()) return s;
+  if (auto s = CheckSketch("run.monitor.total_latency", m.total_latency()); !s.ok()) return s;
+  for (auto [field, value] : {std::pair{"run.monitor.device_p50_us", m.device_p50_us()},
+                              std::pair{"run.monitor.device_p99_us", m.device_p99_us()},
+                              std::pair{"run.monitor.total_p99_us", m.total_p99_us()}}) {
+    if (auto s = CheckDuration(field, value); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateRun(const v1::RunSummary& run) {
   if (!run.has_identity()) return Invalid("run.identity", "is required");
   if (auto s = CheckIdentity(run.identity(), run.status()); !s.ok()) return s;
   using Check = absl::Status (*)(const v1::RunSummary&);
-  for (Check check : {CheckStatus, CheckTimes, CheckCapture, CheckOps, CheckSteps, CheckLayers,
-                      CheckEnvironment, CheckArtifacts, CheckDeviceTotals, CheckWarnings,
-                      CheckKernels, CheckDeviceJoin, CheckBucketedSamples, CheckMessageSize,
-                      CheckNoEventsDroppedWhenOk, CheckStepSampleCounts}) {
+  for (Check check : {CheckStatus, CheckTimes, CheckCapture, CheckMonitor, CheckOps, CheckSteps,
+                      CheckLayers, CheckEnvironment, CheckArtifacts, CheckDeviceTotals,
+                      CheckWarnings, CheckKernels, CheckDeviceJoin, CheckBucketedSamples,
+                      CheckMessageSize, CheckNoEventsDroppedWhenOk, CheckStepSampleCounts}) {
     if (auto s = check(run); !s.ok()) return s;
   }
   return absl::OkStatus();

@@ -42,6 +42,12 @@ inline constexpr double kSelfCpuRoundingUsPerCall = 1.0;
 // (protobuf's Timestamp range, inside PostgreSQL's timestamptz).
 inline constexpr int64_t kMinTimeSeconds = 1;
 inline constexpr int64_t kMaxTimeSeconds = 253'402'300'799;
+// Issue 24, MONITOR runs: a window spans at most 7 days; a latency sketch has at most 4,096
+// buckets and a relative accuracy of at most 5 %; outcomes and errors at most 32 kinds each.
+inline constexpr int64_t kMaxMonitorWindowSeconds = 7 * 24 * 3600;
+inline constexpr std::size_t kMaxSketchBuckets = 4096;
+inline constexpr double kMaxSketchAccuracy = 0.05;
+inline constexpr std::size_t kMaxMonitorKinds = 32;
 
 // OK, or INVALID_ARGUMENT / RESOURCE_EXHAUSTED whose message starts with the offending
 // field's path, e.g. "run.ops[3].self_device_us: must be finite, >= 0 and <= 1e+15, got nan".

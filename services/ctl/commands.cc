@@ -1,6 +1,7 @@
 #include "services/ctl/commands.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -170,9 +171,35 @@ void PrintDeviceDetails(const Session& session, const v1::RunSummary& run) {
   }
 }
 
+// Issue 24: neuron-monitor windows (runs list --source monitor), one per host, app, window.
+void PrintMonitorRuns(const Session& session, const v1::ListRunsResponse& response) {
+  TextTable table({"run id", "window (UTC)", "model", "workload", "host", "app", "executions",
+                   "errors", "device p50", "device p99", "total p99", "util"},
+                  {Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft,
+                   Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
+                   Align::kRight, Align::kRight});
+  for (const auto& run : response.runs()) {
+    const auto& id = run.identity();
+    const auto& m = run.monitor();
+    uint64_t errors = 0;
+    for (const auto& [kind, count] : m.errors()) errors += count;
+    char util[16];
+    std::snprintf(util, sizeof util, "%.0f%%", m.neuroncore_utilization_pct());
+    table.AddRow({id.run_id(), wire::FormatTime(m.window_start()), id.model(), id.workload(),
+                  id.host(), m.runtime_tag(), std::to_string(m.executions()),
+                  std::to_string(errors), ScaledTime(m.device_p50_us()),
+                  ScaledTime(m.device_p99_us()), ScaledTime(m.total_p99_us()), util});
+  }
+  session.out << (table.empty() ? "no monitor windows match\n" : table.Render());
+}
+
 void PrintRuns(const Session& session, const v1::ListRunsResponse& response, Format format) {
   if (format == Format::kIds) {
     for (const auto& run : response.runs()) session.out << run.identity().run_id() << "\n";
+    return;
+  }
+  if (!response.runs().empty() && response.runs(0).source() == v1::RUN_SOURCE_MONITOR) {
+    PrintMonitorRuns(session, response);
     return;
   }
   TextTable table({"run id", "started (UTC)", "model", "workload", "instance", "device", "status",
@@ -242,6 +269,7 @@ int RunsList(const Session& session, const RunsListOptions& options) {
   v1::ListRunsRequest request;
   request.set_model(options.model);
   request.set_workload(options.workload);
+  if (options.source != "profile") request.set_source(options.source);
   if (!options.since.empty()) {
     auto since = wire::ParseTimeOrAge(options.since, wire::Clock::now());
     if (!since.ok()) {
@@ -532,6 +560,11 @@ void AddRunCommands(CLI::App& app, CommandContext& context) {
                         "only runs started since: 2026-11-01, 2026-11-01T02:00:00Z or an age "
                         "like 7d, 12h");
   runs_list->add_option("--limit", list->limit, "at most this many runs (default 100, 0 = all)");
+  runs_list
+      ->add_option("--source", list->source,
+                   "profile: profiled runs (default); monitor: neuron-monitor windows, one per "
+                   "host, application and window")
+      ->check(CLI::IsMember({"profile", "monitor"}));
   AddListFormatOption(runs_list, &list->format);
   OnParsed(runs_list, context, [list](const Session& s) { return RunsList(s, *list); });
 

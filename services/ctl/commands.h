@@ -55,6 +55,7 @@ struct RunsListOptions {
   std::string since;     // RFC 3339, date, or age ("7d"); empty = no bound
   unsigned limit = 100;  // newest first; 0 = every run (the collector's pages are followed)
   Format format = Format::kTable;
+  std::string source = "profile";  // or "monitor" (issue 24)
 };
 
 int RunsList(const Session& session, const RunsListOptions& options);

@@ -10,6 +10,7 @@
 
 #include "proto/wire/time.h"
 #include "services/ctl/report_html.h"
+#include "services/ctl/report_monitor.h"
 
 namespace devtime::ctl {
 namespace {
@@ -38,6 +39,21 @@ grpc::Status ListRuns(const Session& session, const ReportOptions& options,
                           &v1::ListRunsResponse::mutable_runs, &response);
   runs->assign(response.runs().begin(), response.runs().end());
   return status;
+}
+
+// The model's newest neuron-monitor windows (issue 24); none from an older collector.
+std::vector<v1::RunInfo> ListMonitorWindows(const Session& session, const std::string& model) {
+  v1::ListRunsRequest request;
+  request.set_model(model);
+  request.set_source("monitor");
+  v1::ListRunsResponse response;
+  auto status = InvokeAll(session, &Stub::ListRuns, request, kReportMonitorWindows,
+                          &v1::ListRunsResponse::mutable_runs, &response);
+  std::vector<v1::RunInfo> windows;
+  for (const auto& run : response.runs()) {
+    if (status.ok() && run.source() == v1::RUN_SOURCE_MONITOR) windows.push_back(run);
+  }
+  return windows;
 }
 
 // Every regression of the model, any state. An older collector without the RPC leaves
@@ -212,11 +228,16 @@ int Report(const Session& session, const ReportOptions& options) {
     return ReportError(session, status);
   }
   const ReportModel model = ToReportModel(report);
+  const std::vector<v1::RunInfo> windows = ListMonitorWindows(session, options.model);
   if (options.html_path.empty()) {
-    session.out << RenderReportText(model);
+    session.out << RenderReportText(model) << RenderMonitorText(windows);
     return 0;
   }
-  return WriteHtml(session, options.html_path, RenderReportHtml(model));
+  std::string html = RenderReportHtml(model);
+  if (auto end = html.rfind("</body>"); end != std::string::npos) {
+    html.insert(end, RenderMonitorHtml(windows));
+  }
+  return WriteHtml(session, options.html_path, html);
 }
 
 void AddReportCommand(CLI::App& app, CommandContext& context) {

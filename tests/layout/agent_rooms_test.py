@@ -16,6 +16,7 @@ FLOORS = [
     ["agents/trace/neuron"],
     ["agents/trace"],
     ["agents/contract"],
+    ["agents/monitor"],
     ["agents/daemon"],
     ["agents/cli"],
 ]

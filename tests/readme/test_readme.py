@@ -49,6 +49,10 @@ EXCLUDED = {
     "build/bin/detect_speed_bench": "a benchmark of minutes (CTest runs its smoke run)",
     "build/bin/fleet_bench --sessions 2000 --uploaders 200":
         "a load benchmark of minutes on a PostgreSQL server (CTest runs its smoke run)",
+    "build/bin/monitor_bench --apps 64 --period 10 --hours 6":
+        "a benchmark of a minute (CTest runs its smoke run, MonitorBench.smoke)",
+    "build/bin/fleet_bench --monitor --monitor-hosts 2000 --monitor-models 8 --monitor-hours 2":
+        "a load benchmark of minutes on a PostgreSQL server",
 }
 
 # README command -> a shell condition that is true once it is ready (polled, with a deadline).

@@ -42,6 +42,10 @@ CollectorMetrics::CollectorMetrics(std::shared_ptr<prometheus::Registry> registr
                                {IngestOutcome::kError, "error"}}) {
     ingest_by_outcome_[outcome] = &ingest.Add({{"outcome", name}});
   }
+  auto& monitor = counters("devtime_monitor_windows_total",
+                           "neuron-monitor windows uploaded (issue 24), stored or duplicate");
+  monitor_stored_ = &monitor.Add({{"outcome", "stored"}});
+  monitor_duplicate_ = &monitor.Add({{"outcome", "duplicate"}});
   ingest_duration_ =
       histogram("devtime_ingest_duration_seconds", "Time to validate and commit one uploaded run");
   database_up_ =
@@ -88,6 +92,10 @@ CollectorMetrics::CollectorMetrics(std::shared_ptr<prometheus::Registry> registr
 void CollectorMetrics::RecordIngest(IngestOutcome outcome, double seconds) {
   ingest_by_outcome_.at(outcome)->Increment();
   ingest_duration_->Observe(seconds);
+}
+
+void CollectorMetrics::RecordMonitorWindow(bool duplicate) {
+  (duplicate ? monitor_duplicate_ : monitor_stored_)->Increment();
 }
 
 void CollectorMetrics::SetDatabaseUp(bool up) { database_up_->Set(up ? 1 : 0); }

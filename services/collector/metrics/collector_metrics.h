@@ -58,6 +58,8 @@ class CollectorMetrics {
   explicit CollectorMetrics(std::shared_ptr<prometheus::Registry> registry);
 
   void RecordIngest(IngestOutcome outcome, double seconds);
+  // A neuron-monitor window stored or a duplicate (devtime_monitor_windows_total{outcome}).
+  void RecordMonitorWindow(bool duplicate);
   void SetDatabaseUp(bool up);
   void SetSchemaVersion(int version);
   // The read replica's lag in seconds; nullopt (unreachable) is exported as NaN. Exported
@@ -78,6 +80,8 @@ class CollectorMetrics {
   std::shared_ptr<prometheus::Registry> registry_;
   std::map<IngestOutcome, prometheus::Counter*> ingest_by_outcome_;  // fixed after construction
   prometheus::Histogram* ingest_duration_;
+  prometheus::Counter* monitor_stored_;
+  prometheus::Counter* monitor_duplicate_;
   prometheus::Gauge* database_up_;
   prometheus::Gauge* schema_version_;
   prometheus::Gauge* replication_lag_ = nullptr;  // created by the first SetReplicationLag

@@ -285,6 +285,7 @@ FleetMetrics::FleetMetrics(store::Database& store, prometheus::Registry& registr
   for (const FamilySpec& family : kFamilies) {
     families_.push_back(std::make_unique<GaugeSet>(registry, family.name, family.help));
   }
+  monitor_ = std::make_unique<MonitorMetrics>(store, registry);
 }
 
 FleetMetrics::~FleetMetrics() = default;
@@ -310,7 +311,7 @@ absl::Status FleetMetrics::Refresh(absl::Time now) {
   for (size_t i = 0; i < families_.size(); ++i) {
     families_[i]->Apply(snapshot.*kFamilies[i].values);
   }
-  return absl::OkStatus();
+  return monitor_->Refresh(now, options_.stale_after);
 }
 
 }  // namespace devtime::collector

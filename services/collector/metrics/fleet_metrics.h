@@ -71,6 +71,7 @@
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
 #include "services/collector/store/database.h"
+#include "services/collector/metrics/monitor_metrics.h"
 
 namespace devtime::collector {
 
@@ -111,6 +112,8 @@ class FleetMetrics {
   std::mutex mu_;  // serializes Refresh
   // One per exported family, in the order fleet_metrics.cc's table lists them.
   std::vector<std::unique_ptr<GaugeSet>> families_;
+  // Issue 24: the "between the nights" families (monitor_metrics.h), refreshed with these.
+  std::unique_ptr<MonitorMetrics> monitor_;
 };
 
 }  // namespace devtime::collector

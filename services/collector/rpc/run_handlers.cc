@@ -59,6 +59,7 @@ grpc::Status CollectorService::UploadRun(grpc::ServerContext* context,
   }
   bool duplicate = outcome->result == store::IngestResult::kDuplicate;
   metrics_.RecordIngest(duplicate ? IngestOutcome::kDuplicate : IngestOutcome::kStored, elapsed());
+  if (request->run().source() == v1::RUN_SOURCE_MONITOR) metrics_.RecordMonitorWindow(duplicate);
   if (!duplicate) AnalyzeRun(request->run().identity().run_id());
   response->set_run_id(request->run().identity().run_id());
   response->set_duplicate(duplicate);
@@ -78,6 +79,7 @@ grpc::Status CollectorService::ListRuns(grpc::ServerContext* context,
     store::RunFilter filter;
     filter.model = request->model();
     filter.workload = request->workload();
+    filter.source = request->source();  // issue 24: "monitor" for neuron-monitor windows
     if (request->has_since()) filter.since = request->since();
     filter.limit = page.size + 1;
     if (page.after) filter.after.emplace(page.after->micros, page.after->key);

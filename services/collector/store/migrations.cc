@@ -417,6 +417,61 @@ ALTER TABLE regression_events ADD CONSTRAINT regression_events_kind_check
   CHECK (kind IN ('opened', 'resolved', 'invalidated', 'hunted'));
 )sql";
 
+// Issue 24, between the nights: neuron-monitor windows (one per host, application and window)
+// in their own table, partitioned by month of the window's start like the history (`at` is the
+// window start, so devtime_ensure_month serves it too); and their regressions, of kind
+// latency, keyed by the series group and the first bad window.
+constexpr char kMonitorSchema[] = R"sql(
+CREATE TABLE monitor_windows (
+  run_id            uuid NOT NULL,
+  at                timestamptz NOT NULL,  -- the window's start
+  window_end        timestamptz NOT NULL,
+  model             text NOT NULL,
+  workload          text NOT NULL,
+  instance_type     text NOT NULL,
+  host              text NOT NULL,
+  runtime_tag       text NOT NULL,
+  neff_names        text[] NOT NULL,
+  executions        bigint NOT NULL,
+  errors            bigint NOT NULL,
+  device_p50_us     double precision NOT NULL,
+  device_p99_us     double precision NOT NULL,
+  total_p99_us      double precision NOT NULL,
+  utilization_pct   double precision NOT NULL,
+  environment       jsonb NOT NULL,
+  monitor           bytea NOT NULL,        -- the MonitorWindow message, sketches included
+  received_at       timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (run_id, at)
+) PARTITION BY RANGE (at);
+CREATE TABLE monitor_windows_default PARTITION OF monitor_windows DEFAULT;
+CREATE INDEX monitor_windows_series ON monitor_windows (model, workload, instance_type, at);
+CREATE INDEX monitor_windows_by_time ON monitor_windows (at DESC);
+
+CREATE TABLE monitor_regressions (
+  regression_id     bigserial PRIMARY KEY,
+  kind              text NOT NULL DEFAULT 'latency' CHECK (kind IN ('latency')),
+  state             text NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'resolved')),
+  model             text NOT NULL,
+  workload          text NOT NULL,
+  instance_type     text NOT NULL,
+  window_start      timestamptz NOT NULL,  -- the first bad window's range
+  window_end        timestamptz NOT NULL,
+  last_good_window  timestamptz NOT NULL,
+  metric            text NOT NULL,         -- the metric it was found on first
+  before_us         double precision NOT NULL,
+  after_us          double precision NOT NULL,
+  relative_change   double precision NOT NULL,
+  metrics           jsonb NOT NULL,        -- [{metric, before, after, relative_change, p_value}]
+  hosts             jsonb NOT NULL,        -- hosts that moved: [{host, before, after}]
+  versions          jsonb NOT NULL,        -- environment keys that changed: {key: {before, after}}
+  nightly_run_id    uuid,                  -- the nearest nightly profile of the model
+  summary           text NOT NULL,
+  created_at        timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (model, workload, instance_type, window_start)
+);
+CREATE INDEX monitor_regressions_by_time ON monitor_regressions (window_start DESC);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -431,6 +486,7 @@ const std::vector<Migration>& AllMigrations() {
       {7, "regression kinds: step and drift", kRegressionKindSchema},
       {8, "leaner ingest: no unread keys on op_stats and series_points, lz4 summaries",
        kLeanerIngestSchema},
+      {9, "between the nights: neuron-monitor windows and latency regressions", kMonitorSchema},
       {10, "culprit hunts: hunts, culprit run requests", kHuntsSchema},
       {11, "history outside the created months: default-partition rows moved to their months",
        kDefaultRowsOut},

@@ -393,7 +393,10 @@ class RunStore::SeriesCache {
   std::unordered_map<std::string, std::unordered_map<std::string, long long>> groups_;
 };
 
-RunStore::RunStore(Database& db) : db_(db), series_(std::make_unique<SeriesCache>()) {}
+RunStore::RunStore(Database& db)
+    : db_(db),
+      series_(std::make_unique<SeriesCache>()),
+      monitor_(std::make_unique<MonitorStore>(db)) {}
 RunStore::~RunStore() = default;
 
 // Writes the run's series points; returns the series ids it learned (for the cache, once
@@ -425,6 +428,12 @@ std::vector<std::pair<std::string, long long>> RunStore::WriteSeriesPoints(
 }
 
 absl::StatusOr<IngestOutcome> RunStore::IngestRun(const v1::RunSummary& run) {
+  if (run.source() == v1::RUN_SOURCE_MONITOR) {  // a window of its own table (issue 24)
+    auto stored = monitor_->Ingest(run);
+    if (!stored.ok()) return stored.status();
+    return IngestOutcome{*stored ? IngestResult::kStored : IngestResult::kDuplicate,
+                         TimeUtil::GetCurrentTime()};
+  }
   const std::string payload = DeterministicBytes(run);
   const auto& id = run.identity();
   const SeriesValue point = RunValue(run);
@@ -467,6 +476,9 @@ absl::StatusOr<IngestOutcome> RunStore::IngestRun(const v1::RunSummary& run) {
 }
 
 absl::StatusOr<std::vector<v1::RunInfo>> RunStore::ListRuns(const RunFilter& filter) {
+  if (filter.source == "monitor") {
+    return monitor_->List(filter.model, filter.workload, filter.limit, filter.after);
+  }
   std::optional<std::string> since;
   if (filter.since) since = TimeUtil::ToString(*filter.since);
   std::optional<std::string> after_time;

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "devtime/v1/collector.pb.h"
 #include "services/collector/store/database.h"
+#include "services/collector/store/monitor_store.h"
 #include "services/collector/store/series.h"
 
 namespace devtime::store {
@@ -39,6 +40,8 @@ struct RunFilter {
   // Keyset paging: only runs after (started_at in microseconds, run_id) in the list's order
   // (started_at newest first, then run_id).
   std::optional<std::pair<long long, std::string>> after;
+  // Issue 24: "monitor" lists neuron-monitor windows (monitor_store.h) instead.
+  std::string source;
 };
 
 // A run as a person names it (collector.proto ResolveRun): a whole run id, a unique prefix
@@ -69,6 +72,8 @@ class RunStore {
   // prefix shorter than kMinRunIdPrefix hex digits or not the start of a lowercase UUID.
   absl::StatusOr<v1::RunInfo> ResolveRun(const RunRef& ref);
   absl::StatusOr<std::vector<v1::ModelInfo>> ListModels();
+  // neuron-monitor windows (issue 24): IngestRun and ListRuns route MONITOR runs there.
+  MonitorStore& monitor() { return *monitor_; }
 
  private:
   absl::StatusOr<v1::RunInfo> ResolveLatest(const RunRef& ref);
@@ -82,6 +87,7 @@ class RunStore {
 
   Database& db_;
   std::unique_ptr<SeriesCache> series_;  // ids of the series already stored
+  std::unique_ptr<MonitorStore> monitor_;
 };
 
 }  // namespace devtime::store

@@ -24,6 +24,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -34,6 +35,7 @@
 #include "nlohmann/json.hpp"
 #include "proto/wire/channel.h"
 #include "tests/bench/fleet/bench_runs.h"
+#include "tests/bench/fleet/monitor_windows.h"
 #include "tests/bench/fleet/probes.h"
 #include "tests/bench/fleet/sim_agents.h"
 #include "tests/support/process.h"
@@ -70,6 +72,11 @@ struct Options {
   int rest_seconds = 5;     // 0 skips the [rest] window
   SessionPhases fleet;
   IngestPhases ingest;
+  // --monitor (issue 24): neuron-monitor windows instead of the sessions and profiles.
+  bool monitor = false;
+  int monitor_hosts = 2000;
+  int monitor_models = 8;
+  int monitor_hours = 2;
 };
 
 // PostgreSQL publishes a backend's transaction counts up to ~10 s late; windows compared to
@@ -353,6 +360,63 @@ std::unique_ptr<SimulatedFleet> RunSessionPhases(const Options& options,
   return fleet;
 }
 
+// --monitor: H hours of hourly windows of `hosts` x `models`, uploaded by the K uploaders, and
+// the baseline in the same run: as many of the smallest profiles (1 operator, 1 step) through
+// the same path. The figure that matters: the collector's CPU for one hour of the fleet's
+// windows, as a share of one core over that hour.
+int MonitorPhase(const Options& options, const Collector& collector,
+                 const PostgresProbe& postgres) {
+  const int k_uploaders = options.ingest.uploaders;
+  const int64_t first_hour = (std::time(nullptr) / 3600 - options.monitor_hours - 1) * 3600;
+  std::vector<std::vector<v1::RunSummary>> windows(static_cast<std::size_t>(k_uploaders));
+  std::vector<std::vector<v1::RunSummary>> baseline(static_cast<std::size_t>(k_uploaders));
+  long long n = 0;
+  for (int h = 0; h < options.monitor_hours; ++h) {
+    for (int host = 0; host < options.monitor_hosts; ++host) {
+      for (int model = 0; model < options.monitor_models; ++model, ++n) {
+        const auto k = static_cast<std::size_t>(n % k_uploaders);
+        windows[k].push_back(BenchWindow(host, model, first_hour + h * 3600LL));
+        baseline[k].push_back(
+            BenchRun(static_cast<int>(k), static_cast<int>(baseline[k].size()) + 100'000, 1, 1));
+      }
+    }
+  }
+  auto measure = [&](const char* what, const std::vector<std::vector<v1::RunSummary>>& runs) {
+    std::printf("\n[%s] %lld uploads by %d uploaders\n", what, n, k_uploaders);
+    IngestResult result;
+    Window window;
+    {
+      WindowProbe probe(collector.pid(), postgres);
+      result = Ingest(options, collector.address(), runs);
+      window = probe.Finish();
+    }
+    Print("acknowledged", static_cast<double>(result.acked_runs));
+    Print("failed", static_cast<double>(result.failed_runs));
+    if (result.failed_runs) std::printf("  last error: %s\n", result.last_error.c_str());
+    Print("ack latency p50", Percentile(result.ack_ms, 50), "ms");
+    Print("ack latency p99", Percentile(result.ack_ms, 99), "ms");
+    PrintWindow(window);
+    const double cpu_ms = 10 * window.collector_cpu_percent * window.seconds / static_cast<double>(n);
+    Print("collector CPU per upload", cpu_ms, "ms");
+    return std::pair{result, cpu_ms};
+  };
+  auto [monitor, window_ms] = measure("monitor windows", windows);
+  auto [profiles, profile_ms] = measure("baseline: 1-operator profiles", baseline);
+  const double per_hour = static_cast<double>(options.monitor_hosts) * options.monitor_models;
+  std::printf("\n[monitor figures]\n");
+  Print("windows per fleet hour", per_hour);
+  Print("collector CPU for one fleet hour", 100 * window_ms * per_hour / 1000 / 3600,
+        "% of a core (target <= 5)");
+  if (profile_ms > 0) Print("window / 1-op profile CPU", window_ms / profile_ms, "x");
+  if (monitor.acked_runs != n || profiles.acked_runs != n) {
+    std::printf("\nfleet_bench: incomplete: %lld and %lld of %lld acked\n", monitor.acked_runs,
+                profiles.acked_runs, n);
+    return 1;
+  }
+  std::printf("\nfleet_bench: done\n");
+  return 0;
+}
+
 int Run(const Options& options) {
   if (options.database.empty()) {
     std::cerr << "fleet_bench: give --database CONNINFO or set DEVTIME_TEST_DATABASE\n";
@@ -374,6 +438,8 @@ int Run(const Options& options) {
     std::printf("\n[rest] no sessions, %d s\n", options.rest_seconds);
     PrintWindow(MeasureFor(std::chrono::seconds(options.rest_seconds), collector.pid(), postgres));
   }
+
+  if (options.monitor) return MonitorPhase(options, collector, postgres);
 
   std::unique_ptr<SimulatedFleet> fleet;
   if (options.fleet.sessions > 0)
@@ -502,6 +568,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 3600));
   app.add_flag("--sessions-during-ingest", options.ingest.sessions_during_ingest,
                "keep the N sessions connected through ingest and the raw COPY");
+  app.add_flag("--monitor", options.monitor,
+               "neuron-monitor windows (issue 24) instead of sessions and profiles: "
+               "--monitor-hosts x --monitor-models x --monitor-hours hourly windows, and as "
+               "many 1-operator profiles as the baseline");
+  app.add_option("--monitor-hosts", options.monitor_hosts, "hosts (--monitor)")
+      ->capture_default_str();
+  app.add_option("--monitor-models", options.monitor_models, "models per host (--monitor)")
+      ->capture_default_str();
+  app.add_option("--monitor-hours", options.monitor_hours, "hours of windows (--monitor)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (options.fleet.connections <= 0)
     options.fleet.connections = std::max(1, std::min(options.fleet.sessions, 250));
