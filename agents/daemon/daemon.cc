@@ -16,6 +16,7 @@
 #include "agents/daemon/uploader.h"
 #include "proto/wire/channel.h"
 #include "proto/wire/job_spec.h"
+#include "proto/wire/limits.h"
 #include "proto/wire/time.h"
 #include "proto/wire/validation.h"
 
@@ -506,7 +507,12 @@ bool AgentDaemon::FinishAttempt(const v1::JobSpec& job, v1::JobSlot slot, std::s
   const absl::Time started = FromProto(slot.started_at());
   const fs::path output = config_.work_dir / job.name() / run_id / "output";
   v1::RunSummary run;
-  auto summary = failure.empty() ? trace::Summarize(output) : absl::CancelledError(failure);
+  // The RunSummary sums the operators past its limit into one row; the library does it as it
+  // builds the rows, so a job with a million distinct names never holds a million (issue 23).
+  trace::SummarizeOptions options;
+  options.max_op_rows = wire::kMaxOps;
+  auto summary =
+      failure.empty() ? trace::Summarize(output, options) : absl::CancelledError(failure);
   if (failure.empty() && !summary.ok()) {
     failure = "no usable profiler output in " + output.string() + ": " +
               std::string(summary.status().message());

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 
 #include "nlohmann/json.hpp"
@@ -84,8 +85,11 @@ class HuntTest : public devtime::testing::CollectorFixture {
   }
 
   // Five good nights, then the night of `change`; returns the regression's hunt once it has
-  // a verdict (printing its runs and time to verdict).
-  nlohmann::json HuntAfter(const std::function<void()>& change) {
+  // a verdict (printing its runs and time to verdict). `mid_hunt`, when given, runs once the
+  // hunt has started; the verdict is awaited for `verdict_within`.
+  nlohmann::json HuntAfter(const std::function<void()>& change,
+                           const std::function<void()>& mid_hunt = {},
+                           std::chrono::seconds verdict_within = std::chrono::seconds(80)) {
     agent_ = RunAgent(dir_, "agent-h", "");
     for (int i = 0; i < 5; ++i) {
       Night();
@@ -95,12 +99,17 @@ class HuntTest : public devtime::testing::CollectorFixture {
     const auto started = std::chrono::steady_clock::now();
     Night();
     if (HasFatalFailure()) return {};
+    if (mid_hunt) {
+      EXPECT_TRUE(WaitUntil([&] { return db_.Query("SELECT count(*) FROM hunts") == "1"; },
+                            std::chrono::seconds(30)));
+      mid_hunt();
+    }
     const bool done = WaitUntil(
         [&] {
           const std::string state = db_.Query("SELECT string_agg(state, ',') FROM hunts");
           return !state.empty() && state.find("hunting") == std::string::npos;
         },
-        std::chrono::seconds(80), std::chrono::milliseconds(200));
+        verdict_within, std::chrono::milliseconds(200));
     EXPECT_TRUE(done) << db_.Query("SELECT hunt::text FROM hunts") << "\n"
                       << ReadFile(dir_ + "/agent-h.log");
     const std::string id = db_.Query("SELECT max(regression_id) FROM regressions");
@@ -185,6 +194,36 @@ TEST_F(HuntTest, BisectsSixteenOrderedValuesInAtMostFiveRuns) {
   EXPECT_EQ(hunt.value("first_bad_value", ""), "v10");
   EXPECT_EQ(hunt.value("last_good_value", ""), "v09");
   EXPECT_LE(hunt.value("runs_spent", 99), 5);
+}
+
+// The hunt lives in PostgreSQL, not in a process: the collector SIGKILLed and restarted and the
+// agent lost (SIGKILL) while it hunts, a new agent process on the same host carries on, and the
+// verdict is the same. A culprit run lost with the agent comes back as a failed slot or after
+// --hunt-run-timeout-s (60 s here), and is re-queued (bounded by kMaxAttempts).
+TEST_F(HuntTest, CarriesOnWhenTheCollectorRestartsAndTheAgentIsLostMidHunt) {
+  Compiler("1.0", false);
+  Compiler("2.0", true);
+  Runtime("1.0");
+  Runtime("1.1");
+  Current("compiler", "1.0");
+  Current("runtime", "1.0");
+  WriteFile(dir_, "model_code", "fused\n");
+  ApplyJob("");
+  auto hunt = HuntAfter(
+      [&] {
+        Current("compiler", "2.0");
+        Current("runtime", "1.1");
+      },
+      [&] {
+        agent_.reset();  // SIGKILL, as when the host goes away
+        collector_.Kill();
+        collector_.Start();
+        agent_ = RunAgent(dir_, "agent-h", "");
+      },
+      std::chrono::seconds(200));
+  EXPECT_EQ(hunt.value("state", ""), "HUNT_STATE_CULPRIT_FOUND") << hunt.dump(1);
+  EXPECT_EQ(hunt.value("culprit_key", ""), "compiler");
+  EXPECT_LE(hunt.value("runs_spent", 99), 8);
 }
 
 // What cannot be pinned is refused at apply, naming the field.
