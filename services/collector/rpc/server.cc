@@ -162,18 +162,10 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
                                   " (address in use or invalid)");
   }
   server->server_->GetHealthCheckService()->SetServingStatus(kServiceName, true);
-<<<<<<< HEAD
+  if (server->front_door_) server->front_door_->Serve(server->server_.get());
   // The lease follows the primary (a multi-host conninfo reaches whichever it is now).
   server->tier_lease_ = std::make_unique<TierLease>(store::PrimaryConninfo(
       options.store.conninfo, static_cast<int>(options.store.connect_timeout.count())));
-=======
-  if (server->front_door_) server->front_door_->Serve(server->server_.get());
-  std::string conninfo = options.store.conninfo;
-  if (conninfo.find("connect_timeout") == std::string::npos) {
-    conninfo += " connect_timeout=" + std::to_string(options.store.connect_timeout.count());
-  }
-  server->tier_lease_ = std::make_unique<TierLease>(conninfo);
->>>>>>> h/26a
   server->watcher_ = std::thread([s = server.get(), options] { s->Housekeep(options); });
   server->hunts_->Start();
   // ---- the analysis queue's workers (detection off the ack path) ----
