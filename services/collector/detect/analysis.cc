@@ -730,19 +730,28 @@ class Analysis {
       std::vector<size_t> bounds = {0};
       bounds.insert(bounds.end(), taus.begin(), taus.end());
       bounds.push_back(n);
-      const LocalLevel level = EstimateLocalLevel(u_, bounds);
-      if (!level.significant) return;
+      LocalLevel all;
+      const std::vector<LocalLevel> leaving_out = EstimateLocalLevelLeavingOut(u_, bounds, &all);
       const size_t m = std::max<size_t>(1, options_.min_segment);
-      const double ideal = std::sqrt(3.0 * level.noise / level.walk);
-      const size_t window = std::max(m, static_cast<size_t>(std::lround(ideal)));
-      std::vector<double> spreads(window + 1, 0.0);  // by window, computed when needed
+      std::vector<double> spreads;  // by window, computed when needed
       size_t weakest = taus.size();
       double weakest_p = -1.0;
       for (size_t i = 0; i < taus.size(); ++i) {
         if (verdicts[i].small) continue;
+        // Tested where all segments show a walk, or where the wander across this cut shows
+        // one. The window comes from the walk inside the segments: across the cut a real step
+        // reads as a walk too, and the narrow window of a fast walk would cost it its power
+        // (the spread of the window's differences is measured, so any window is a valid test).
+        const LocalLevel& level = all.significant ? all : leaving_out[i];
+        if (!level.significant) continue;
+        const size_t window =
+            all.significant ? std::clamp<size_t>(std::lround(std::sqrt(3.0 * all.noise / all.walk)),
+                                                 m, std::max(m, kWalkLag))
+                            : std::max(m, kWalkLag);
         const size_t a = Before(taus, i), b = After(taus, i, n);
         const size_t room = std::min(taus[i] - a, b - taus[i]);
         const size_t w = std::min(window, room);
+        if (spreads.size() <= w) spreads.resize(w + 1, 0.0);
         if (spreads[w] == 0.0) spreads[w] = WindowSpread(w, taus);
         const double spread = std::isnan(spreads[w]) ? ModelSpread(w, level) : spreads[w];
         const double z = WindowDifference(taus[i], w) / spread;

@@ -39,6 +39,18 @@ struct LocalLevel {
 // bounds: the segments' starts, sorted, then x.size().
 LocalLevel EstimateLocalLevel(std::span<const double> x, std::span<const size_t> bounds);
 
+// EstimateLocalLevel for each inner bound left out in turn (its two segments merged), in
+// O(kWalkLag) per bound on top of one estimate: the segments were cut where a walk moved most,
+// and those cuts hide it from the estimate over all of them, while the wander across one cut
+// shows it again (a real step adds only its own kWalkLag differences, about one standard
+// error for a step of 2 noise sigmas over 300 runs). The centring and winsorising limits are
+// those of the estimate over all segments. Element i is for bounds[i + 1]. Leaving one cut out
+// needs 3 standard errors, not 2.5: that cut is one of many, and a real step across it adds
+// its own differences. `all`, when given, is set to EstimateLocalLevel(x, bounds).
+std::vector<LocalLevel> EstimateLocalLevelLeavingOut(std::span<const double> x,
+                                                     std::span<const size_t> bounds,
+                                                     LocalLevel* all = nullptr);
+
 // shift >= ratio x median of the known (finite, > 0) values of `noise`; true when none is known.
 bool AtLeastRatioTimesMedian(std::span<const double> noise, double ratio, double shift);
 
