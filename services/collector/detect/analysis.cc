@@ -442,7 +442,7 @@ class Analysis {
   };
   BreakLevels FitAt(size_t a, size_t tau, size_t b) {
     if (!shape_) shape_.emplace(u_);
-    const size_t kappa = shape_->Test(a, tau, b, kSigmaFloor, /*jump_on_trend=*/true).kappa;
+    const size_t kappa = JumpOnTrend(a, tau, b).kappa;
     const double centre = 0.5 * static_cast<double>(a + b - 1);
     auto regressors = [&](size_t i, bool jump) {
       const double c = static_cast<double>(i) - centre;
@@ -675,11 +675,21 @@ class Analysis {
     for (int r = 0; r < 3; ++r) y[r] = g[r][0] * x[0] + g[r][1] * x[1] + g[r][2] * x[2];
     return y;
   }
+  // ShapeTester::Test with jump_on_trend of one split: a joint step's p (JointP), its break
+  // levels (FitAt) and its figures (JointChangePoint) all need it, for the same split in a
+  // row; it costs O(b - a) with the long-run variance, so the last one is kept.
+  const ShapeVerdict& JumpOnTrend(size_t a, size_t tau, size_t b) {
+    if (!shape_) shape_.emplace(u_);
+    if (jump_on_trend_key_ != std::array<size_t, 3>{a, tau, b}) {
+      jump_on_trend_ = shape_->Test(a, tau, b, kSigmaFloor, /*jump_on_trend=*/true);
+      jump_on_trend_key_ = {a, tau, b};
+    }
+    return jump_on_trend_;
+  }
   // The jump on top of the best kinked line (ShapeTester::Test with jump_on_trend),
   // corrected for the choice of tau; 1 where the test does not apply.
   double JointP(size_t a, size_t tau, size_t b) {
-    if (!shape_) shape_.emplace(u_);
-    const ShapeVerdict v = shape_->Test(a, tau, b, kSigmaFloor, /*jump_on_trend=*/true);
+    const ShapeVerdict& v = JumpOnTrend(a, tau, b);
     if (!v.applicable) return 1.0;
     return CorrectForSelection(v.trend_p, static_cast<double>(b - a));
   }
@@ -706,8 +716,7 @@ class Analysis {
     cp.before_count = tau - a;
     cp.after_count = b - tau;
     cp.relative_change = RelativeChange(cp.after_mean, cp.before_mean);
-    if (!shape_) shape_.emplace(u_);
-    cp.t_statistic = shape_->Test(a, tau, b, kSigmaFloor, /*jump_on_trend=*/true).trend_t;
+    cp.t_statistic = JumpOnTrend(a, tau, b).trend_t;
     cp.p_value = JointP(a, tau, b);
     cp.confidence = 1.0 - cp.p_value;
     return cp;
@@ -753,8 +762,19 @@ class Analysis {
         const size_t w = std::min(window, room);
         if (spreads.size() <= w) spreads.resize(w + 1, 0.0);
         if (spreads[w] == 0.0) spreads[w] = WindowSpread(w, taus);
-        const double spread = std::isnan(spreads[w]) ? ModelSpread(w, level) : spreads[w];
-        const double z = WindowDifference(taus[i], w) / spread;
+        // Where the spread cannot be measured, the model's: the walk inside the segments'
+        // (across one cut a real step would widen the spread it is tested against).
+        if (std::isnan(spreads[w]) && !all.significant) continue;
+        const double spread = std::isnan(spreads[w]) ? ModelSpread(w, all) : spreads[w];
+        // The jump at its best place within +-2 runs of tau (not yet refined, step 5): the
+        // windows' difference falls off fast on either side of a real step.
+        double difference = WindowDifference(taus[i], w);
+        for (size_t t = std::max(a + w, taus[i] > 2 ? taus[i] - 2 : 0);
+             t <= std::min(taus[i] + 2, b - w); ++t) {
+          const double d = WindowDifference(t, w);
+          if (std::fabs(d) > std::fabs(difference)) difference = d;
+        }
+        const double z = difference / spread;
         const double p_single = std::erfc(std::fabs(z) / std::numbers::sqrt2);
         const double p = CorrectForSelection(std::min(1.0, p_single), static_cast<double>(b - a));
         if (p > Threshold(a, taus[i], b) && p > weakest_p) {
@@ -872,8 +892,10 @@ class Analysis {
   std::vector<long double> prefix_squares_;
   std::vector<double> scratch_;
   EnergyScratch energy_;
-  std::optional<ShapeTester> shape_;  // over u_
-  std::vector<double> season_;        // the cycle taken out of the values (season.h), if any
+  std::optional<ShapeTester> shape_;                     // over u_
+  std::array<size_t, 3> jump_on_trend_key_ = {0, 0, 0};  // JumpOnTrend's last split
+  ShapeVerdict jump_on_trend_;
+  std::vector<double> season_;  // the cycle taken out of the values (season.h), if any
 };
 
 }  // namespace

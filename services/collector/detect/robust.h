@@ -45,7 +45,7 @@ LocalLevel EstimateLocalLevel(std::span<const double> x, std::span<const size_t>
 // shows it again (a real step adds only its own kWalkLag differences, about one standard
 // error for a step of 2 noise sigmas over 300 runs). The centring and winsorising limits are
 // those of the estimate over all segments. Element i is for bounds[i + 1]. Leaving one cut out
-// needs 3 standard errors, not 2.5: that cut is one of many, and a real step across it adds
+// needs 4 standard errors, not 2.5: that cut is one of many, and a real step across it adds
 // its own differences. `all`, when given, is set to EstimateLocalLevel(x, bounds).
 std::vector<LocalLevel> EstimateLocalLevelLeavingOut(std::span<const double> x,
                                                      std::span<const size_t> bounds,
