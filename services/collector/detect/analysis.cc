@@ -527,7 +527,7 @@ class Analysis {
     double best_p = 2.0;
     for (size_t tau : {BestJumpOnLine(a, b, m), BestJumpOnKink(a, b, m)}) {
       if (tau == 0 || tau == best) continue;
-      const double p = JointP(a, tau, b);
+      const double p = JointP(a, tau, b, /*quick=*/true);
       if (p < best_p && JointStepHolds(a, tau, b, p)) {
         best_p = p;
         best = tau;
@@ -688,7 +688,18 @@ class Analysis {
   }
   // The jump on top of the best kinked line (ShapeTester::Test with jump_on_trend),
   // corrected for the choice of tau; 1 where the test does not apply.
-  double JointP(size_t a, size_t tau, size_t b) {
+  // `quick`: most candidates (every flat segment has one) fail already as if the residuals
+  // were white, which skips the long-run variance, the joint search's main cost on a long
+  // history; such a failing p is returned as it is (lower than the full test's, still failing).
+  double JointP(size_t a, size_t tau, size_t b, bool quick = false) {
+    if (!shape_) shape_.emplace(u_);
+    if (quick) {
+      const ShapeVerdict white =
+          shape_->Test(a, tau, b, kSigmaFloor, /*jump_on_trend=*/true, /*white=*/true);
+      if (!white.applicable) return 1.0;
+      const double p = CorrectForSelection(white.trend_p, static_cast<double>(b - a));
+      if (p > kJointPvalueFactor * Threshold(a, tau, b)) return p;
+    }
     const ShapeVerdict& v = JumpOnTrend(a, tau, b);
     if (!v.applicable) return 1.0;
     return CorrectForSelection(v.trend_p, static_cast<double>(b - a));
