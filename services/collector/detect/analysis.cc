@@ -711,9 +711,27 @@ class Analysis {
     const double after = center_ + sigma_ * f.after;
     const double shift = std::fabs(after - before);
     if (std::fabs(RelativeChange(after, before)) < options_.min_relative_change) return false;
+    if (!LocalMediansAgree(a, tau, b, f.after - f.before)) return false;
     return options_.min_within_noise_ratio <= 0.0 ||
            AtLeastRatioTimesMedian(std::span(valid_.noise).subspan(a, b - a),
                                    options_.min_within_noise_ratio, shift);
+  }
+  // Whether the medians of the 2k + 1 runs (k = outlier_neighbours) on either side of tau
+  // differ in the direction of `jump` by at least kLocalShare of it. A least-squares jump can
+  // be carried by a cluster of spikes that ReplaceOutliers leaves (two of three 30 % runs in a
+  // row: each has a spike for a neighbour), which the two-level test meets with Welch's test;
+  // the medians next to a real jump move with it (a drift adds only 2k + 1 runs of slope).
+  bool LocalMediansAgree(size_t a, size_t tau, size_t b, double jump) {
+    constexpr double kLocalShare = 0.25;
+    const size_t k = std::min({2 * options_.outlier_neighbours + 1, tau - a, b - tau});
+    if (k < 3) return true;
+    scratch_.assign(u_.begin() + static_cast<std::ptrdiff_t>(tau - k),
+                    u_.begin() + static_cast<std::ptrdiff_t>(tau));
+    const double left = MedianInPlace(scratch_);
+    scratch_.assign(u_.begin() + static_cast<std::ptrdiff_t>(tau),
+                    u_.begin() + static_cast<std::ptrdiff_t>(tau + k));
+    const double local = MedianInPlace(scratch_) - left;
+    return local * jump > 0.0 && std::fabs(local) >= kLocalShare * std::fabs(jump);
   }
   // A joint step's figures: the fitted levels just before and just after the break.
   SideTest JointChangePoint(size_t a, size_t tau, size_t b) {
