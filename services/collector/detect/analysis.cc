@@ -833,7 +833,12 @@ class Analysis {
   // (the windows overlap: that many give a few independent ones).
   double WindowSpread(size_t w, const std::vector<size_t>& taus) const {
     const size_t n = u_.size();
+    // At most about kSpreadSample positions, evenly spaced (overlapping windows: neighbours
+    // carry nearly the same difference), so that a long history's spread costs no more.
+    constexpr size_t kSpreadSample = 4096;
+    const size_t stride = n > 2 * kSpreadSample ? n / kSpreadSample : 1;
     std::vector<double> differences;
+    size_t positions = 0;
     size_t next = 0;  // first change point >= t - w + 1
     for (size_t t = w; t + w <= n; ++t) {
       while (next < taus.size() && taus[next] + w <= t) ++next;
@@ -841,9 +846,9 @@ class Analysis {
         continue;
       }
       if (next < taus.size() && taus[next] == t) continue;
-      differences.push_back(WindowDifference(t, w));
+      if (positions++ % stride == 0) differences.push_back(WindowDifference(t, w));
     }
-    if (differences.size() < kSpreadPositions * w) return std::nan("");
+    if (positions < kSpreadPositions * w) return std::nan("");
     const double center = MedianInPlace(differences);
     for (double& d : differences) d = std::fabs(d - center);
     return std::max(kSigmaFloor * std::sqrt(2.0 / static_cast<double>(w)),
