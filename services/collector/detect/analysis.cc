@@ -27,6 +27,18 @@ constexpr size_t kSpreadPositions = 4;
 // fraction of the p-value a two-level step needs, so that the two searches together do not
 // report more false steps on flat series than the first alone.
 constexpr double kJointPvalueFactor = 0.1;
+// The local-level screen (ScreenUnderLocalLevel): its minimum history; the likelihood ratio
+// that shows a walk in the segments' residuals; the BIC cost of a cut beyond its two
+// parameters (a level and a position), in log n, where the walk is compared with the
+// segments (the cuts were placed where they fit best, which plain BIC does not charge for);
+// and the auxiliary residual a change point needs where the series is a walk. Measured on the
+// quality bench at 200 series (0.3 %/run walk: false steps per 10,000 runs; 2 % steps at 1 %
+// noise: F1; without the screen 7.50 and 0.940): extra cost 0, 3.5 sigmas: 5.67, 0.939;
+// 0.5: 3.17, 0.939; 1: 1.83, 0.938; 1.5: 1.50, 0.922; 1 and 4 sigmas: 1.17, 0.937.
+constexpr size_t kWalkMinRuns = 50;
+constexpr double kWalkLikelihoodRatio = 10.0;
+constexpr double kWalkCutPenalty = 1.0;
+constexpr double kWalkJumpSigmas = 4.0;
 
 // The default detector on the valid runs of one region.
 class Analysis {
@@ -108,11 +120,16 @@ class Analysis {
       Prune(taus, verdicts, known);
     } while (options_.shape_test && RemoveStaircases(taus, verdicts, known));
     std::vector<bool> joint(taus.size(), false);
+    std::vector<bool> located(taus.size(), false);
     if (options_.shape_test) {
       AddJointSteps(taus, verdicts, joint);
-      RemoveWalkSteps(taus, verdicts, joint);
+      located.assign(taus.size(), false);
+      if (!ScreenUnderLocalLevel(taus, verdicts, joint, located, q_hats)) {
+        RemoveWalkSteps(taus, verdicts, joint);
+        located.assign(taus.size(), false);
+      }
     }
-    Refine(taus, q_hats, joint);
+    Refine(taus, q_hats, joint, located);
     // The figures of each reported change point are those between its neighbours, small
     // ones included: the levels on either side of its own jump; for a jump under a slope
     // (joint), the fitted levels on either side of the break.
@@ -139,9 +156,9 @@ class Analysis {
   // Moves each change point, between its neighbours, within +-refine_window runs (Locate);
   // a joint step is already where its model (a line with a jump) fits best.
   void Refine(std::vector<size_t>& taus, std::vector<double>& q_hats,
-              const std::vector<bool>& joint) const {
+              const std::vector<bool>& joint, const std::vector<bool>& located) const {
     for (size_t i = 0; i < taus.size(); ++i) {
-      if (joint[i]) continue;
+      if (joint[i] || located[i]) continue;
       const size_t best = Locate(Before(taus, i), taus[i], After(taus, i, u_.size()));
       if (best != taus[i]) {
         q_hats[best] = q_hats[taus[i]];
@@ -820,6 +837,107 @@ class Analysis {
       verdicts.erase(verdicts.begin() + at);
       joint.erase(joint.begin() + at);
     }
+  }
+  // The textbook random-walk null (issue 21): the local level model (a random walk under white
+  // noise, FitLocalLevel). The series is taken for a walk where the segments found leave
+  // residuals that still wander (likelihood ratio of the local level against white noise on
+  // them) or where the walk has the lower BIC than the segments (the detector cut the walk
+  // where it moved most, which can leave white residuals). Then each change point must also
+  // be a jump of the walk's level: Harvey & Koopman's auxiliary residual of the level
+  // disturbance, within +-refine_window runs, at least kWalkJumpSigmas; it moves there. Under
+  // the walk those residuals are about N(0, 1) (the margin above 3 pays for the window and for
+  // the cuts having been put where the walk moved most). Returns whether the series was taken
+  // for a walk; where it is not (steps in white noise, drifts), nothing changes here.
+  bool ScreenUnderLocalLevel(std::vector<size_t>& taus, std::vector<Verdict>& verdicts,
+                             std::vector<bool>& joint, std::vector<bool>& located,
+                             std::vector<double>& q_hats) const {
+    const size_t n = u_.size();
+    if (taus.empty() || n < kWalkMinRuns) return false;
+    // Is there a walk beyond the segments found? The local level fitted to their residuals
+    // against white noise, by likelihood ratio: steps in white noise leave white residuals,
+    // a walk cut into segments still wanders inside them.
+    const std::vector<double> residuals = SegmentResiduals(taus);
+    const LocalLevelFit inside = FitLocalLevel(residuals, 1.0, /*smooth=*/false);
+    double squares = 0.0;
+    for (size_t t = 1; t < n; ++t) squares += residuals[t] * residuals[t];
+    const double m1 = static_cast<double>(n - 1);
+    const double white =
+        m1 * (std::log(2.0 * std::numbers::pi * std::max(squares / m1, 1e-300)) + 1.0);
+    if (white - inside.neg2_loglik < kWalkLikelihoodRatio &&
+        !WalkBeatsSegments(FitLocalLevel(u_, 1.0, /*smooth=*/false), residuals, taus.size())) {
+      return false;
+    }
+    const LocalLevelFit walk = FitLocalLevel(u_, 1.0);
+    if (walk.auxiliary.empty()) return false;
+    // Under the walk the least-squares split of two long segments lands where the walk moved
+    // most, not at the jump: the jump is looked for within +-refine_window runs (between the
+    // neighbours, min_segment from them) and the change point moves to it.
+    const size_t m = std::max<size_t>(1, options_.min_segment);
+    const size_t w = options_.refine_window;
+    for (size_t i = taus.size(); i-- > 0;) {
+      if (verdicts[i].small) continue;
+      const size_t a = Before(taus, i), b = After(taus, i, n);
+      const size_t lo = std::max({a + m, taus[i] > w ? taus[i] - w : 0, size_t{1}});
+      const size_t hi = std::min(b - m, taus[i] + w);
+      double largest = 0.0;
+      size_t best = taus[i];
+      for (size_t t = lo; t <= hi; ++t) {
+        if (std::fabs(walk.auxiliary[t]) > largest) {
+          largest = std::fabs(walk.auxiliary[t]);
+          best = t;
+        }
+      }
+      if (largest >= kWalkJumpSigmas) {
+        q_hats[best] = q_hats[taus[i]];
+        taus[i] = best;
+        located[i] = true;
+        continue;
+      }
+      const auto at = static_cast<std::ptrdiff_t>(i);
+      taus.erase(taus.begin() + at);
+      verdicts.erase(verdicts.begin() + at);
+      joint.erase(joint.begin() + at);
+      located.erase(located.begin() + at);
+    }
+    return true;
+  }
+  // Whether the local level fitted to u_ (walk: start level, noise, q) has a lower BIC than
+  // the segments (residuals: u_ less their fit; each cut a level, a position and
+  // kWalkCutPenalty, the noise and the first level).
+  bool WalkBeatsSegments(const LocalLevelFit& walk, const std::vector<double>& residuals,
+                         size_t cuts) const {
+    const size_t n = u_.size();
+    const double dn = static_cast<double>(n), log_n = std::log(dn);
+    double rss = 0.0;
+    for (double r : residuals) rss += r * r;
+    const double segments =
+        dn * (std::log(2.0 * std::numbers::pi * std::max(rss / dn, 1e-300)) + 1.0) +
+        (2.0 + (2.0 + kWalkCutPenalty) * static_cast<double>(cuts)) * log_n;
+    return walk.neg2_loglik * dn / (dn - 1.0) + 3.0 * log_n < segments;
+  }
+  // u_ less the segments between taus: each a constant, or a line where its slope gains more
+  // than log n robust variances (a drift).
+  std::vector<double> SegmentResiduals(const std::vector<size_t>& taus) const {
+    const size_t n = u_.size();
+    const double log_n = std::log(static_cast<double>(n));
+    std::vector<double> residuals(n);
+    for (size_t s = 0; s <= taus.size(); ++s) {
+      const size_t a = s == 0 ? 0 : taus[s - 1], b = s == taus.size() ? n : taus[s];
+      const double mean =
+          static_cast<double>((prefix_[b] - prefix_[a]) / static_cast<long double>(b - a));
+      double sxy = 0.0, sxx = 0.0;
+      const double centre = 0.5 * static_cast<double>(a + b - 1);
+      for (size_t t = a; t < b; ++t) {
+        const double d = static_cast<double>(t) - centre;
+        sxy += d * (u_[t] - mean);
+        sxx += d * d;
+      }
+      const double slope = sxx > 0.0 && sxy * sxy / sxx > log_n ? sxy / sxx : 0.0;
+      for (size_t t = a; t < b; ++t) {
+        residuals[t] = u_[t] - mean - slope * (static_cast<double>(t) - centre);
+      }
+    }
+    return residuals;
   }
   // The local-level model's sigma of WindowDifference(t, w).
   static double ModelSpread(size_t w, const LocalLevel& level) {

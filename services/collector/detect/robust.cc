@@ -1,6 +1,7 @@
 #include "services/collector/detect/robust.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -196,6 +197,94 @@ std::vector<LocalLevel> EstimateLocalLevelLeavingOut(std::span<const double> x,
                                   sk / static_cast<double>(nk), nk, kLeaveOutWalkSigmas);
   }
   return levels;
+}
+
+namespace {
+
+// q from white noise (0.001: a walk too slow to matter) to a walk that dominates the noise.
+constexpr std::array<double, 9> kLevelRatios = {0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0};
+// Wide: the segments' side of the comparison (analysis.cc) is not winsorised, and at 4 a
+// short deep excursion (8 runs of -80 %) cost the walk so little that it won and the
+// excursion's edges were screened out. ReplaceOutliers has already taken isolated spikes.
+constexpr double kInnovationClip = 8.0;
+
+struct FilterSums {
+  double scaled_squares = 0.0;  // sum of v^2 / F (F in units of the noise variance)
+  double log_variances = 0.0;   // sum of log F
+};
+
+// The local level filter for one q; stores v[t] and F[t] when given (t >= 1).
+FilterSums LocalLevelFilter(std::span<const double> x, double q, double sigma, double* v, double* f,
+                            std::vector<bool>* clipped = nullptr) {
+  FilterSums sums;
+  const double noise = sigma * sigma * 2.0 / (2.0 + q);
+  double level = x[0], p = 1.0 + q;  // after y[0]: the level's variance is the noise's, + q
+  // F converges to its steady state within some hundred runs and then repeats exactly: its
+  // logarithm and the clipping limit are computed only when it changes.
+  double last_f = -1.0, log_f = 0.0, limit = 0.0;
+  for (size_t t = 1; t < x.size(); ++t) {
+    const double ft = p + 1.0;
+    if (ft != last_f) {
+      last_f = ft;
+      log_f = std::log(ft);
+      limit = kInnovationClip * std::sqrt(ft * noise);
+    }
+    const double vt = std::clamp(x[t] - level, -limit, limit);
+    if (clipped != nullptr) (*clipped)[t] = std::fabs(x[t] - level) > limit;
+    level += p / ft * vt;
+    p = p / ft + q;  // P (1 - K) + q, with 1 - K = 1 / F
+    sums.scaled_squares += vt * vt / ft;
+    sums.log_variances += log_f;
+    if (v != nullptr) {
+      v[t] = vt;
+      f[t] = ft;
+    }
+  }
+  return sums;
+}
+
+double Neg2LogLikelihood(const FilterSums& sums, size_t n) {
+  const double m = static_cast<double>(n - 1);
+  const double variance = std::max(sums.scaled_squares / m, 1e-300);
+  return m * (std::log(2.0 * std::numbers::pi * variance) + 1.0) + sums.log_variances;
+}
+
+}  // namespace
+
+LocalLevelFit FitLocalLevel(std::span<const double> x, double sigma, bool smooth) {
+  LocalLevelFit fit;
+  const size_t n = x.size();
+  if (n < 3 || !(sigma > 0.0)) return fit;
+  for (double q : kLevelRatios) {
+    const double l = Neg2LogLikelihood(LocalLevelFilter(x, q, sigma, nullptr, nullptr), n);
+    if (l < fit.neg2_loglik) {
+      fit.neg2_loglik = l;
+      fit.q = q;
+    }
+  }
+  if (!smooth) return fit;
+  // The disturbance smoother for the best q: r[t - 1] = v[t] / F[t] + L[t] r[t] and
+  // N[t - 1] = 1 / F[t] + L[t]^2 N[t], with L = 1 / F for this model; r[t - 1] belongs to the
+  // disturbance that moves the level from run t - 1 to run t.
+  std::vector<double> v(n, 0.0), f(n, 1.0);
+  std::vector<bool> clipped(n, false);
+  const FilterSums sums = LocalLevelFilter(x, fit.q, sigma, v.data(), f.data(), &clipped);
+  const double noise_sigma =
+      std::sqrt(std::max(sums.scaled_squares / static_cast<double>(n - 1), 1e-300));
+  fit.auxiliary.assign(n, 0.0);
+  double r = 0.0, nn = 0.0;
+  for (size_t t = n - 1; t >= 1; --t) {
+    const double l = 1.0 / f[t];
+    r = v[t] / f[t] + l * r;
+    nn = 1.0 / f[t] + l * l * nn;
+    fit.auxiliary[t] = r / (noise_sigma * std::sqrt(nn));
+  }
+  // A clipped innovation is a jump beyond any walk: infinite, so that the screen keeps it and
+  // places it there (the clipped remainder spreads over the following runs' residuals).
+  for (size_t t = 1; t < n; ++t) {
+    if (clipped[t]) fit.auxiliary[t] = std::numeric_limits<double>::infinity();
+  }
+  return fit;
 }
 
 // shift >= ratio x median of the known (finite, > 0) noise values; true when none is known.

@@ -4,6 +4,7 @@
 // Internal to devtime::detect. All functions are pure and thread-safe.
 #pragma once
 
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -50,6 +51,24 @@ LocalLevel EstimateLocalLevel(std::span<const double> x, std::span<const size_t>
 std::vector<LocalLevel> EstimateLocalLevelLeavingOut(std::span<const double> x,
                                                      std::span<const size_t> bounds,
                                                      LocalLevel* all = nullptr);
+
+// The local level model (Harvey; Durbin & Koopman ch. 2), y[t] = mu[t] + eps[t],
+// mu[t + 1] = mu[t] + eta[t], fitted by concentrated maximum likelihood over a grid of
+// q = Var(eta) / Var(eps) with the Kalman filter (diffuse start at y[0]; O(n) per q). Outliers
+// must not pass for a walk: each innovation is winsorised at kInnovationClip of its standard
+// deviation, the noise's taken from the robust sigma of the first differences (`sigma`, whose
+// square is Var(eps) (2 + q) / 2 under the model). `auxiliary[t]` (t >= 1) is Harvey &
+// Koopman's auxiliary residual of the level disturbance between runs t - 1 and t, from the
+// disturbance smoother: r / sqrt(N) over the fitted noise sigma, about N(0, 1) where the level
+// only wanders, large where it jumps. `neg2_loglik`: -2 log-likelihood of y[1..] given y[0],
+// the noise variance concentrated out. Empty (neg2_loglik infinite) below 3 values;
+// `auxiliary` empty also when not `smooth` (the likelihood alone).
+struct LocalLevelFit {
+  double q = 0.0;
+  double neg2_loglik = std::numeric_limits<double>::infinity();
+  std::vector<double> auxiliary;
+};
+LocalLevelFit FitLocalLevel(std::span<const double> x, double sigma, bool smooth = true);
 
 // shift >= ratio x median of the known (finite, > 0) values of `noise`; true when none is known.
 bool AtLeastRatioTimesMedian(std::span<const double> noise, double ratio, double shift);
