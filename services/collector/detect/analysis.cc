@@ -34,7 +34,10 @@ constexpr double kJointPvalueFactor = 0.1;
 // and the auxiliary residual a change point needs where the series is a walk. Measured on the
 // quality bench at 200 series (0.3 %/run walk: false steps per 10,000 runs; 2 % steps at 1 %
 // noise: F1; without the screen 7.50 and 0.940): extra cost 0, 3.5 sigmas: 5.67, 0.939;
-// 0.5: 3.17, 0.939; 1: 1.83, 0.938; 1.5: 1.50, 0.922; 1 and 4 sigmas: 1.17, 0.937.
+// 0.5: 3.17, 0.939; 1: 1.83, 0.938; 1.5: 1.50, 0.922; 1 and 4 sigmas: 1.17, 0.937. At 1000
+// series (seed bases 1 and 1001), 4 sigmas: extra cost 0.75: 0.87 and 1.70, 0.924 and 0.926;
+// 1: 0.63 and 0.97, 0.921 and 0.925 (without the screen 7.73, 0.926 at seed base 1); 1.25:
+// 0.37, 0.916 (seed base 1). A likelihood ratio of 20 instead of 10 changes nothing there.
 constexpr size_t kWalkMinRuns = 50;
 constexpr double kWalkLikelihoodRatio = 10.0;
 constexpr double kWalkCutPenalty = 1.0;
