@@ -51,12 +51,17 @@
 //     ("joint") when the jump on top of the kinked line is significant (selection-corrected,
 //     effective sample size from the residuals) and its effect is large enough; its figures
 //     are that model's levels just before and after the break, and each side keeps its own
-//     drift finding. Then, where the segments show a random-walk level (robust.h,
-//     EstimateLocalLevel), each change point must also be a jump against the series' own
-//     wander: the means of the w runs on either side against the measured spread of that
-//     difference away from change points (analysis.cc, RemoveWalkSteps);
-//  5. each change point that is not joint moves, within +-refine_window runs and between its
-//  neighbours, to
+//     drift finding. Then the random-walk null: where the series is a local level (robust.h,
+//     FitLocalLevel: a random walk under white noise, Kalman filter by concentrated ML)
+//     rather than the segments found (their residuals still wander, or the walk has the
+//     lower BIC), each change point must be a jump of the walk's level, an auxiliary
+//     residual of at least 4 within +-refine_window runs, and moves there
+//     (analysis.cc, ScreenUnderLocalLevel); elsewhere, where the segments show a random-walk
+//     level (EstimateLocalLevel), each change point must also be a jump against the series'
+//     own wander: the means of the w runs on either side against the measured spread of
+//     that difference away from change points (analysis.cc, RemoveWalkSteps);
+//  5. each change point that is neither joint nor placed by the walk's screen moves, within
+//     +-refine_window runs and between its neighbours, to
 //     the position with the most posterior mass of the one-step model within +-2 runs of it
 //     (analysis.cc, Locate): the Bayes choice for "within 2 runs" of the true position.
 // Drifts (Analyze, DetectDrift): Mann-Kendall over each segment between steps, see

@@ -4,6 +4,7 @@
 // Internal to devtime::detect. All functions are pure and thread-safe.
 #pragma once
 
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -38,6 +39,36 @@ struct LocalLevel {
 };
 // bounds: the segments' starts, sorted, then x.size().
 LocalLevel EstimateLocalLevel(std::span<const double> x, std::span<const size_t> bounds);
+
+// EstimateLocalLevel for each inner bound left out in turn (its two segments merged), in
+// O(kWalkLag) per bound on top of one estimate: the segments were cut where a walk moved most,
+// and those cuts hide it from the estimate over all of them, while the wander across one cut
+// shows it again (a real step adds only its own kWalkLag differences, about one standard
+// error for a step of 2 noise sigmas over 300 runs). The centring and winsorising limits are
+// those of the estimate over all segments. Element i is for bounds[i + 1]. Leaving one cut out
+// needs 4 standard errors, not 2.5: that cut is one of many, and a real step across it adds
+// its own differences. `all`, when given, is set to EstimateLocalLevel(x, bounds).
+std::vector<LocalLevel> EstimateLocalLevelLeavingOut(std::span<const double> x,
+                                                     std::span<const size_t> bounds,
+                                                     LocalLevel* all = nullptr);
+
+// The local level model (Harvey; Durbin & Koopman ch. 2), y[t] = mu[t] + eps[t],
+// mu[t + 1] = mu[t] + eta[t], fitted by concentrated maximum likelihood over a grid of
+// q = Var(eta) / Var(eps) with the Kalman filter (diffuse start at y[0]; O(n) per q). Outliers
+// must not pass for a walk: each innovation is winsorised at kInnovationClip of its standard
+// deviation, the noise's taken from the robust sigma of the first differences (`sigma`, whose
+// square is Var(eps) (2 + q) / 2 under the model). `auxiliary[t]` (t >= 1) is Harvey &
+// Koopman's auxiliary residual of the level disturbance between runs t - 1 and t, from the
+// disturbance smoother: r / sqrt(N) over the fitted noise sigma, about N(0, 1) where the level
+// only wanders, large where it jumps. `neg2_loglik`: -2 log-likelihood of y[1..] given y[0],
+// the noise variance concentrated out. Empty (neg2_loglik infinite) below 3 values;
+// `auxiliary` empty also when not `smooth` (the likelihood alone).
+struct LocalLevelFit {
+  double q = 0.0;
+  double neg2_loglik = std::numeric_limits<double>::infinity();
+  std::vector<double> auxiliary;
+};
+LocalLevelFit FitLocalLevel(std::span<const double> x, double sigma, bool smooth = true);
 
 // shift >= ratio x median of the known (finite, > 0) values of `noise`; true when none is known.
 bool AtLeastRatioTimesMedian(std::span<const double> noise, double ratio, double shift);

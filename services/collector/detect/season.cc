@@ -11,7 +11,7 @@ namespace {
 
 constexpr double kMadToSigma = 1.4826;
 constexpr double kWinsorSigmas = 4.0;
-constexpr size_t kSeasonSearchRuns = 2000;
+constexpr size_t kSeasonSearchRuns = 1200;  // 20 cycles of the longest period
 
 // Upper tail P(F >= f) of the F distribution with (df1, df2) degrees of freedom.
 double FUpperP(double f, double df1, double df2) {

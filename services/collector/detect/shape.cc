@@ -129,7 +129,7 @@ ShapeTester::ShapeTester(std::span<const double> u) : u_(u) {
 }
 
 ShapeVerdict ShapeTester::Test(size_t a, size_t tau, size_t b, double sigma_floor,
-                               bool jump_on_trend) const {
+                               bool jump_on_trend, bool white) const {
   ShapeVerdict v;
   const size_t n1 = tau - a, n2 = b - tau;
   if (n1 < 3 || n2 < 3) return v;
@@ -202,7 +202,7 @@ ShapeVerdict ShapeTester::Test(size_t a, size_t tau, size_t b, double sigma_floo
   // O(K (b - a)).
   if (jump_on_trend) v.step_like = false;
   if (v.step_like) {
-    v.inflation = ResidualInflation(u_, a, tau, b, kappa, step);
+    v.inflation = white ? 1.0 : ResidualInflation(u_, a, tau, b, kappa, step);
     const double f_step = 1.0 / v.inflation;
     const double sigma_step =
         std::max(sigma_floor, std::sqrt(static_cast<double>(rss_step) / (length - 2.0)));
@@ -212,7 +212,7 @@ ShapeVerdict ShapeTester::Test(size_t a, size_t tau, size_t b, double sigma_floo
     v.level_t = raw_level * std::sqrt(f_step);
     v.level_p = StudentTwoSidedP(v.level_t, std::max(1.0, length * f_step - 2.0));
   } else {
-    v.inflation = ResidualInflation(u_, a, tau, b, kappa, full);
+    v.inflation = white ? 1.0 : ResidualInflation(u_, a, tau, b, kappa, full);
     const double f_full = 1.0 / v.inflation;
     const double sigma_full =
         std::max(sigma_floor, std::sqrt(static_cast<double>(rss_full) / (length - 4.0)));

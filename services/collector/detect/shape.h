@@ -55,8 +55,11 @@ class ShapeTester {
   // found under a slope (analysis.cc, joint steps) must be: two levels can fit a creep with a
   // step of the other sign about as well as a kinked line does, and there the level test
   // sees the ramps' residuals, not the jump.
-  ShapeVerdict Test(size_t a, size_t tau, size_t b, double sigma_floor,
-                    bool jump_on_trend = false) const;
+  // `white`: the residuals taken as white noise (inflation 1, no O(K (b - a)) long-run
+  // variance): t can only be larger and p smaller than the full test's, so a split that fails
+  // this quick test fails the full one too.
+  ShapeVerdict Test(size_t a, size_t tau, size_t b, double sigma_floor, bool jump_on_trend = false,
+                    bool white = false) const;
 
   // Staircases along a trend: of `group`, consecutive steps in one direction (sorted, inside
   // (a, b), where a and b are the change points around them or the ends), the ones that a

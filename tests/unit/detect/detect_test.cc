@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "services/collector/detect/robust.h"
 
 namespace devtime::detect {
 namespace {
@@ -317,6 +318,46 @@ TEST(DetectWalk, ASlowRandomWalkIsNotCut) {
   EXPECT_LE(found, 6u);  // in 9,000 runs; today: 11
 }
 
+// The series of WalkSeries: a 0.3 %/run random walk under 1 % noise, times (1 + step) from
+// run `at` on (step 0: none).
+std::vector<Point> WalkSeries(uint64_t seed, size_t at, double step) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  double walk = 1.0;
+  return Shaped(300, 0.01, seed + 5000, [&](size_t i) {
+    walk *= 1.0 + 0.003 * gauss(rng);
+    return walk * (i >= at ? 1.0 + step : 1.0);
+  });
+}
+
+// Where the series is a walk (the local level model against the segments found), a change
+// point must be a jump of the walk's level (its auxiliary residual), and a 0.3 %/run walk has
+// few: at most 3 change points in 60 series (h/21b's windowed walk test alone: 16).
+TEST(DetectWalk, ASlowRandomWalkHasAlmostNoChangePoints) {
+  size_t found = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    found += DetectIndices(WalkSeries(7100 + seed, 300, 0.0)).size();
+  }
+  EXPECT_LE(found, 3u);
+}
+
+// A 5 % step inside that walk (some 17 walk sigmas, 5 noise sigmas) is kept and located at
+// the jump of the walk's level: within +-2 runs in at least 27 of 40 series, at most 2 change
+// points elsewhere (h/21b: 24 and 4; found today 28 and 0; a 3 % step is mostly lost before
+// this screen, by the shape test's effective sample size: see the report of issue 21).
+TEST(DetectWalk, AFivePercentStepInsideAWalkIsFoundAtItsJump) {
+  size_t found = 0, other = 0;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    const size_t at = 100 + 3 * seed;
+    const double step = seed % 2 == 0 ? 0.05 : -0.05;
+    for (size_t i : DetectIndices(WalkSeries(7300 + seed, at, step))) {
+      (i + 2 >= at && i <= at + 2 ? found : other) += 1;
+    }
+  }
+  EXPECT_GE(found, 27u);
+  EXPECT_LE(other, 2u);
+}
+
 TEST(DetectWalk, TwoPercentStepsInWhiteNoiseAreKept) {
   size_t found = 0;
   for (uint64_t seed = 0; seed < 10; ++seed) {
@@ -359,6 +400,25 @@ TEST(DetectExcursion, BothEdgesOfALongExcursionAreFound) {
     }
     EXPECT_THAT(DetectIndices(points), ElementsAre(100, 100 + length));
   }
+}
+
+// Three 30 % runs in a row near the end of a flat history (a noisy host's bad evening): the
+// middle one is replaced as an outlier, the two at the ends of the cluster are not (each has
+// a spike for a neighbour). The two-level test meets such a short cluster with Welch's test;
+// the joint search (a line with a jump) fitted its jump to the two spikes and reported a
+// +6 % step at the cluster's start (quality bench: the stationary series with dirt and the
+// 5 % steps with 2 % outlier runs).
+TEST(DetectJoint, AClusterOfSpikesIsNoJointStep) {
+  size_t found = 0;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    auto points = Series(300, 0.01, {}, 1100 + seed);
+    for (size_t i : {268u, 269u, 270u}) points[i].value *= 1.3;
+    for (size_t i : {243u, 247u, 259u}) points[i].value = std::nan("");
+    found += DetectIndices(points).size();
+  }
+  // Today: 12 of the 20 series. The few left are the two-level search's own, where Welch's
+  // test passes the cluster (4 here).
+  EXPECT_LE(found, 5u);
 }
 
 TEST(Detector, AppendMatchesFullAnalysis) {
@@ -411,6 +471,35 @@ TEST(DetectGate, MissingAndShortHistories) {
   EXPECT_EQ(GateNewest(points, {})->verdict, GateVerdict::kMissing);
   EXPECT_FALSE(GateNewest({}, {}).ok());
   EXPECT_EQ(GateVerdictName(GateVerdict::kSuspected), "suspected");
+}
+
+// The local level model's fit: white noise is no walk (the smallest q), a walk of q = 0.09
+// (0.3 % per run under 1 % noise) is found near its q, and the auxiliary residual of a jump
+// of the level peaks at the jump.
+TEST(LocalLevel, FitsQAndPointsAtAJump) {
+  std::mt19937_64 rng(4242);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  std::vector<double> white(400), walk(400), jump(400);
+  double level = 0.0;
+  for (size_t t = 0; t < 400; ++t) {
+    level += 0.3 * gauss(rng);
+    white[t] = gauss(rng);
+    walk[t] = level + gauss(rng);
+    jump[t] = 0.1 * level + gauss(rng) + (t >= 200 ? 4.0 : 0.0);
+  }
+  std::vector<double> scratch;
+  EXPECT_LE(FitLocalLevel(white, RobustSigma(white, scratch)).q, 0.01);
+  const LocalLevelFit fitted = FitLocalLevel(walk, RobustSigma(walk, scratch));
+  EXPECT_GE(fitted.q, 0.03);
+  EXPECT_LE(fitted.q, 0.3);
+  const LocalLevelFit at_jump = FitLocalLevel(jump, RobustSigma(jump, scratch));
+  ASSERT_EQ(at_jump.auxiliary.size(), 400u);
+  size_t peak = 1;
+  for (size_t t = 1; t < 400; ++t) {
+    if (std::fabs(at_jump.auxiliary[t]) > std::fabs(at_jump.auxiliary[peak])) peak = t;
+  }
+  EXPECT_NEAR(static_cast<double>(peak), 200.0, 1.0);
+  EXPECT_GE(std::fabs(at_jump.auxiliary[peak]), 4.0);
 }
 
 }  // namespace
