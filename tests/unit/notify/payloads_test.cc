@@ -278,6 +278,44 @@ TEST(WebhookBody, CarriesTheEventAndTheRegressionInDevtimesJsonForm) {
   EXPECT_EQ(parsed.SerializeAsString(), regression.SerializeAsString());
 }
 
+// Issue 25: the culprit hunt's verdict reaches the on-call through both channels.
+v1::Regression Hunted(const std::string& verdict) {
+  auto regression = SampleRegression(9, kNow - absl::Hours(1));
+  auto* hunt = regression.mutable_hunt();
+  hunt->set_state(verdict.empty() ? v1::HUNT_STATE_HUNTING : v1::HUNT_STATE_CULPRIT_FOUND);
+  hunt->set_verdict(verdict);
+  hunt->set_culprit_key("neuronx-cc");
+  hunt->set_runs_spent(3);
+  return regression;
+}
+
+TEST(AlertmanagerAlert, CarriesTheCulpritHuntsVerdict) {
+  const std::string verdict =
+      "culprit: neuronx-cc 2.21.18 → 2.22.4 — pinned back 403.1 µs (baseline 403.0 µs), "
+      "current 2.345 ms; confidence 100.0 %";
+  auto alert = AlertNow(Hunted(verdict));
+  ASSERT_TRUE(alert.has_value());
+  EXPECT_EQ(alert->at("annotations").at("culprit"), verdict);
+  alert = AlertNow(Hunted(""));
+  ASSERT_TRUE(alert.has_value());
+  EXPECT_EQ(alert->at("annotations").at("culprit"), "hunting");
+  alert = AlertNow(SampleRegression(7, kNow - absl::Hours(1)));
+  ASSERT_TRUE(alert.has_value());
+  EXPECT_FALSE(alert->at("annotations").contains("culprit")) << "no hunt, no annotation";
+}
+
+TEST(WebhookBody, AHuntedEventCarriesTheVerdict) {
+  auto body =
+      WebhookBody(13, "hunted", Hunted("not the environment: everything pinned back"), kNow);
+  ASSERT_TRUE(body.ok()) << body.status();
+  auto json = nlohmann::json::parse(*body);
+  EXPECT_EQ(json.at("event"), "hunted");
+  const auto& hunt = json.at("regression").at("hunt");
+  EXPECT_EQ(hunt.at("verdict"), "not the environment: everything pinned back");
+  EXPECT_EQ(hunt.at("state"), "HUNT_STATE_CULPRIT_FOUND");
+  EXPECT_EQ(hunt.at("culprit_key"), "neuronx-cc");
+}
+
 TEST(FormatRfc3339, WritesUtcWithZAndFractionOnlyWhenThereIsOne) {
   EXPECT_EQ(FormatRfc3339(kNow), "2026-11-29T02:00:00Z");
   EXPECT_EQ(FormatRfc3339(kNow + absl::Microseconds(1500)), "2026-11-29T02:00:00.0015Z");
