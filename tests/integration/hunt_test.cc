@@ -71,6 +71,23 @@ class HuntTest : public devtime::testing::CollectorFixture {
     ASSERT_EQ(apply.exit_code, 0) << apply.err;
   }
 
+  // Compiler 1.0 (fused) and 2.0 (naive RMSNorm), runtimes 1.0 and 1.1, the job applied: the
+  // host is on 1.0 / 1.0 until MoveCompilerAndRuntime() upgrades both in one night.
+  void CompilerAndRuntimeCanMove() {
+    Compiler("1.0", false);
+    Compiler("2.0", true);
+    Runtime("1.0");
+    Runtime("1.1");
+    Current("compiler", "1.0");
+    Current("runtime", "1.0");
+    WriteFile(dir_, "model_code", "fused\n");
+    ApplyJob("");
+  }
+  void MoveCompilerAndRuntime() {
+    Current("compiler", "2.0");
+    Current("runtime", "1.1");
+  }
+
   int Succeeded() const {
     return std::stoi("0" + db_.Query("SELECT count(*) FROM runs WHERE status = 'ok'"));
   }
@@ -136,18 +153,8 @@ class HuntTest : public devtime::testing::CollectorFixture {
 // The compiler (naive RMSNorm in 2.0) and the runtime move the same night: the hunt says it
 // was the compiler, and not the runtime.
 TEST_F(HuntTest, FindsTheCompilerAndNotTheRuntimeThatMovedTheSameNight) {
-  Compiler("1.0", false);
-  Compiler("2.0", true);
-  Runtime("1.0");
-  Runtime("1.1");
-  Current("compiler", "1.0");
-  Current("runtime", "1.0");
-  WriteFile(dir_, "model_code", "fused\n");
-  ApplyJob("");
-  auto hunt = HuntAfter([&] {
-    Current("compiler", "2.0");
-    Current("runtime", "1.1");
-  });
+  CompilerAndRuntimeCanMove();
+  auto hunt = HuntAfter([&] { MoveCompilerAndRuntime(); });
   EXPECT_EQ(hunt.value("state", ""), "HUNT_STATE_CULPRIT_FOUND") << hunt.dump(1);
   EXPECT_EQ(hunt.value("culprit_key", ""), "compiler");
   EXPECT_THAT(hunt.value("verdict", ""), StartsWith("culprit: compiler 1.0 → 2.0 — pinned back"));
@@ -201,26 +208,15 @@ TEST_F(HuntTest, BisectsSixteenOrderedValuesInAtMostFiveRuns) {
 // verdict is the same. A culprit run lost with the agent comes back as a failed slot or after
 // --hunt-run-timeout-s (60 s here), and is re-queued (bounded by kMaxAttempts).
 TEST_F(HuntTest, CarriesOnWhenTheCollectorRestartsAndTheAgentIsLostMidHunt) {
-  Compiler("1.0", false);
-  Compiler("2.0", true);
-  Runtime("1.0");
-  Runtime("1.1");
-  Current("compiler", "1.0");
-  Current("runtime", "1.0");
-  WriteFile(dir_, "model_code", "fused\n");
-  ApplyJob("");
-  auto hunt = HuntAfter(
-      [&] {
-        Current("compiler", "2.0");
-        Current("runtime", "1.1");
-      },
-      [&] {
-        agent_.reset();  // SIGKILL, as when the host goes away
-        collector_.Kill();
-        collector_.Start();
-        agent_ = RunAgent(dir_, "agent-h", "");
-      },
-      std::chrono::seconds(200));
+  CompilerAndRuntimeCanMove();
+  auto hunt = HuntAfter([&] { MoveCompilerAndRuntime(); },
+                        [&] {
+                          agent_.reset();  // SIGKILL, as when the host goes away
+                          collector_.Kill();
+                          collector_.Start();
+                          agent_ = RunAgent(dir_, "agent-h", "");
+                        },
+                        std::chrono::seconds(200));
   EXPECT_EQ(hunt.value("state", ""), "HUNT_STATE_CULPRIT_FOUND") << hunt.dump(1);
   EXPECT_EQ(hunt.value("culprit_key", ""), "compiler");
   EXPECT_LE(hunt.value("runs_spent", 99), 8);
