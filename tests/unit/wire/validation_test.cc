@@ -487,9 +487,11 @@ TEST(ValidateRun, BucketedSamplesMatchTheBuckets) {
   run.mutable_ops(1)->add_step_self_device_us(1.0);  // 4 samples for 3 buckets
   ExpectRejected(run, absl::StatusCode::kInvalidArgument, "run.ops[1].step_self_device_us");
   EXPECT_THAT(std::string(ValidateRun(run).message()), HasSubstr("one sample per bucket"));
+  // Issue 26: unbucketed runs too, one sample per step (a mismatch was stored before).
   auto unbucketed = Valid();
-  unbucketed.mutable_ops(1)->add_step_self_device_us(1.0);  // as before: no such rule
-  EXPECT_TRUE(ValidateRun(unbucketed).ok());
+  unbucketed.mutable_ops(1)->add_step_self_device_us(1.0);
+  ExpectRejected(unbucketed, absl::StatusCode::kInvalidArgument, "run.ops[1].step_self_device_us");
+  EXPECT_THAT(std::string(ValidateRun(unbucketed).message()), HasSubstr("one sample per step"));
 }
 
 TEST(ValidateRun, StepsCoverAtMostAPostgresIntegerOfSteps) {
