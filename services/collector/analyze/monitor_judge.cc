@@ -24,6 +24,10 @@ detect::DetectorOptions WindowDetectorOptions() {
   options.min_relative_change = 0.05;
   options.min_segment = 3;
   options.edge_segment = 3;
+  // A change is placed within 2 windows of where the split found it: hourly points that keep a
+  // little of their daily cycle look like a walk to the detector, whose walk screen would move
+  // a step up to refine_window (10) runs, i.e. 10 hours, to an earlier bump of the cycle.
+  options.refine_window = 2;
   return options;
 }
 

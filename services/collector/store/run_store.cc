@@ -441,6 +441,11 @@ absl::StatusOr<IngestOutcome> RunStore::IngestRun(const v1::RunSummary& run) {
   auto status = db_.Run("store run " + id.run_id(), [&](pqxx::connection_base& c) -> absl::Status {
     PrepareIngest(c);
     pqxx::work tx{c};
+    // Shared with every other ingest, exclusive to devtime_ensure_month (migrations.cc): a month
+    // partition is never created, and rows moved out of DEFAULT into it, while a run's rows
+    // are on their way into DEFAULT — they would violate the new partition's constraint and
+    // fail the upload (a backfilled month created by housekeeping mid-import, issue 26).
+    tx.exec("SELECT pg_advisory_xact_lock_shared(hashtext('devtime-partitions'))");
     auto inserted = tx.exec_prepared(
         "ingest_run", id.run_id(), id.job(), id.model(), id.workload(), id.host(),
         id.instance_type(), wire::DeviceKindName(id.device_kind()),
