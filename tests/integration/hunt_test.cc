@@ -209,10 +209,14 @@ TEST_F(HuntTest, BisectsSixteenOrderedValuesInAtMostFiveRuns) {
 // --hunt-run-timeout-s (60 s here), and is re-queued (bounded by kMaxAttempts).
 TEST_F(HuntTest, CarriesOnWhenTheCollectorRestartsAndTheAgentIsLostMidHunt) {
   CompilerAndRuntimeCanMove();
+  std::string interrupted_after;
   auto hunt = HuntAfter([&] { MoveCompilerAndRuntime(); },
                         [&] {
                           agent_.reset();  // SIGKILL, as when the host goes away
                           collector_.Kill();
+                          // Nothing moves the hunt now: it must really have been interrupted.
+                          EXPECT_EQ(db_.Query("SELECT state FROM hunts"), "hunting");
+                          interrupted_after = db_.Query("SELECT hunt->>'runs_spent' FROM hunts");
                           collector_.Start();
                           agent_ = RunAgent(dir_, "agent-h", "");
                         },
@@ -220,6 +224,8 @@ TEST_F(HuntTest, CarriesOnWhenTheCollectorRestartsAndTheAgentIsLostMidHunt) {
   EXPECT_EQ(hunt.value("state", ""), "HUNT_STATE_CULPRIT_FOUND") << hunt.dump(1);
   EXPECT_EQ(hunt.value("culprit_key", ""), "compiler");
   EXPECT_LE(hunt.value("runs_spent", 99), 8);
+  std::cout << "interrupted after " << (interrupted_after.empty() ? "0" : interrupted_after)
+            << " culprit runs came back" << std::endl;
 }
 
 // What cannot be pinned is refused at apply, naming the field.
