@@ -77,8 +77,8 @@ class MetricsObserver : public monitor::MonitorObserver {
       if (it != e.errors.end()) counter.Increment(static_cast<double>(it->second));
     }
     // p50 and p99 are entries 3 and 5 of the format's percentiles.
-    for (auto [family, latency] : {std::pair{&device_, &e.device_latency},
-                                   std::pair{&total_, &e.total_latency}}) {
+    for (auto [family, latency] :
+         {std::pair{&device_, &e.device_latency}, std::pair{&total_, &e.total_latency}}) {
       if (!*latency) continue;
       family->Add({{"model", model}, {"quantile", "0.5"}}).Set((*latency)->seconds[3]);
       family->Add({{"model", model}, {"quantile", "0.99"}}).Set((*latency)->seconds[5]);

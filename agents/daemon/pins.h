@@ -27,8 +27,8 @@ std::map<std::string, std::string> HuntEnvironment(const v1::RunNowRequest& requ
 
 // Runs the source of each range of `request` (in `dir`, {good} and {bad} replaced, at most
 // `timeout`) and returns the values it printed as devtime.values.KEY.N entries (whole
-// lines, in order, space-separated, N from 0, each entry <= 1,000 bytes, at most 64 entries per key).
-// FAILED_PRECONDITION ("pins: ...") when a key has no source, the source fails or prints
+// lines, in order, space-separated, N from 0, each entry <= 1,000 bytes, at most 64 entries per
+// key). FAILED_PRECONDITION ("pins: ...") when a key has no source, the source fails or prints
 // nothing, a value is not a plain one, or the values do not fit.
 absl::StatusOr<std::map<std::string, std::string>> ResolveSources(
     const v1::JobSpec& job, const v1::RunNowRequest& request, const std::filesystem::path& dir,

@@ -19,8 +19,8 @@ namespace devtime::agent::monitor {
 class LatencySketch {
  public:
   static constexpr double kDefaultAccuracy = 0.005;  // 0.5 %
-  static constexpr int kMaxBuckets = 4096;  // 0.5 %: ~1e-3 us .. 1e15 us fits in 4,000
-  static constexpr double kZeroUs = 1e-3;   // values at or below land in the zero bucket
+  static constexpr int kMaxBuckets = 4096;           // 0.5 %: ~1e-3 us .. 1e15 us fits in 4,000
+  static constexpr double kZeroUs = 1e-3;            // values at or below land in the zero bucket
 
   explicit LatencySketch(double relative_accuracy = kDefaultAccuracy);
 

@@ -26,18 +26,18 @@ struct Percentiles {
 
 // One application's execution_stats for one period.
 struct ExecutionPeriod {
-  double period_seconds = 0;  // the group's own measured period
-  std::map<std::string, uint64_t> outcomes;  // execution_summary
-  std::map<std::string, uint64_t> errors;    // error_summary
+  double period_seconds = 0;                  // the group's own measured period
+  std::map<std::string, uint64_t> outcomes;   // execution_summary
+  std::map<std::string, uint64_t> errors;     // error_summary
   std::optional<Percentiles> device_latency;  // nullopt: null (idle) or unusable
   std::optional<Percentiles> total_latency;
   bool legacy_name = false;  // read from `inference_stats`
 };
 
 struct AppReport {
-  std::string tag;   // neuron_runtime_tag
+  std::string tag;  // neuron_runtime_tag
   int64_t pid = 0;
-  std::string error;  // the entry's own error: no report
+  std::string error;                         // the entry's own error: no report
   std::optional<ExecutionPeriod> execution;  // nullopt: absent, or its group had an error
   std::string execution_error;               // the group's error, when it had one
   std::optional<double> utilization_pct;     // mean over the cores listed, when usable

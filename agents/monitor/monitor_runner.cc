@@ -46,8 +46,8 @@ absl::Status MonitorRunner::Start() {
                  std::string(s.message()));
     }
   }
-  config_path_ = config_.config_file.empty() ? dir_ / "neuron-monitor.json"
-                                             : fs::path(config_.config_file);
+  config_path_ =
+      config_.config_file.empty() ? dir_ / "neuron-monitor.json" : fs::path(config_.config_file);
   if (config_.config_file.empty()) {
     if (auto s = hooks_.write_file(config_path_, NeuronMonitorConfigJson(config_)); !s.ok()) {
       return s;
@@ -72,8 +72,8 @@ void MonitorRunner::DeliverClosed(std::vector<WindowSummary> closed) {
   for (auto& w : undelivered_) {
     auto status = hooks_.deliver(ToRunSummary(w, context_));
     if (!status.ok()) {
-      hooks_.log("monitor: window " + w.model + "/" + w.tag + " kept for later: " +
-                 std::string(status.message()));
+      hooks_.log("monitor: window " + w.model + "/" + w.tag +
+                 " kept for later: " + std::string(status.message()));
       kept.push_back(std::move(w));
     } else if (hooks_.observer) {
       hooks_.observer->WindowClosed(w.model);
@@ -91,8 +91,8 @@ void MonitorRunner::Checkpoint(bool force) {
   std::vector<WindowSummary> open = folder_->Open();
   // Undelivered closed windows travel in the checkpoint too: a restart delivers them.
   for (const auto& w : undelivered_) open.push_back(w);
-  auto status =
-      hooks_.write_file(dir_ / "open.ckpt", EncodeCheckpoint(folder_->stream_time(), open, context_));
+  auto status = hooks_.write_file(dir_ / "open.ckpt",
+                                  EncodeCheckpoint(folder_->stream_time(), open, context_));
   if (!status.ok()) hooks_.log("monitor: checkpoint not written: " + std::string(status.message()));
 }
 

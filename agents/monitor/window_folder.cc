@@ -78,11 +78,11 @@ std::vector<WindowSummary> WindowFolder::Add(const MonitorReport& report, FoldSt
     if (w.last_pid != 0 && app.pid != 0 && app.pid != w.last_pid) ++w.restarts;
     if (app.pid != 0) w.last_pid = app.pid;
     for (const auto& name : app.neff_names) w.neff_names.insert(name);
-    std::string why = !app.error.empty()              ? "entry error: " + app.error
-                      : !app.execution_error.empty()  ? "execution_stats error: " +
-                                                           app.execution_error
-                      : !app.problems.empty()         ? app.problems.front()
-                                                      : "";
+    std::string why = !app.error.empty() ? "entry error: " + app.error
+                      : !app.execution_error.empty()
+                          ? "execution_stats error: " + app.execution_error
+                      : !app.problems.empty() ? app.problems.front()
+                                              : "";
     if (app.utilization_pct) {
       w.utilization_sum += *app.utilization_pct;
       ++w.utilization_periods;

@@ -44,7 +44,7 @@ struct WindowSummary {
 struct FoldStats {
   int apps_used = 0;
   int apps_unmapped = 0;
-  int apps_unusable = 0;  // an entry error, a group error, or bad values
+  int apps_unusable = 0;              // an entry error, a group error, or bad values
   std::vector<std::string> warnings;  // one line per unusable app, naming the tag and why
 };
 

@@ -133,7 +133,8 @@ WindowSummary FromRunSummary(const v1::RunSummary& run) {
   w.total = FromProto(m.total_latency());
   w.restarts = m.restarts();
   w.unusable_periods = m.unusable_periods();
-  if (run.identity().instance_type().size()) w.instance["instance_type"] = run.identity().instance_type();
+  if (run.identity().instance_type().size())
+    w.instance["instance_type"] = run.identity().instance_type();
   return w;
 }
 

@@ -16,7 +16,7 @@ namespace devtime::agent::monitor {
 
 struct RunContext {
   std::string host;
-  std::string instance_type;  // used when instance_info has none
+  std::string instance_type;                       // used when instance_info has none
   std::map<std::string, std::string> environment;  // monitor.environment and the driver
 };
 

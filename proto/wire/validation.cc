@@ -642,9 +642,9 @@ absl::Status CheckMonitor(const v1::RunSummary& run) {
   if (auto s = CheckTime("run.monitor.window_end", m.window_end()); !s.ok()) return s;
   const int64_t span = m.window_end().seconds() - m.window_start().seconds();
   if (span <= 0 || span > kMaxMonitorWindowSeconds) {
-    return Invalid("run.monitor.window_end",
-                   "must be after window_start and at most 7 days later, got " +
-                       std::to_string(span) + " s");
+    return Invalid(
+        "run.monitor.window_end",
+        "must be after window_start and at most 7 days later, got " + std::to_string(span) + " s");
   }
   if (auto s = CheckText("run.monitor.runtime_tag", m.runtime_tag(), 256, false); !s.ok()) return s;
   if (auto s = CheckEach("run.monitor.neff_names", m.neff_names(), 64,

@@ -1,8 +1,8 @@
 #include "services/ctl/commands.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
@@ -173,11 +173,11 @@ void PrintDeviceDetails(const Session& session, const v1::RunSummary& run) {
 
 // Issue 24: neuron-monitor windows (runs list --source monitor), one per host, app, window.
 void PrintMonitorRuns(const Session& session, const v1::ListRunsResponse& response) {
-  TextTable table({"run id", "window (UTC)", "model", "workload", "host", "app", "executions",
-                   "errors", "device p50", "device p99", "total p99", "util"},
-                  {Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft,
-                   Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
-                   Align::kRight, Align::kRight});
+  TextTable table(
+      {"run id", "window (UTC)", "model", "workload", "host", "app", "executions", "errors",
+       "device p50", "device p99", "total p99", "util"},
+      {Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft,
+       Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight});
   for (const auto& run : response.runs()) {
     const auto& id = run.identity();
     const auto& m = run.monitor();

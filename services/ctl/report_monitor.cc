@@ -30,26 +30,26 @@ std::vector<std::vector<std::string>> Rows(const std::vector<v1::RunInfo>& windo
   return rows;
 }
 
-const std::vector<std::string> kColumns = {"window (UTC)", "workload",   "host",
-                                           "executions",   "errors",     "device p50",
-                                           "device p99",   "total p99",  "util"};
+const std::vector<std::string> kColumns = {"window (UTC)", "workload",  "host",
+                                           "executions",   "errors",    "device p50",
+                                           "device p99",   "total p99", "util"};
 
 }  // namespace
 
 std::string RenderMonitorText(const std::vector<v1::RunInfo>& windows) {
   if (windows.empty()) return "";
   using Align = TextTable::Align;
-  TextTable table(kColumns, {Align::kLeft, Align::kLeft, Align::kLeft, Align::kRight,
-                             Align::kRight, Align::kRight, Align::kRight, Align::kRight,
-                             Align::kRight});
+  TextTable table(kColumns, {Align::kLeft, Align::kLeft, Align::kLeft, Align::kRight, Align::kRight,
+                             Align::kRight, Align::kRight, Align::kRight, Align::kRight});
   for (auto& row : Rows(windows)) table.AddRow(std::move(row));
   return "\nbetween the nights (neuron-monitor windows, newest first)\n" + table.Render();
 }
 
 std::string RenderMonitorHtml(const std::vector<v1::RunInfo>& windows) {
   if (windows.empty()) return "";
-  std::string html = "<h2 id=\"between-the-nights\">Between the nights</h2><p class=\"muted\">"
-                     "neuron-monitor windows, newest first</p><table><tr>";
+  std::string html =
+      "<h2 id=\"between-the-nights\">Between the nights</h2><p class=\"muted\">"
+      "neuron-monitor windows, newest first</p><table><tr>";
   for (const auto& c : kColumns) html += "<th>" + HtmlEscape(c) + "</th>";
   html += "</tr>";
   for (const auto& row : Rows(windows)) {

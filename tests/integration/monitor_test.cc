@@ -12,7 +12,6 @@
 #include <string>
 
 #include "absl/time/clock.h"
-
 #include "tests/support/collector_fixture.h"
 #include "tests/support/files.h"
 #include "tests/support/process.h"
@@ -61,19 +60,17 @@ TEST_F(MonitorTest, AStepBetweenTheNightsIsOneLatencyRegressionAtItsWindow) {
   auto agent = RunAgent(
       dir_, "trn-a",
       "metrics_listen: 127.0.0.1:" + std::to_string(metrics_port) +
-          "\nmonitor:\n  command: \"python3 " + fixtures +
-          "/fake_neuron_monitor.py --stream " + stream + "\"\n  period_seconds: " +
-          std::to_string(kPeriod) + "\n  window_seconds: 3600\n  replay_start: " +
-          std::to_string(midnight) +
+          "\nmonitor:\n  command: \"python3 " + fixtures + "/fake_neuron_monitor.py --stream " +
+          stream + "\"\n  period_seconds: " + std::to_string(kPeriod) +
+          "\n  window_seconds: 3600\n  replay_start: " + std::to_string(midnight) +
           "\n  environment: {neuron-runtime: \"2.21.0\"}\n  apps:\n"
           "    - {tag: llama-serve, model: llama, workload: decode}\n"
           "    - {tag_regex: \"bert-.*\", model: bert, workload: serving}\n");
 
   // Every hour but the last (still open) of both applications, stored once.
   const long long windows = 2 * (kHours - 1);
-  ASSERT_TRUE(devtime::testing::WaitUntil(
-      [&] { return db_.Count("monitor_windows") >= windows; }, std::chrono::seconds(75),
-      std::chrono::milliseconds(200)))
+  ASSERT_TRUE(devtime::testing::WaitUntil([&] { return db_.Count("monitor_windows") >= windows; },
+                                          std::chrono::seconds(75), std::chrono::milliseconds(200)))
       << db_.Count("monitor_windows") << " windows\n"
       << Log();
   EXPECT_EQ(db_.Count("monitor_windows"), windows);
@@ -86,9 +83,10 @@ TEST_F(MonitorTest, AStepBetweenTheNightsIsOneLatencyRegressionAtItsWindow) {
   // Exactly one latency regression: llama, at the window of the step, linked to the nightly.
   EXPECT_EQ(db_.Count("monitor_regressions"), 1)
       << db_.Query("SELECT string_agg(summary, '; ') FROM monitor_regressions");
-  EXPECT_EQ(db_.Query("SELECT model || ' ' || kind || ' ' || extract(epoch FROM window_start)::bigint"
-                      " || ' ' || extract(epoch FROM window_end)::bigint FROM monitor_regressions"),
-            "llama latency " + std::to_string(step_at) + " " + std::to_string(step_at + 3600));
+  EXPECT_EQ(
+      db_.Query("SELECT model || ' ' || kind || ' ' || extract(epoch FROM window_start)::bigint"
+                " || ' ' || extract(epoch FROM window_end)::bigint FROM monitor_regressions"),
+      "llama latency " + std::to_string(step_at) + " " + std::to_string(step_at + 3600));
   EXPECT_EQ(db_.Query("SELECT nightly_run_id::text FROM monitor_regressions"),
             devtime::testing::TestRunId(1));
   EXPECT_EQ(db_.Query("SELECT hosts->0->>'host' FROM monitor_regressions"), "trn-a");
@@ -101,14 +99,15 @@ TEST_F(MonitorTest, AStepBetweenTheNightsIsOneLatencyRegressionAtItsWindow) {
   EXPECT_THAT(listed.out, HasSubstr("llama-serve"));
   EXPECT_THAT(listed.out, HasSubstr("device p99"));
   const std::string agent_metrics = devtime::testing::HttpGet(metrics_port, "/metrics");
+  EXPECT_THAT(
+      agent_metrics,
+      HasSubstr("devtime_agent_monitor_device_latency_seconds{model=\"llama\",quantile=\"0.99\"}"));
   EXPECT_THAT(agent_metrics,
-              HasSubstr("devtime_agent_monitor_device_latency_seconds{model=\"llama\",quantile=\"0.99\"}"));
-  EXPECT_THAT(agent_metrics, HasSubstr("devtime_agent_monitor_lines_total{outcome=\"not_json\"} 1"));
+              HasSubstr("devtime_agent_monitor_lines_total{outcome=\"not_json\"} 1"));
   const std::string collector_metrics =
       devtime::testing::HttpGet(collector_.metrics_port(), "/metrics");
-  EXPECT_THAT(collector_metrics,
-              HasSubstr("devtime_monitor_windows_total{outcome=\"stored\"} " +
-                        std::to_string(windows)));
+  EXPECT_THAT(collector_metrics, HasSubstr("devtime_monitor_windows_total{outcome=\"stored\"} " +
+                                           std::to_string(windows)));
   // The agent said what it could not use, and what the child said.
   EXPECT_THAT(Log(), HasSubstr("line not used: not JSON"));
   EXPECT_THAT(Log(), HasSubstr("runtime not responding"));

@@ -31,8 +31,7 @@ detect::DetectorOptions WindowDetectorOptions() {
   return options;
 }
 
-std::vector<double> Deseasonalise(const std::vector<MonitorPoint>& points,
-                                  int64_t window_seconds) {
+std::vector<double> Deseasonalise(const std::vector<MonitorPoint>& points, int64_t window_seconds) {
   std::vector<double> values;
   values.reserve(points.size());
   for (const auto& p : points) values.push_back(p.value);

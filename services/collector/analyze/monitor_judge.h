@@ -35,7 +35,7 @@ struct MonitorChange {
   std::size_t previous_index = 0;  // the last good window
   double before = 0;               // deseasonalised levels (value units)
   double after = 0;
-  double relative_change = 0;      // after / before - 1 (> 0: slower)
+  double relative_change = 0;  // after / before - 1 (> 0: slower)
   double p_value = 1;
 };
 

@@ -70,8 +70,8 @@
 #include "absl/time/time.h"
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
-#include "services/collector/store/database.h"
 #include "services/collector/metrics/monitor_metrics.h"
+#include "services/collector/store/database.h"
 
 namespace devtime::collector {
 

@@ -20,8 +20,7 @@ const std::pair<const char*, const char*> kFamilies[] = {
 MonitorMetrics::MonitorMetrics(store::Database& store, prometheus::Registry& registry)
     : store_(store) {
   for (const auto& [name, help] : kFamilies) {
-    families_[name].family =
-        &prometheus::BuildGauge().Name(name).Help(help).Register(registry);
+    families_[name].family = &prometheus::BuildGauge().Name(name).Help(help).Register(registry);
   }
 }
 

@@ -16,7 +16,8 @@ namespace {
 constexpr int64_t kJudgedHistorySeconds = 14 * 24 * 3600;
 constexpr int64_t kSameRegressionSeconds = 3 * 3600;  // a re-placed change is the same one
 constexpr int kHostWindows = 6;
-constexpr double kMinErrorRateRise = 0.01;  // one execution in a hundred  // windows each side that say whether a host moved
+constexpr double kMinErrorRateRise =
+    0.01;  // one execution in a hundred  // windows each side that say whether a host moved
 
 // A merged latency histogram of one hour: the hosts' sketches of one accuracy added.
 struct MergedSketch {
@@ -59,7 +60,8 @@ struct MergedSketch {
 };
 
 std::string MonthOf(int64_t at_s) {
-  const absl::CivilMonth month = absl::ToCivilMonth(absl::FromUnixSeconds(at_s), absl::UTCTimeZone());
+  const absl::CivilMonth month =
+      absl::ToCivilMonth(absl::FromUnixSeconds(at_s), absl::UTCTimeZone());
   return absl::FormatCivilTime(absl::CivilDay(month));
 }
 
@@ -105,13 +107,13 @@ absl::StatusOr<bool> MonitorStore::Ingest(const v1::RunSummary& run) {
         "INSERT INTO monitor_windows (run_id, at, window_end, model, workload, instance_type,"
         " host, runtime_tag, neff_names, executions, errors, device_p50_us, device_p99_us,"
         " total_p99_us, utilization_pct, environment, monitor)"
-        " VALUES ($1, to_timestamp($2), to_timestamp($3), $4, $5, $6, $7, $8, $9::text[], $10, $11, $12,"
+        " VALUES ($1, to_timestamp($2), to_timestamp($3), $4, $5, $6, $7, $8, $9::text[], $10, "
+        "$11, $12,"
         " $13, $14, $15, $16, $17) ON CONFLICT DO NOTHING RETURNING 1",
-        id.run_id(), static_cast<double>(start),
-        static_cast<double>(m.window_end().seconds()), id.model(), id.workload(),
-        id.instance_type(), id.host(), m.runtime_tag(), BinaryTextArray(neffs),
-        static_cast<long long>(m.executions()), static_cast<long long>(errors),
-        m.device_p50_us(), m.device_p99_us(), m.total_p99_us(),
+        id.run_id(), static_cast<double>(start), static_cast<double>(m.window_end().seconds()),
+        id.model(), id.workload(), id.instance_type(), id.host(), m.runtime_tag(),
+        BinaryTextArray(neffs), static_cast<long long>(m.executions()),
+        static_cast<long long>(errors), m.device_p50_us(), m.device_p99_us(), m.total_p99_us(),
         m.neuroncore_utilization_pct(), EnvironmentJson(run), pqxx::binarystring(bytes));
     return !rows.empty();
   });
@@ -130,8 +132,8 @@ absl::StatusOr<bool> MonitorStore::Ingest(const v1::RunSummary& run) {
   if (judge) {
     auto opened = Judge(key, start);
     if (!opened.ok()) {
-      std::cerr << "devtime-collector: judging monitor series " << key.model << "/"
-                << key.workload << ": " << opened.status().message() << std::endl;
+      std::cerr << "devtime-collector: judging monitor series " << key.model << "/" << key.workload
+                << ": " << opened.status().message() << std::endl;
     }
   }
   return true;
@@ -157,8 +159,9 @@ absl::StatusOr<std::vector<MonitorHour>> MonitorStore::Hours(const MonitorSeries
       h.values["device_p99"] = device.Quantile(0.99);
       h.values["total_p99"] = total.Quantile(0.99);
       h.values["error_rate"] =
-          h.executions + errors > 0 ? static_cast<double>(errors) / static_cast<double>(h.executions + errors)
-                                        : 0;
+          h.executions + errors > 0
+              ? static_cast<double>(errors) / static_cast<double>(h.executions + errors)
+              : 0;
     };
     for (const auto& row : rows) {
       const int64_t at = row[0].as<int64_t>();
@@ -242,87 +245,90 @@ absl::StatusOr<int> MonitorStore::Judge(const MonitorSeriesKey& key, int64_t bef
     const MonitorHour& bad = hours[f.index];
     const int64_t lo = hours[f.index >= kHostWindows ? f.index - kHostWindows : 0].window_start_s;
     const int64_t hi = hours[std::min(hours.size() - 1, f.index + kHostWindows)].window_end_s;
-    auto inserted = db_.Transact("open monitor regression", [&](pqxx::work& tx) -> absl::StatusOr<bool> {
-      auto near = tx.exec_params(
-          "SELECT regression_id FROM monitor_regressions WHERE model = $1 AND workload = $2 AND"
-          " instance_type = $3 AND window_start BETWEEN to_timestamp($4) AND to_timestamp($5)",
-          key.model, key.workload, key.instance_type,
-          static_cast<double>(bad.window_start_s - kSameRegressionSeconds),
-          static_cast<double>(bad.window_start_s + kSameRegressionSeconds));
-      if (!near.empty()) {
-        // The same change, placed again with more windows after it: the newer placement,
-        // which rests on more data, is kept.
-        tx.exec_params(
-            "UPDATE monitor_regressions SET window_start = to_timestamp($2), window_end ="
-            " to_timestamp($3), last_good_window = to_timestamp($4), before_us = $5, after_us"
-            " = $6, relative_change = $7 WHERE regression_id = $1 AND window_start <>"
-            " to_timestamp($2) AND metric = $8",
-            near[0][0].as<int64_t>(), static_cast<double>(bad.window_start_s),
-            static_cast<double>(bad.window_end_s),
-            static_cast<double>(hours[f.previous].window_start_s), f.before, f.after, f.change,
-            f.metric);
-        return false;
-      }
-      // The hosts that moved: their own mean p99 before and after, moved by at least half the
-      // series' change.
-      nlohmann::json hosts = nlohmann::json::array();
-      for (const auto& row : tx.exec_params(
-               "SELECT host, avg(device_p99_us) FILTER (WHERE at < to_timestamp($4)),"
-               " avg(device_p99_us) FILTER (WHERE at >= to_timestamp($4)) FROM monitor_windows"
-               " WHERE model = $1 AND workload = $2 AND instance_type = $3"
-               " AND at >= to_timestamp($5) AND at < to_timestamp($6) GROUP BY host ORDER BY host",
-               key.model, key.workload, key.instance_type,
-               static_cast<double>(bad.window_start_s), static_cast<double>(lo),
-               static_cast<double>(hi))) {
-        if (row[1].is_null() || row[2].is_null()) continue;
-        const double before = row[1].as<double>(), after = row[2].as<double>();
-        if (before > 0 && after / before - 1 >= f.change / 2) {
-          hosts.push_back({{"host", row[0].as<std::string>()}, {"before_us", before},
-                           {"after_us", after}});
-        }
-      }
-      // The environment values (runtime, driver, AMI, ...) that differ before and after.
-      nlohmann::json versions = nlohmann::json::object();
-      for (const auto& row : tx.exec_params(
-               "SELECT e.key, coalesce(string_agg(DISTINCT e.value, ',') FILTER (WHERE w.at <"
-               " to_timestamp($4)), ''), coalesce(string_agg(DISTINCT e.value, ',') FILTER"
-               " (WHERE w.at >= to_timestamp($4)), '') FROM monitor_windows w,"
-               " jsonb_each_text(w.environment) e WHERE w.model = $1 AND w.workload = $2 AND"
-               " w.instance_type = $3 AND w.at >= to_timestamp($5) AND w.at < to_timestamp($6)"
-               " GROUP BY e.key ORDER BY e.key",
-               key.model, key.workload, key.instance_type,
-               static_cast<double>(bad.window_start_s), static_cast<double>(lo),
-               static_cast<double>(hi))) {
-        if (row[1].as<std::string>() != row[2].as<std::string>()) {
-          versions[row[0].as<std::string>()] = {{"before", row[1].as<std::string>()},
-                                                {"after", row[2].as<std::string>()}};
-        }
-      }
-      auto nightly = tx.exec_params(
-          "SELECT run_id::text FROM runs WHERE model = $1 AND status = 'ok'"
-          " ORDER BY abs(extract(epoch FROM started_at) - $2) LIMIT 1",
-          key.model, static_cast<double>(bad.window_start_s));
-      std::optional<std::string> nightly_id;
-      if (!nightly.empty()) nightly_id = nightly[0][0].as<std::string>();
-      char change[32];
-      std::snprintf(change, sizeof change, "%+.1f%%", 100 * f.change);
-      const std::string summary = key.model + "/" + key.workload + " on " +
-                                  (key.instance_type.empty() ? "?" : key.instance_type) + ": " +
-                                  f.metric + " " + change + " from the window " +
-                                  Iso(bad.window_start_s) + " (between the nights, " +
-                                  std::to_string(hosts.size()) + " hosts moved)";
-      auto rows = tx.exec_params(
-          "INSERT INTO monitor_regressions (model, workload, instance_type, window_start,"
-          " window_end, last_good_window, metric, before_us, after_us, relative_change, metrics,"
-          " hosts, versions, nightly_run_id, summary) VALUES ($1, $2, $3, to_timestamp($4),"
-          " to_timestamp($5), to_timestamp($6), $7, $8, $9, $10, $11, $12, $13, $14::uuid, $15)"
-          " ON CONFLICT DO NOTHING RETURNING 1",
-          key.model, key.workload, key.instance_type, static_cast<double>(bad.window_start_s),
-          static_cast<double>(bad.window_end_s),
-          static_cast<double>(hours[f.previous].window_start_s), f.metric, f.before, f.after,
-          f.change, f.metrics.dump(), hosts.dump(), versions.dump(), nightly_id, summary);
-      return !rows.empty();
-    });
+    auto inserted =
+        db_.Transact("open monitor regression", [&](pqxx::work& tx) -> absl::StatusOr<bool> {
+          auto near = tx.exec_params(
+              "SELECT regression_id FROM monitor_regressions WHERE model = $1 AND workload = $2 AND"
+              " instance_type = $3 AND window_start BETWEEN to_timestamp($4) AND to_timestamp($5)",
+              key.model, key.workload, key.instance_type,
+              static_cast<double>(bad.window_start_s - kSameRegressionSeconds),
+              static_cast<double>(bad.window_start_s + kSameRegressionSeconds));
+          if (!near.empty()) {
+            // The same change, placed again with more windows after it: the newer placement,
+            // which rests on more data, is kept.
+            tx.exec_params(
+                "UPDATE monitor_regressions SET window_start = to_timestamp($2), window_end ="
+                " to_timestamp($3), last_good_window = to_timestamp($4), before_us = $5, after_us"
+                " = $6, relative_change = $7 WHERE regression_id = $1 AND window_start <>"
+                " to_timestamp($2) AND metric = $8",
+                near[0][0].as<int64_t>(), static_cast<double>(bad.window_start_s),
+                static_cast<double>(bad.window_end_s),
+                static_cast<double>(hours[f.previous].window_start_s), f.before, f.after, f.change,
+                f.metric);
+            return false;
+          }
+          // The hosts that moved: their own mean p99 before and after, moved by at least half the
+          // series' change.
+          nlohmann::json hosts = nlohmann::json::array();
+          for (const auto& row : tx.exec_params(
+                   "SELECT host, avg(device_p99_us) FILTER (WHERE at < to_timestamp($4)),"
+                   " avg(device_p99_us) FILTER (WHERE at >= to_timestamp($4)) FROM monitor_windows"
+                   " WHERE model = $1 AND workload = $2 AND instance_type = $3"
+                   " AND at >= to_timestamp($5) AND at < to_timestamp($6) GROUP BY host ORDER BY "
+                   "host",
+                   key.model, key.workload, key.instance_type,
+                   static_cast<double>(bad.window_start_s), static_cast<double>(lo),
+                   static_cast<double>(hi))) {
+            if (row[1].is_null() || row[2].is_null()) continue;
+            const double before = row[1].as<double>(), after = row[2].as<double>();
+            if (before > 0 && after / before - 1 >= f.change / 2) {
+              hosts.push_back(
+                  {{"host", row[0].as<std::string>()}, {"before_us", before}, {"after_us", after}});
+            }
+          }
+          // The environment values (runtime, driver, AMI, ...) that differ before and after.
+          nlohmann::json versions = nlohmann::json::object();
+          for (const auto& row : tx.exec_params(
+                   "SELECT e.key, coalesce(string_agg(DISTINCT e.value, ',') FILTER (WHERE w.at <"
+                   " to_timestamp($4)), ''), coalesce(string_agg(DISTINCT e.value, ',') FILTER"
+                   " (WHERE w.at >= to_timestamp($4)), '') FROM monitor_windows w,"
+                   " jsonb_each_text(w.environment) e WHERE w.model = $1 AND w.workload = $2 AND"
+                   " w.instance_type = $3 AND w.at >= to_timestamp($5) AND w.at < to_timestamp($6)"
+                   " GROUP BY e.key ORDER BY e.key",
+                   key.model, key.workload, key.instance_type,
+                   static_cast<double>(bad.window_start_s), static_cast<double>(lo),
+                   static_cast<double>(hi))) {
+            if (row[1].as<std::string>() != row[2].as<std::string>()) {
+              versions[row[0].as<std::string>()] = {{"before", row[1].as<std::string>()},
+                                                    {"after", row[2].as<std::string>()}};
+            }
+          }
+          auto nightly = tx.exec_params(
+              "SELECT run_id::text FROM runs WHERE model = $1 AND status = 'ok'"
+              " ORDER BY abs(extract(epoch FROM started_at) - $2) LIMIT 1",
+              key.model, static_cast<double>(bad.window_start_s));
+          std::optional<std::string> nightly_id;
+          if (!nightly.empty()) nightly_id = nightly[0][0].as<std::string>();
+          char change[32];
+          std::snprintf(change, sizeof change, "%+.1f%%", 100 * f.change);
+          const std::string summary = key.model + "/" + key.workload + " on " +
+                                      (key.instance_type.empty() ? "?" : key.instance_type) + ": " +
+                                      f.metric + " " + change + " from the window " +
+                                      Iso(bad.window_start_s) + " (between the nights, " +
+                                      std::to_string(hosts.size()) + " hosts moved)";
+          auto rows = tx.exec_params(
+              "INSERT INTO monitor_regressions (model, workload, instance_type, window_start,"
+              " window_end, last_good_window, metric, before_us, after_us, relative_change, "
+              "metrics,"
+              " hosts, versions, nightly_run_id, summary) VALUES ($1, $2, $3, to_timestamp($4),"
+              " to_timestamp($5), to_timestamp($6), $7, $8, $9, $10, $11, $12, $13, $14::uuid, $15)"
+              " ON CONFLICT DO NOTHING RETURNING 1",
+              key.model, key.workload, key.instance_type, static_cast<double>(bad.window_start_s),
+              static_cast<double>(bad.window_end_s),
+              static_cast<double>(hours[f.previous].window_start_s), f.metric, f.before, f.after,
+              f.change, f.metrics.dump(), hosts.dump(), versions.dump(), nightly_id, summary);
+          return !rows.empty();
+        });
     if (!inserted.ok()) return inserted.status();
     opened += *inserted ? 1 : 0;
   }

@@ -91,7 +91,7 @@ class MonitorStore {
 
   Database& db_;
   std::mutex mu_;
-  std::set<std::string> months_;                    // partitions known to exist; guarded
+  std::set<std::string> months_;                   // partitions known to exist; guarded
   std::map<MonitorSeriesKey, int64_t> judged_to_;  // hour start judged up to; guarded
 };
 

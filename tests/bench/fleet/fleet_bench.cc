@@ -396,7 +396,8 @@ int MonitorPhase(const Options& options, const Collector& collector,
     Print("ack latency p50", Percentile(result.ack_ms, 50), "ms");
     Print("ack latency p99", Percentile(result.ack_ms, 99), "ms");
     PrintWindow(window);
-    const double cpu_ms = 10 * window.collector_cpu_percent * window.seconds / static_cast<double>(n);
+    const double cpu_ms =
+        10 * window.collector_cpu_percent * window.seconds / static_cast<double>(n);
     Print("collector CPU per upload", cpu_ms, "ms");
     return std::pair{result, cpu_ms};
   };

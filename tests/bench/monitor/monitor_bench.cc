@@ -45,38 +45,48 @@ std::string Line(int apps, int period, int i) {
   for (int a = 0; a < apps; ++a) {
     const double m = 0.004 * (1 + 0.1 * std::sin(i / 30.0 + a));
     auto latency = [&](double f) {
-      return nlohmann::json{{"p0", m * f * 0.4}, {"p1", m * f * 0.5}, {"p100", m * f * 3},
-                            {"p25", m * f * 0.8}, {"p50", m * f},       {"p75", m * f * 1.2},
+      return nlohmann::json{{"p0", m * f * 0.4},  {"p1", m * f * 0.5}, {"p100", m * f * 3},
+                            {"p25", m * f * 0.8}, {"p50", m * f},      {"p75", m * f * 1.2},
                             {"p99", m * f * 2}};
     };
     nlohmann::json cores = nlohmann::json::object();
     for (int c = 0; c < 2; ++c) {
       cores[std::to_string(2 * a + c)] = {{"neuroncore_utilization", 40.0 + c}, {"flops", 1000}};
     }
-    runtimes.push_back(
-        {{"pid", 1000 + a},
-         {"neuron_runtime_tag", "app-" + std::to_string(a)},
-         {"error", ""},
-         {"report",
-          {{"execution_stats",
-            {{"period", static_cast<double>(period)},
-             {"error", ""},
-             {"error_summary",
-              {{"generic", 0}, {"numerical", 0}, {"transient", 0}, {"model", 0},
-               {"runtime", 0}, {"hardware", 0}}},
-             {"execution_summary",
-              {{"completed", 500}, {"completed_with_err", 0}, {"completed_with_num_err", 0},
-               {"timed_out", 0}, {"incorrect_input", 0}, {"failed_to_queue", 0}}},
-             {"latency_stats",
-              {{"total_latency", latency(1.1)}, {"device_latency", latency(1.0)}}}}},
-           {"neuroncore_counters",
-            {{"period", static_cast<double>(period)}, {"error", ""}, {"neuroncores_in_use", cores}}},
-           {"memory_used",
-            {{"period", static_cast<double>(period)},
-             {"error", ""},
-             {"loaded_models",
-              {{{"name", "model-" + std::to_string(a) + ".neff"}, {"uuid", "ab"},
-                {"model_id", a}}}}}}}}});
+    runtimes.push_back({{"pid", 1000 + a},
+                        {"neuron_runtime_tag", "app-" + std::to_string(a)},
+                        {"error", ""},
+                        {"report",
+                         {{"execution_stats",
+                           {{"period", static_cast<double>(period)},
+                            {"error", ""},
+                            {"error_summary",
+                             {{"generic", 0},
+                              {"numerical", 0},
+                              {"transient", 0},
+                              {"model", 0},
+                              {"runtime", 0},
+                              {"hardware", 0}}},
+                            {"execution_summary",
+                             {{"completed", 500},
+                              {"completed_with_err", 0},
+                              {"completed_with_num_err", 0},
+                              {"timed_out", 0},
+                              {"incorrect_input", 0},
+                              {"failed_to_queue", 0}}},
+                            {"latency_stats",
+                             {{"total_latency", latency(1.1)}, {"device_latency", latency(1.0)}}}}},
+                          {"neuroncore_counters",
+                           {{"period", static_cast<double>(period)},
+                            {"error", ""},
+                            {"neuroncores_in_use", cores}}},
+                          {"memory_used",
+                           {{"period", static_cast<double>(period)},
+                            {"error", ""},
+                            {"loaded_models",
+                             {{{"name", "model-" + std::to_string(a) + ".neff"},
+                               {"uuid", "ab"},
+                               {"model_id", a}}}}}}}}});
   }
   return nlohmann::json{{"neuron_runtime_data", runtimes},
                         {"instance_info", {{"instance_type", "trn1.32xlarge"}, {"error", ""}}},
@@ -99,7 +109,8 @@ int main(int argc, char** argv) {
   std::size_t bytes = 0;
   for (const auto& l : lines) bytes += l.size();
   std::printf("monitor_bench: %d apps, %d s periods, %zu lines/hour of %.1f KiB each, %d hours\n",
-              apps, period, lines.size(), static_cast<double>(bytes) / static_cast<double>(lines.size()) / 1024, hours);
+              apps, period, lines.size(),
+              static_cast<double>(bytes) / static_cast<double>(lines.size()) / 1024, hours);
 
   // The floor: parsing each line, nothing else.
   const double parse_start = CpuSeconds();
@@ -134,8 +145,7 @@ int main(int argc, char** argv) {
   const double rss_before = RssMiB();
   const double start = CpuSeconds();
   {
-    devtime::agent::monitor::MonitorRunner runner(config, {.host = "bench"}, dir / "state",
-                                                  hooks);
+    devtime::agent::monitor::MonitorRunner runner(config, {.host = "bench"}, dir / "state", hooks);
     for (int h = 0; h < hours; ++h) {
       for (const auto& l : lines) runner.HandleLine(l);
     }

@@ -40,8 +40,8 @@ TEST(MonitorJudgeTest, APureDailyCycleOpensNothing) {
     for (int hours : {30, 48, 120, 336}) {  // 30: under two days nothing is judged
       auto changes = JudgeMonitorSeries(Series(hours, -1, 0, seed, 0.2), WindowDetectorOptions());
       ASSERT_TRUE(changes.ok());
-      EXPECT_TRUE(changes->empty()) << "seed " << seed << " hours " << hours << ": index "
-                                    << (*changes)[0].index;
+      EXPECT_TRUE(changes->empty())
+          << "seed " << seed << " hours " << hours << ": index " << (*changes)[0].index;
     }
   }
 }

@@ -12,8 +12,8 @@ const char* kLatency =
 std::string App(const std::string& tag, const std::string& stats_group,
                 const std::string& latency_device, const std::string& group_error = "",
                 const std::string& summary = "execution_summary") {
-  return R"({"pid":7,"neuron_runtime_tag":")" + tag + R"(","error":"","report":{")" +
-         stats_group + R"(":{"period":10.0,"error":")" + group_error +
+  return R"({"pid":7,"neuron_runtime_tag":")" + tag + R"(","error":"","report":{")" + stats_group +
+         R"(":{"period":10.0,"error":")" + group_error +
          R"(","error_summary":{"generic":0,"numerical":3},")" + summary +
          R"(":{"completed":100,"timed_out":1},"latency_stats":{"total_latency":)" + kLatency +
          R"(,"device_latency":)" + latency_device +
@@ -54,8 +54,8 @@ TEST(MonitorReportTest, NullLatencyIsIdleNotAProblem) {
 }
 
 TEST(MonitorReportTest, ReadsTheLegacyInferenceStatsForm) {
-  auto report = ParseMonitorLine(
-      Report(App("old", "inference_stats", kLatency, "", "inference_summary")));
+  auto report =
+      ParseMonitorLine(Report(App("old", "inference_stats", kLatency, "", "inference_summary")));
   ASSERT_TRUE(report.ok());
   ASSERT_TRUE(report->apps[0].execution.has_value());
   EXPECT_TRUE(report->apps[0].execution->legacy_name);
@@ -70,8 +70,8 @@ TEST(MonitorReportTest, AGroupErrorMakesItsValuesUnusable) {
 }
 
 TEST(MonitorReportTest, AnEntryErrorHasNoReport) {
-  auto report = ParseMonitorLine(Report(
-      R"({"pid":9,"neuron_runtime_tag":"9","error":"runtime not responding","report":{}})"));
+  auto report = ParseMonitorLine(
+      Report(R"({"pid":9,"neuron_runtime_tag":"9","error":"runtime not responding","report":{}})"));
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->apps[0].error, "runtime not responding");
   EXPECT_FALSE(report->apps[0].execution.has_value());

@@ -55,10 +55,9 @@ TEST(WindowFolderTest, FoldsPeriodsIntoHourlyWindowsByTheStreamsOwnTime) {
   FoldStats stats;
   std::vector<WindowSummary> closed;
   for (int i = 0; i < 13; ++i) {  // 13 periods of 10 min: two whole hours and one more period
-    auto out = folder.Add(
-        Report({App("serve", i < 8 ? 10 : 11, 100, 0.01), App("bert-1", 20, 50, 0.002),
-                App("unknown", 30, 5, 0.1)}),
-        stats);
+    auto out = folder.Add(Report({App("serve", i < 8 ? 10 : 11, 100, 0.01),
+                                  App("bert-1", 20, 50, 0.002), App("unknown", 30, 5, 0.1)}),
+                          stats);
     closed.insert(closed.end(), out.begin(), out.end());
   }
   ASSERT_EQ(closed.size(), 4u);  // two apps x two hours; unknown is skipped
@@ -83,7 +82,8 @@ TEST(WindowFolderTest, AWindowIsAValidRunWithAStableId) {
   for (int i = 0; i < 6; ++i) folder.Add(Report({App("serve", 10, 100, 0.01)}), stats);
   auto closed = folder.Add(Report({App("serve", 10, 100, 0.01)}), stats);
   ASSERT_EQ(closed.size(), 1u);
-  RunContext context{.host = "trn-a", .instance_type = "", .environment = {{"neuron-runtime", "2.21"}}};
+  RunContext context{
+      .host = "trn-a", .instance_type = "", .environment = {{"neuron-runtime", "2.21"}}};
   const v1::RunSummary run = ToRunSummary(closed[0], context);
   EXPECT_TRUE(wire::ValidateRun(run).ok()) << wire::ValidateRun(run);
   EXPECT_EQ(run.source(), v1::RUN_SOURCE_MONITOR);
