@@ -181,6 +181,16 @@ constexpr uint64_t kBytesPerOp = 1970;
 // Writes a trace of about `bytes` bytes of JSON: ProfilerStep windows, python_function noise
 // (two frames per op), nested cpu_ops, cudaLaunchKernel + kernel linked by correlation, ac2g
 // flow events, 3-decimal timestamps and baseTimeNanoseconds, keys in Kineto's order.
+// The ProfilerStep#N range closing a step that ran [start, end), as torch writes it.
+void WriteProfilerStep(Writer& w, uint32_t step, int pid, int tid, int64_t start, int64_t end,
+                       int64_t ext) {
+  w.Printf(
+      "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%u\", "
+      "\"pid\": %d, \"tid\": %d, \"ts\": %s, \"dur\": %s, \"args\": {\"External id\": "
+      "%" PRId64 ", \"Record function id\": 0, \"Ev Idx\": %" PRId64 "}}",
+      step, pid, tid, Ts(start).text, Ts(end - start).text, ext, ext);
+}
+
 Generated GenerateClassic(const fs::path& out, uint64_t bytes, bool gzip,
                           const GenerateOptions& options) {
   Generated g;
@@ -293,11 +303,7 @@ Generated GenerateClassic(const fs::path& out, uint64_t bytes, bool gzip,
     }
     t = std::max(t, gpu_t) + 2000;  // synchronize at the end of the step
     sep();
-    w.Printf(
-        "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%u\", "
-        "\"pid\": %d, \"tid\": %d, \"ts\": %s, \"dur\": %s, \"args\": {\"External id\": "
-        "%" PRId64 ", \"Record function id\": 0, \"Ev Idx\": %" PRId64 "}}",
-        step, pid, tid, Ts(step_start).text, Ts(t - step_start).text, step_ext, step_ext);
+    WriteProfilerStep(w, step, pid, tid, step_start, t, step_ext);
     t += 1000;
   }
   w.Printf(
@@ -494,11 +500,7 @@ Generated GenerateRealistic(const fs::path& out, uint64_t bytes, bool gzip,
     }
     t = std::max({t, b, gpu_t}) + 2000;  // synchronize at the end of the step
     sep();
-    w.Printf(
-        "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%u\", "
-        "\"pid\": %d, \"tid\": %d, \"ts\": %s, \"dur\": %s, \"args\": {\"External id\": "
-        "%" PRId64 ", \"Record function id\": 0, \"Ev Idx\": %" PRId64 "}}",
-        step, pid, tid, Ts(step_start).text, Ts(t - step_start).text, step_ext, step_ext);
+    WriteProfilerStep(w, step, pid, tid, step_start, t, step_ext);
     t += 1000;
   }
   w.Printf(
