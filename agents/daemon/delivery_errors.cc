@@ -37,7 +37,9 @@ constexpr Rule kRules[] = {
     // UploadRun never answers these for a run; whatever produced them failed on this call.
     {StatusCode::kNotFound, Delivery::kServerError},
     {StatusCode::kOutOfRange, Delivery::kServerError},
-    // ValidateRun rejected a field (the message names it).
+    // ValidateRun rejected a field (the message names it), or the request was not a
+    // devtime.v1.UploadRunRequest at all (truncated, invalid UTF-8 in a string): the same bytes
+    // fail the same way on every attempt (issue 26).
     {StatusCode::kInvalidArgument, Delivery::kRefusedForGood},
     // The run is over a size limit (ValidateRun's counts, or the gRPC message size).
     {StatusCode::kResourceExhausted, Delivery::kRefusedForGood},

@@ -9,9 +9,18 @@
 // object per session, no thread; session_hub.h pushes to it); the unary calls stay
 // synchronous handlers on gRPC's thread pool, where blocking SQL is fine.
 //
+// UploadRun takes its request as bytes (issue 26): gRPC's own parse of a malformed request
+// (truncated, garbage, invalid UTF-8 in a string field) fails before any handler runs and
+// answers INTERNAL with no message, which agents retry for as long as a server error; parsed
+// here, it is INVALID_ARGUMENT saying what is wrong, and an agent sets the run aside. It is
+// still a synchronous handler on gRPC's pool (gRPC's "streamed unary" shape: one read, one
+// write), and gRPC's receive size limit applies to it as to every call.
+//
 // Thread-safety: handlers run concurrently on gRPC's threads; the stores and metrics are
 // safe for that.
 #pragma once
+
+#include <chrono>
 
 #include "absl/status/status.h"
 #include "devtime/v1/collector.grpc.pb.h"
@@ -53,10 +62,10 @@ class CollectorService final
         metrics_(parts.metrics),
         sessions_(parts.sessions),
         auth_(parts.db, parts.metrics, admin_token, token_cache_ttl),
-        session_(session) {}
+        session_(session) {
+    ServeUploadRunAsBytes();
+  }
 
-  grpc::Status UploadRun(grpc::ServerContext* context, const v1::UploadRunRequest* request,
-                         v1::UploadRunResponse* response) override;
   grpc::Status ListRuns(grpc::ServerContext* context, const v1::ListRunsRequest* request,
                         v1::ListRunsResponse* response) override;
   grpc::Status GetRun(grpc::ServerContext* context, const v1::GetRunRequest* request,
@@ -108,6 +117,18 @@ class CollectorService final
     return Serve(auth_.Authenticate(context),
                  [&](const Caller&) { return MoveInto(read(), response); });
   }
+
+  // UploadRun's handler, in the place of the generated one that parses before it runs.
+  void ServeUploadRunAsBytes();
+  using UploadStream = grpc::ServerUnaryStreamer<grpc::ByteBuffer, grpc::ByteBuffer>;
+  // Authenticates, parses the request (INVALID_ARGUMENT when it does not parse), stores the
+  // run and writes the response.
+  grpc::Status UploadRunBytes(grpc::ServerContext* context, UploadStream* stream);
+  // Stores the run of a parsed request from `caller` (validated first); `start`: when the
+  // call began, for the metrics.
+  grpc::Status StoreRun(const Caller& caller, const v1::UploadRunRequest& request,
+                        v1::UploadRunResponse* response,
+                        std::chrono::steady_clock::time_point start);
 
   // Detection of one stored run, counted in the metrics; failures are logged, never fatal to
   // the upload (the run is stored; housekeeping analyses it again later).

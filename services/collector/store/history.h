@@ -4,8 +4,10 @@
 // op_stats, run_steps and series_points are range-partitioned by the run's started_at, one
 // partition per UTC month (named <table>_<YYYY>m<MM>, e.g. op_stats_2026m12), plus a DEFAULT
 // partition for runs dated outside the months created. The collector creates the current
-// month and `months_ahead` more at start and in housekeeping, so ingest never routes into the
-// DEFAULT partition in normal operation.
+// month and `months_ahead` more at start and in housekeeping, and ingest creates the month of
+// a run dated outside them before writing it (RunStore::IngestRun, issue 26), so rows reach
+// the DEFAULT partition only from collectors older than that, or for a month retention dropped
+// after a collector had seen it (PartitionDefaultRows moves them).
 //
 // Retention: a month that ended more than `retention_days` ago is dropped whole — its three
 // partitions and its runs rows — unless a regression references one of its runs (last good,
