@@ -492,11 +492,16 @@ class Parser : private stream::JsonScanner {
       }
     });
     const char* prefetched = p_;
+    const char* window = in_.begin();
     while (!done) {
       in_event_ = true;
       // Every line of input kPrefetchBytes ahead is asked for once: 3/4 of the structural
       // skipper's samples sat on its loads (perf annotate), the bytes not yet in cache.
-      if (prefetched < p_ || prefetched - p_ > 2 * kPrefetchBytes) prefetched = p_;  // new window
+      if (in_.begin() != window) {  // a new window (gzip): pointers into the old one are stale
+        window = in_.begin();
+        prefetched = p_;
+      }
+      if (prefetched < p_) prefetched = p_;
       for (const char* ahead = p_ + std::min<ptrdiff_t>(kPrefetchBytes, e_ - p_);
            prefetched < ahead; prefetched += 64) {
         __builtin_prefetch(prefetched);
