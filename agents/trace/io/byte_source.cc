@@ -14,7 +14,30 @@
 
 namespace devtime::trace::stream {
 
+MappedInput::MappedInput(const char* data, size_t size)
+    : MemoryInput(data, size), dropped_(data), populated_(data) {
+  Populate();
+}
+
+void MappedInput::Populate() {
+#if !defined(MADV_POPULATE_READ)
+#define MADV_POPULATE_READ 22  // Linux 5.14; older kernels refuse it (EINVAL): faults then
+#endif
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto start = reinterpret_cast<uintptr_t>(populated_) & ~(page - 1);
+  const char* next = populated_ + std::min<size_t>(kPopulateBytes, end_ - populated_);
+  if (reinterpret_cast<uintptr_t>(next) > start) {
+    madvise(reinterpret_cast<void*>(start), reinterpret_cast<uintptr_t>(next) - start,
+            MADV_POPULATE_READ);
+  }
+  populated_ = next;
+}
+
 void MappedInput::Consumed(const char* upto) {
+  // Half a populated stretch ahead of the reader, the next one is mapped.
+  if (populated_ - upto < static_cast<ptrdiff_t>(kPopulateBytes / 2) && populated_ < end_) {
+    Populate();
+  }
   if (upto - dropped_ < static_cast<ptrdiff_t>(kDropBytes)) return;
   const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const auto end = reinterpret_cast<uintptr_t>(upto) & ~(page - 1);
@@ -78,9 +101,77 @@ GzipInput::GzipInput(const unsigned char* data, size_t size)
     : state_(std::make_unique<inflate_state>()), in_(data), in_size_(size) {
   isal_inflate_init(state_.get());
   StartMember(state_.get(), in_, in_size_);
+  for (int i = 0; i < kBuffers; ++i) {
+    // new[] without () leaves the bytes uninitialised: only what inflate writes is resident.
+    free_.push_back({std::unique_ptr<char[]>(new char[kHead + kChunk]), 0});
+  }
+  thread_ = std::thread([this] { Produce(); });
 }
 
-GzipInput::~GzipInput() = default;
+GzipInput::~GzipInput() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void GzipInput::Produce() {
+  while (true) {
+    Chunk chunk;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !free_.empty(); });
+      if (stop_) return;
+      chunk = std::move(free_.back());
+      free_.pop_back();
+    }
+    std::string error;
+    try {
+      // One chunk per budget check, so that a bomb is refused after at most kChunk more bytes.
+      const size_t before = static_cast<size_t>(state_->next_in - in_);
+      chunk.size = Inflate(chunk.mem.get() + kHead, kChunk);
+      const size_t read = static_cast<size_t>(state_->next_in - in_) - before;
+      error = budget_.Add(read, chunk.size);
+    } catch (const ParseError& e) {
+      error = e.message;
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (!error.empty()) {
+        error_ = std::move(error);  // what this chunk held is never read, as before the error
+        finished_ = true;
+      } else {
+        if (chunk.size > 0) ready_.push_back(std::move(chunk));
+        finished_ = done_;
+      }
+    }
+    cv_.notify_all();
+    if (finished_) return;  // only this thread writes it
+  }
+}
+
+bool GzipInput::Next(Chunk* chunk) {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return !ready_.empty() || finished_; });
+  if (!ready_.empty()) {
+    *chunk = std::move(ready_.front());
+    ready_.pop_front();
+    return true;
+  }
+  if (!error_.empty()) throw ParseError{error_};
+  return false;
+}
+
+void GzipInput::Release(Chunk chunk) {
+  if (!chunk.mem) return;
+  {
+    std::lock_guard lock(mu_);
+    free_.push_back(std::move(chunk));
+  }
+  cv_.notify_all();
+}
 
 size_t GzipInput::Inflate(char* out, size_t size) {
   inflate_state* st = state_.get();
@@ -119,26 +210,40 @@ size_t GzipInput::Inflate(char* out, size_t size) {
 }
 
 bool GzipInput::More(const char* keep) {
-  if (done_) return false;
   const size_t kept = static_cast<size_t>(end_ - keep);
-  // Room for at least one chunk, and geometric growth for units larger than a chunk. new[]
-  // without () leaves the bytes uninitialised: only what inflate writes becomes resident.
-  const size_t capacity = kept + std::max(kChunk, kept);
-  std::unique_ptr<char[]> next(new char[capacity]);
-  if (kept > 0) std::memcpy(next.get(), keep, kept);
-  size_t produced = kept;
-  while (produced < capacity && !done_) {
-    // At most one chunk per call, so that the budget is checked every kChunk bytes.
-    const size_t before = static_cast<size_t>(state_->next_in - in_);
-    const size_t wrote = Inflate(next.get() + produced, std::min(capacity - produced, kChunk));
-    produced += wrote;
-    const size_t read = static_cast<size_t>(state_->next_in - in_) - before;
-    if (std::string over = budget_.Add(read, wrote); !over.empty()) throw ParseError{over};
+  Chunk next;
+  if (!Next(&next)) return false;  // the window stays as it is
+  if (kept <= kHead) {
+    // The usual case: the carried-over bytes go just before the chunk, which becomes the window.
+    char* at = next.mem.get() + kHead - kept;
+    if (kept > 0) std::memcpy(at, keep, kept);
+    begin_ = at;
+    end_ = next.mem.get() + kHead + next.size;
+    Release(std::move(current_));
+    current_ = std::move(next);
+    big_.reset();
+    return true;
   }
-  buf_ = std::move(next);
-  begin_ = buf_.get();
-  end_ = buf_.get() + produced;
-  return produced > kept || !done_;
+  // A unit larger than kHead so far: a window of its bytes and at least as many new ones
+  // (geometric growth, so a unit of n bytes costs O(n) copies), one chunk at a time.
+  const size_t want = std::max(kChunk, kept);
+  std::unique_ptr<char[]> window(new char[kept + want + kChunk]);
+  std::memcpy(window.get(), keep, kept);
+  size_t produced = kept;
+  bool more = true;
+  while (more) {
+    std::memcpy(window.get() + produced, next.mem.get() + kHead, next.size);
+    produced += next.size;
+    Release(std::move(next));
+    next = Chunk{};
+    more = produced - kept < want && Next(&next);
+  }
+  Release(std::move(current_));
+  current_ = Chunk{};
+  big_ = std::move(window);
+  begin_ = big_.get();
+  end_ = big_.get() + produced;
+  return true;
 }
 
 absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::filesystem::path& path) {

@@ -86,16 +86,6 @@ struct Sse2 {
       *close |= (mask('}') | mask(']')) << (16 * k);
     }
   }
-  static uint64_t Seps(const char* p) {
-    uint64_t m = 0;
-    for (int k = 0; k < 4; ++k) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
-      const __m128i any = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')),
-                                       _mm_cmpeq_epi8(v, _mm_set1_epi8(',')));
-      m |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(any))) << (16 * k);
-    }
-    return m;
-  }
   static uint64_t PrefixXor(uint64_t x) {
     x ^= x << 1;
     x ^= x << 2;
@@ -113,11 +103,6 @@ struct Sse2 {
 #if defined(__SSE2__)
 BlockScan ScanBlocksSse2(const char* p, const char* e, int depth, int level, int max_depth) {
   return ScanBlocks<Sse2>(p, e, depth, level, max_depth);
-}
-
-ObjectIndex IndexObjectSse2(const char* p, const char* e, uint32_t* out, uint32_t max,
-                            int max_level, size_t max_bytes) {
-  return IndexObject<Sse2>(p, e, out, max, max_level, max_bytes);
 }
 
 #if defined(DEVTIME_TRACE_AVX2)
@@ -138,12 +123,6 @@ ScanBlocksFn ScanBlocksFor() {
   return ScanBlocksSse2;
 }
 
-IndexObjectFn IndexObjectFor() {
-#if defined(DEVTIME_TRACE_AVX2)
-  if (UseAvx2()) return IndexObjectAvx2;
-#endif
-  return IndexObjectSse2;
-}
 #endif
 
 std::string JsonScanner::Where() const {

@@ -23,11 +23,6 @@ struct Avx2 {
     *open = Eq(lo, hi, '{') | Eq(lo, hi, '[');
     *close = Eq(lo, hi, '}') | Eq(lo, hi, ']');
   }
-  static uint64_t Seps(const char* p) {
-    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
-    return Eq(lo, hi, ':') | Eq(lo, hi, ',');
-  }
   // Carry-less multiplication by all ones is the prefix XOR, in one instruction.
   static uint64_t PrefixXor(uint64_t x) {
     const __m128i r = _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<int64_t>(x)),
@@ -40,11 +35,6 @@ struct Avx2 {
 
 BlockScan ScanBlocksAvx2(const char* p, const char* e, int depth, int level, int max_depth) {
   return ScanBlocks<Avx2>(p, e, depth, level, max_depth);
-}
-
-ObjectIndex IndexObjectAvx2(const char* p, const char* e, uint32_t* out, uint32_t max,
-                            int max_level, size_t max_bytes) {
-  return IndexObject<Avx2>(p, e, out, max, max_level, max_bytes);
 }
 
 }  // namespace devtime::trace::stream

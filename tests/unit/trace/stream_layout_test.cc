@@ -1,8 +1,10 @@
-// The indexed event path (json_trace_reader.cc ReadIndexedEvent: IndexObject's structural index,
-// then a walk of it; on with DEVTIME_TRACE_INDEX=1) against the byte-by-byte path on the same
-// inputs: every event, id, count and error must be the same. The inputs are the variants the
-// walk must either read alike or hand back: whitespace, literals, nested values, duplicate keys,
-// escapes, wrong types, syntax errors, dropped categories, args read partly.
+// The Kineto-layout event path (json_trace_reader.cc ReadKinetoEvent: keys and separators
+// compared with Kineto's literals) against the key-by-key path (ReadEvent's loop) on the same
+// inputs: every event, id, count and error must be the same. The key-by-key outcome comes from
+// the same text with a space after each event's '{', which the layout path refuses at its first
+// compare (the JSON is the same). The inputs are the variants the layout path must either read
+// alike or hand back: whitespace, literals, nested values, duplicate keys, escapes, wrong types,
+// syntax errors, dropped categories, args read partly, flows skipped after "ph".
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -35,17 +37,22 @@ std::string Outcome(const std::string& text, const TraceReadOptions& options) {
   return out;
 }
 
+// `text` with a space after the '{' of every event in Kineto's layout: the same JSON, read key
+// by key.
+std::string KeyByKey(std::string text) {
+  const std::string from = "{\"ph\": ";
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + 2)) {
+    text.insert(at + 1, " ");
+  }
+  return text;
+}
+
 struct Both {
-  std::string indexed, bytewise;
+  std::string layout, keyed;
 };
 
 Both Parse(const std::string& text, const TraceReadOptions& options = {}) {
-  Both b;
-  setenv("DEVTIME_TRACE_INDEX", "1", 1);
-  b.indexed = Outcome(text, options);
-  unsetenv("DEVTIME_TRACE_INDEX");
-  b.bytewise = Outcome(text, options);
-  return b;
+  return {Outcome(text, options), Outcome(KeyByKey(text), options)};
 }
 
 // One event per variant, padded so that it crosses 64-byte blocks at every offset.
@@ -92,11 +99,30 @@ const std::vector<std::string>& Variants() {
       R"({"ph": "X", "cat": "cpu_op", "name": "key not string", "pid": 1, tid: 2, "ts": 26, "dur": 1})",
       R"({"ph": "X", "cat": "cpu_op", "name": "two colons", "pid":: 1, "tid": 2, "ts": 26, "dur": 1})",
       R"({"ph": "X", "cat": "cpu_op", "name": "str then junk", "pid": "1" 2, "tid": 2, "ts": 26, "dur": 1})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "string ids", "pid": "1102", "tid": "stream 7", "ts": 27.5, "dur": 2})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "dup after args", "pid": 1, "tid": 2, "ts": 28, "dur": 1, "args": {"External id": 3}, "dur": 5})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ws before end", "pid": 1, "tid": 2, "ts": 28, "dur": 1, "args": {"External id": 3} })",
+      R"({"ph": "X", "cat": "cpu_op", "name": "args not object", "pid": 1, "tid": 2, "ts": 28, "dur": 1, "args": 5})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "bad args", "pid": 1, "tid": 2, "ts": 28, "dur": 1, "args": {"External id": 3, "x": tru}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "esc pid", "pid": "a"b", "tid": 2, "ts": 28, "dur": 1})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "neg pid", "pid": -1, "tid": 2, "ts": -28, "dur": -1.5})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "pid junk", "pid": 1x, "tid": 2, "ts": 28, "dur": 1})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ts missing", "pid": 1, "tid": 2, "ts": , "dur": 1})",
+      R"({"ph": "X", "cat": "cu"da", "name": "esc cat", "pid": 1, "tid": 2, "ts": 28, "dur": 1})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "escaped ph", "pid": 1, "tid": 2, "ts": 29, "dur": 1})",
+      R"({"ph": "XX", "cat": "cpu_op", "name": "long ph", "pid": 1, "tid": 2, "ts": 29, "dur": 1})",
+      R"({"ph": "", "cat": "cpu_op", "name": "empty ph", "pid": 1, "tid": 2, "ts": 29, "dur": 1})",
+      R"({"ph": "s", "id": [}, "ts": "not read"})",
+      R"({"ph": "i", "s": "g", "name": 5, "pid": "", "tid": "", "ts": "x"})",
+      R"({"ph": "M", "x": [[[[1]]]], "name": "meta", "args": {"name": "é"}})",
+      R"({"ph": "X", "cat": "python_function", "name": "dropped in layout", "pid": 1, "tid": 2, "ts": 30, "dur": 1, "args": {"Python id": [}})",
+      R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 31.250, "dur": 4.000, "args": {"External id": 9, "cbid": 211, "correlation": 101, "exec_id": 3}})",
+      R"({"ph": "X", "cat": "kernel", "name": "void k<float>(int, float*) [clone]", "pid": 0, "tid": 7, "ts": 32.001, "dur": 10.500, "args": {"External id": 9, "device": 0, "stream": 7, "correlation": 101, "grid": [64, 1, 1], "block": [256, 1, 1]}})",
   };
-  return v;
+return v;
 }
 
-TEST(TraceStreamIndexed, EachVariantAloneReadsAlike) {
+TEST(TraceStreamLayout, EachVariantAloneReadsAlike) {
   const std::set<std::string> host = {"cpu_op", "user_annotation"};
   const std::set<std::string> keep = {"cpu_op", "kernel", "cuda_runtime", "user_annotation"};
   for (const std::string& ev : Variants()) {
@@ -110,13 +136,13 @@ TEST(TraceStreamIndexed, EachVariantAloneReadsAlike) {
           options.keep_categories = &keep;
         }
         const Both b = Parse(text, options);
-        ASSERT_EQ(b.indexed, b.bytewise) << "event: " << ev << "\npad " << pad << " opt " << opt;
+        ASSERT_EQ(b.layout, b.keyed) << "event: " << ev << "\npad " << pad << " opt " << opt;
       }
     }
   }
 }
 
-TEST(TraceStreamIndexed, AllVariantsTogetherReadAlike) {
+TEST(TraceStreamLayout, AllVariantsTogetherReadAlike) {
   std::string text = R"({"traceEvents": [)";
   bool first = true;
   for (const std::string& ev : Variants()) {
@@ -131,26 +157,26 @@ TEST(TraceStreamIndexed, AllVariantsTogetherReadAlike) {
   }
   text += "]}";
   const Both b = Parse(text);
-  EXPECT_FALSE(b.indexed.starts_with("error")) << b.indexed;
-  EXPECT_EQ(b.indexed, b.bytewise);
+  EXPECT_FALSE(b.layout.starts_with("error")) << b.layout;
+  EXPECT_EQ(b.layout, b.keyed);
   // And through gzip chunks and a legacy array.
   const Both g = Parse(Gzip(text));
-  EXPECT_EQ(g.indexed, b.indexed);
-  EXPECT_EQ(g.bytewise, b.bytewise);
+  EXPECT_EQ(g.layout, b.layout);
+  EXPECT_EQ(g.keyed, b.keyed);
   const std::string legacy =
       text.substr(std::string(R"({"traceEvents": )").size(),
                   text.size() - std::string(R"({"traceEvents": )").size() - 1);
   const Both l = Parse(legacy);
-  EXPECT_EQ(l.indexed, l.bytewise);
+  EXPECT_EQ(l.layout, l.keyed);
 }
 
-TEST(TraceStreamIndexed, FixturesReadAlike) {
+TEST(TraceStreamLayout, FixturesReadAlike) {
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(Fixture(""))) {
     if (entry.path().extension() != ".json") continue;
     const std::string text = ReadAll(entry.path());
     const Both b = Parse(text);
-    EXPECT_EQ(b.indexed, b.bytewise) << entry.path();
+    EXPECT_EQ(b.layout, b.keyed) << entry.path();
     ++files;
   }
   EXPECT_GT(files, 5);
