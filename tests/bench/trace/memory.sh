@@ -5,7 +5,8 @@
 # RunSummary and printing its JSON. The bound is 256 MiB beyond the mapped input.
 #   tests/bench/trace/memory.sh [SCALE]    SCALE 1 (default): the sizes; 0.25: a quarter
 # Cases: a. 2 GB, 45k steps; b. 300 MB, 138k steps (--format json); c. 1 GB, 1 M distinct op
-# names (--format json and the table). Each case's peak is printed with its ratio to the bound.
+# names (--format json and the table); d. one 100 MB op name among 8 MB of events (--format
+# json and the table). Each case's peak is printed with its ratio to the bound.
 # Env: TRACE_BENCH (default build-release/bin/trace_bench), AGENT (default
 # build-release/bin/devtime-agent), BENCH_DIR (default a fresh /tmp directory, removed at the end).
 set -euo pipefail
@@ -55,3 +56,5 @@ run_case a_2gb_45k_steps "$(s 2000000000)" "--steps $(s 45000)" "--format json"
 run_case b_300mb_138k_steps "$(s 300000000)" "--steps $(s 138000)" "--format json"
 run_case c_1gb_1m_names "$(s 1000000000)" "--names $(s 1000000)" "--format json"
 run_case c_1gb_1m_names "$(s 1000000000)" "--names $(s 1000000)" ""
+run_case d_100mb_name "$(s 8000000)" "--long-name-bytes $(s 100000000)" "--format json"
+run_case d_100mb_name "$(s 8000000)" "--long-name-bytes $(s 100000000)" ""
