@@ -6,7 +6,8 @@
 #   tests/bench/trace/memory.sh [SCALE]    SCALE 1 (default): the sizes; 0.25: a quarter
 # Cases: a. 2 GB, 45k steps (realistic shape; and classic, the table); b. 300 MB, 138k steps
 # (--format json); c. 1 GB, 1 M distinct op names (--format json and the table); d. one 100 MB
-# op name among 8 MB of events (--format json and the table). Each case's peak is printed with its ratio to the bound.
+# op name among 8 MB of events (--format json and the table). Each case's peak is printed with
+# its ratio to the bound.
 # Env: TRACE_BENCH (default build-release/bin/trace_bench), AGENT (default
 # build-release/bin/devtime-agent), BENCH_DIR (default a fresh /tmp directory, removed at the end).
 set -euo pipefail
