@@ -95,3 +95,75 @@ uint32_t StringTable::Intern(std::string_view s) {
 }
 
 }  // namespace devtime::trace
+
+namespace devtime::trace {
+
+uint32_t RawEvents::FindLane(uint32_t cat, uint32_t pid, uint32_t tid) {
+  auto hash = [](uint32_t c, uint32_t p, uint32_t t) {
+    const uint64_t h =
+        ((uint64_t{c} << 32 | p) * 0x9e3779b97f4a7c15ULL) ^ (uint64_t{t} * 0xbf58476d1ce4e5b9ULL);
+    return h ^ (h >> 29);
+  };
+  // At most half full: probes stay short.
+  if ((lanes_.size() + 1) * 2 > lane_slots_.size()) {
+    lane_slots_.assign(std::max<size_t>(16, lane_slots_.size() * 2), 0);
+    const size_t mask = lane_slots_.size() - 1;
+    for (size_t id = 0; id < lanes_.size(); ++id) {
+      const Lane& l = lanes_[id];
+      size_t s = hash(l.cat, l.pid, l.tid) & mask;
+      while (lane_slots_[s] != 0) s = (s + 1) & mask;
+      lane_slots_[s] = static_cast<uint32_t>(id + 1);
+    }
+  }
+  const size_t mask = lane_slots_.size() - 1;
+  size_t s = hash(cat, pid, tid) & mask;
+  for (; lane_slots_[s] != 0; s = (s + 1) & mask) {
+    const uint32_t id = lane_slots_[s] - 1;
+    const Lane& l = lanes_[id];
+    if (l.cat == cat && l.pid == pid && l.tid == tid) return last_lane_ = id;
+  }
+  // Fewer lanes than events, and the reader keeps fewer than 2^32 events.
+  last_lane_ = static_cast<uint32_t>(lanes_.size());
+  lanes_.push_back({cat, pid, tid});
+  lane_slots_[s] = last_lane_ + 1;
+  return last_lane_;
+}
+
+void RawEvents::PushWide(const RawEvent& e) {
+  wide_at_.push_back(static_cast<uint32_t>(rows_.size()));
+  wide_.push_back({e.dur_ns, e.correlation, e.external_id, e.index});
+  rows_.push_back({e.ts_ns, e.name, LaneOf(e.cat, e.pid, e.tid), kWide, 0, 0, 0});
+}
+
+const RawEvents::WideFields& RawEvents::Wide(size_t i) const {
+  const auto it = std::lower_bound(wide_at_.begin(), wide_at_.end(), static_cast<uint32_t>(i));
+  return wide_[static_cast<size_t>(it - wide_at_.begin())];
+}
+
+RawEvent RawEvents::operator[](size_t i) const {
+  const Row& r = rows_[i];
+  const Lane& l = lanes_[r.lane];
+  RawEvent e;
+  e.name = r.name;
+  e.cat = l.cat;
+  e.pid = l.pid;
+  e.tid = l.tid;
+  e.ts_ns = r.ts_ns;
+  if (r.dur != kWide) {
+    e.index = i + r.index_gap;
+    e.dur_ns = r.dur;
+    e.correlation = int64_t{r.correlation} - 1;
+    e.external_id = int64_t{r.external_id} - 1;
+  } else {
+    const WideFields& w = Wide(i);
+    e.index = w.index;
+    e.dur_ns = w.dur_ns;
+    e.correlation = w.correlation;
+    e.external_id = w.external_id;
+  }
+  return e;
+}
+
+void RawEvents::Release() { *this = RawEvents(); }
+
+}  // namespace devtime::trace

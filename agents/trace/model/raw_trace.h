@@ -1,6 +1,7 @@
 // devtime::trace internals — the parsed, not yet summarized, content of one trace file.
 // Only complete ("X") events are kept, in file order, with names, categories and thread
-// keys interned so that millions of events stay compact. Times are exact int64 nanoseconds.
+// keys interned so that millions of events stay compact (32 bytes an event: RawEvents). Times are
+// exact int64 nanoseconds.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +55,7 @@ class StringTable {
   mutable std::vector<uint64_t> slots_;
 };
 
-// One complete ("ph":"X") event.
+// One complete ("ph":"X") event, as readers make it and RawEvents gives it back.
 struct RawEvent {
   uint64_t index = 0;  // position of the event in the file's event array (0-based)
   uint32_t name = 0;   // StringTable ids
@@ -65,6 +66,124 @@ struct RawEvent {
   int64_t dur_ns = 0;
   int64_t correlation = -1;  // args.correlation, -1 when absent
   int64_t external_id = -1;  // args["External id"], -1 when absent
+};
+
+// The events of a trace, 32 bytes each instead of RawEvent's 56 (issue 23: a 2 GB trace keeps
+// 4 M events, 227 MB as RawEvents). Exact for every value a RawEvent can hold:
+//  - (cat, pid, tid) is one 32-bit "lane" id: a trace has a handful of categories and threads;
+//  - ts_ns and name are kept whole;
+//  - dur_ns, correlation + 1, External id + 1 and index − position (the events the reader
+//    skipped before this one) are 32-bit. Real values fit (durations under 4.29 s, ids
+//    numbered from 0); an event where one does not is "wide": its row marks it and its four
+//    fields are kept whole in a side table (found by binary search), so a 10 s step or a
+//    64-bit id costs 40 more bytes, never a wrong figure.
+// The interface is std::vector<RawEvent>'s where readers and tests use it (push_back, [],
+// back, iteration by value); hot loops read single fields through the accessors.
+class RawEvents {
+ public:
+  void reserve(size_t n) { rows_.reserve(n); }
+  // Inline: the reader calls it for every kept event.
+  void push_back(const RawEvent& e) {
+    const uint64_t position = rows_.size();
+    // Each field must fit its 32 bits (ids as id + 1), and no narrow dur may read as kWide.
+    auto fits = [](int64_t v, int64_t lo) { return v >= lo && v < int64_t{kWide} + lo; };
+    if (fits(e.dur_ns, 0) && fits(e.correlation, -1) && fits(e.external_id, -1) &&
+        e.index >= position && e.index - position < kWide) {
+      rows_.push_back({e.ts_ns, e.name, LaneOf(e.cat, e.pid, e.tid),
+                       static_cast<uint32_t>(e.dur_ns), static_cast<uint32_t>(e.correlation + 1),
+                       static_cast<uint32_t>(e.external_id + 1),
+                       static_cast<uint32_t>(e.index - position)});
+    } else {
+      PushWide(e);
+    }
+  }
+  size_t size() const { return rows_.size(); }
+  bool empty() const { return rows_.empty(); }
+  RawEvent operator[](size_t i) const;
+  RawEvent back() const { return (*this)[rows_.size() - 1]; }
+  // Frees every event (and the lanes).
+  void Release();
+
+  int64_t ts_ns(size_t i) const { return rows_[i].ts_ns; }
+  uint32_t name(size_t i) const { return rows_[i].name; }
+  uint32_t cat(size_t i) const { return lanes_[rows_[i].lane].cat; }
+  // (pid << 32) | tid: equal for the events of one thread.
+  uint64_t thread_key(size_t i) const {
+    const Lane& l = lanes_[rows_[i].lane];
+    return (uint64_t{l.pid} << 32) | l.tid;
+  }
+  int64_t dur_ns(size_t i) const {
+    const Row& r = rows_[i];
+    return r.dur != kWide ? int64_t{r.dur} : Wide(i).dur_ns;
+  }
+  int64_t correlation(size_t i) const {
+    const Row& r = rows_[i];
+    return r.dur != kWide ? int64_t{r.correlation} - 1 : Wide(i).correlation;
+  }
+  int64_t external_id(size_t i) const {
+    const Row& r = rows_[i];
+    return r.dur != kWide ? int64_t{r.external_id} - 1 : Wide(i).external_id;
+  }
+  uint64_t index(size_t i) const {
+    const Row& r = rows_[i];
+    return r.dur != kWide ? i + r.index_gap : Wide(i).index;
+  }
+
+  class Iterator {
+   public:
+    Iterator(const RawEvents* events, size_t i) : events_(events), i_(i) {}
+    RawEvent operator*() const { return (*events_)[i_]; }
+    Iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const Iterator& o) const { return i_ == o.i_; }
+
+   private:
+    const RawEvents* events_;
+    size_t i_;
+  };
+  Iterator begin() const { return {this, 0}; }
+  Iterator end() const { return {this, rows_.size()}; }
+
+ private:
+  static constexpr uint32_t kWide = UINT32_MAX;  // in Row::dur
+  struct Row {
+    int64_t ts_ns;
+    uint32_t name;
+    uint32_t lane;
+    uint32_t dur;          // dur_ns, or kWide: the four fields below are in wide_
+    uint32_t correlation;  // correlation + 1 (0: absent)
+    uint32_t external_id;  // External id + 1 (0: absent)
+    uint32_t index_gap;    // index − position
+  };
+  static_assert(sizeof(Row) == 32);
+  struct Lane {
+    uint32_t cat, pid, tid;
+  };
+  struct WideFields {
+    int64_t dur_ns, correlation, external_id;
+    uint64_t index;
+  };
+  uint32_t LaneOf(uint32_t cat, uint32_t pid, uint32_t tid) {
+    if (last_lane_ != kNoLane) {
+      const Lane& l = lanes_[last_lane_];
+      if (l.cat == cat && l.pid == pid && l.tid == tid) return last_lane_;
+    }
+    return FindLane(cat, pid, tid);
+  }
+  uint32_t FindLane(uint32_t cat, uint32_t pid, uint32_t tid);
+  void PushWide(const RawEvent& e);
+  const WideFields& Wide(size_t i) const;
+
+  std::vector<Row> rows_;
+  std::vector<Lane> lanes_;
+  // Open-addressing index of lanes_ (lane id + 1; 0 empty), power-of-two sized.
+  std::vector<uint32_t> lane_slots_;
+  static constexpr uint32_t kNoLane = UINT32_MAX;
+  uint32_t last_lane_ = kNoLane;   // the previous event's lane: most events share it
+  std::vector<uint32_t> wide_at_;  // positions of the wide events, ascending
+  std::vector<WideFields> wide_;   // their fields
 };
 
 // Ids a runtime/driver event carries that can join it to a device execution recorded elsewhere
@@ -78,7 +197,7 @@ struct LaunchIds {
 struct RawTrace {
   std::string format;  // "legacy-array" or "kineto-json"
   StringTable strings;
-  std::vector<RawEvent> events;
+  RawEvents events;
   uint64_t total_events = 0;     // all events in the array, any phase
   uint64_t complete_events = 0;  // "X" events, kept or not (TraceReadOptions::keep_categories)
   std::optional<int64_t> base_time_ns;              // baseTimeNanoseconds

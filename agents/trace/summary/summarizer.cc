@@ -23,8 +23,6 @@ bool IsRuntimeCategory(std::string_view cat) {
   return cat.ends_with("_runtime") || cat.ends_with("_driver");
 }
 
-uint64_t ThreadKey(const RawEvent& e) { return (uint64_t{e.pid} << 32) | e.tid; }
-
 // key_averages()'s one row for all ProfilerStep#N.
 constexpr char kStepRowName[] = "ProfilerStep*";
 
@@ -61,15 +59,17 @@ std::vector<StepWindow> StepWindows(const RawTrace& trace, const SummarizeOption
   // Whether each category is a host-op category: -1 not yet looked up (once per category, not
   // per event).
   std::vector<int8_t> host_cat(trace.strings.size(), -1);
-  for (const RawEvent& e : trace.events) {
-    if (e.cat != 0) {
-      int8_t& host = host_cat[e.cat];
+  const RawEvents& events = trace.events;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (const uint32_t cat = events.cat(i); cat != 0) {
+      int8_t& host = host_cat[cat];
       if (host < 0)
-        host = options.host_op_categories.contains(std::string(trace.strings.Get(e.cat))) ? 1 : 0;
+        host = options.host_op_categories.contains(std::string(trace.strings.Get(cat))) ? 1 : 0;
       if (host == 0) continue;
     }
-    if (auto num = ProfilerStepNumber(trace.strings.Get(e.name))) {
-      out.push_back({e.ts_ns, e.ts_ns + std::max<int64_t>(e.dur_ns, 0), *num});
+    if (auto num = ProfilerStepNumber(trace.strings.Get(events.name(i)))) {
+      out.push_back(
+          {events.ts_ns(i), events.ts_ns(i) + std::max<int64_t>(events.dur_ns(i), 0), *num});
     }
   }
   std::stable_sort(out.begin(), out.end(), [](const StepWindow& a, const StepWindow& b) {
@@ -188,30 +188,31 @@ void SetCaptureTime(int64_t first, int64_t last, std::optional<int64_t> base, Ca
 // per event).
 class IdIndex {
  public:
+  using Id = int64_t (RawEvents::*)(size_t) const;  // RawEvents::correlation or external_id
   template <typename Wanted>
-  static IdIndex Make(const std::vector<RawEvent>& events, const std::vector<Idx>& host,
-                      Wanted wanted, int64_t RawEvent::*id) {
+  static IdIndex Make(const RawEvents& events, const std::vector<Idx>& host, Wanted wanted, Id id) {
     IdIndex index;
     index.id_ = id;
     bool in_order = true;
     int64_t last = INT64_MIN;
     size_t count = 0;
     for (Idx k = 0; k < host.size(); ++k) {
-      const RawEvent& e = events[host[k]];
-      if (!wanted(e) || e.*id < 0) continue;
+      const Idx i = host[k];
+      const int64_t v = (events.*id)(i);
+      if (v < 0 || !wanted(i)) continue;
       ++count;
-      in_order = in_order && e.*id >= last;
-      last = e.*id;
+      in_order = in_order && v >= last;
+      last = v;
     }
     index.pos_.reserve(count);  // exactly: no grow-and-copy at the peak
     for (Idx k = 0; k < host.size(); ++k) {
-      const RawEvent& e = events[host[k]];
-      if (wanted(e) && e.*id >= 0) index.pos_.push_back(k);
+      const Idx i = host[k];
+      if ((events.*id)(i) >= 0 && wanted(i)) index.pos_.push_back(k);
     }
     if (in_order) return index;
     std::vector<std::pair<int64_t, Idx>> pairs;
     pairs.reserve(index.pos_.size());
-    for (Idx k : index.pos_) pairs.emplace_back(events[host[k]].*id, k);
+    for (Idx k : index.pos_) pairs.emplace_back((events.*id)(host[k]), k);
     std::vector<Idx>().swap(index.pos_);
     std::sort(pairs.begin(), pairs.end());  // (id, position): positions stay in `host` order
     index.pos_.reserve(pairs.size());
@@ -225,8 +226,8 @@ class IdIndex {
 
   // The positions of the events with id `id`, in `host` order.
   std::pair<std::vector<Idx>::const_iterator, std::vector<Idx>::const_iterator> Range(
-      const std::vector<RawEvent>& events, const std::vector<Idx>& host, int64_t id) const {
-    auto id_at = [&](size_t j) { return ids_.empty() ? events[host[pos_[j]]].*id_ : ids_[j]; };
+      const RawEvents& events, const std::vector<Idx>& host, int64_t id) const {
+    auto id_at = [&](size_t j) { return ids_.empty() ? (events.*id_)(host[pos_[j]]) : ids_[j]; };
     // The first entry whose id is past `id` (or_equal: at or past it).
     auto first_past = [&](bool or_equal) {
       size_t lo = 0, hi = pos_.size();
@@ -245,7 +246,7 @@ class IdIndex {
   }
 
  private:
-  int64_t RawEvent::*id_ = nullptr;
+  Id id_ = nullptr;
   std::vector<Idx> pos_;
   std::vector<int64_t> ids_;  // the id of each entry, when the events' ids are not in order
 };
@@ -301,7 +302,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   TraceSummary summary;
   summary.source_format = trace.format;
   summary.event_count = trace.complete_events;
-  const std::vector<RawEvent>& events = trace.events;
+  const RawEvents& events = trace.events;
   const size_t n = events.size();
   const bool legacy = trace.format == "legacy-array";
   if (n >= kNone) {
@@ -311,11 +312,12 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
 
   // Classify categories once per distinct `cat` string.
   std::vector<EventKind> kind_of_cat(trace.strings.size(), EventKind::kUnknown);
-  auto kind_of = [&](const RawEvent& e) {
-    EventKind& k = kind_of_cat[e.cat];
+  auto kind_of = [&](Idx i) {
+    const uint32_t cat_id = events.cat(i);
+    EventKind& k = kind_of_cat[cat_id];
     if (k == EventKind::kUnknown) {
-      const std::string cat(trace.strings.Get(e.cat));
-      if (e.cat == 0) {
+      const std::string cat(trace.strings.Get(cat_id));
+      if (cat_id == 0) {
         k = EventKind::kHostOp;  // legacy traces carry no `cat`
       } else if (options.device_categories.contains(cat)) {
         k = EventKind::kDevice;
@@ -330,8 +332,8 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     return k;
   };
   // Negative durations count as 0 (and make the capture INVALID below).
-  auto dur = [&](Idx i) { return std::max<int64_t>(events[i].dur_ns, 0); };
-  auto end_of = [&](Idx i) { return events[i].ts_ns + dur(i); };
+  auto dur = [&](Idx i) { return std::max<int64_t>(events.dur_ns(i), 0); };
+  auto end_of = [&](Idx i) { return events.ts_ns(i) + dur(i); };
 
   bool saw_privateuse1 = false;
   bool saw_cuda_runtime = false;
@@ -346,20 +348,21 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   device.reserve(n);
   if (release) release->strings.ReleaseIndex();  // only Get() from here on
   for (Idx i = 0; i < n; ++i) {
-    const RawEvent& e = events[i];
-    if (e.dur_ns < 0 && !summary.invalid_reason) {
-      summary.invalid_reason = absl::StrFormat("negative duration at event %d", e.index);
+    const int64_t ts = events.ts_ns(i);
+    if (events.dur_ns(i) < 0 && !summary.invalid_reason) {
+      summary.invalid_reason = absl::StrFormat("negative duration at event %d", events.index(i));
     }
-    if (legacy && i > 0 && e.ts_ns < events[i - 1].ts_ns && !summary.invalid_reason) {
+    if (legacy && i > 0 && ts < events.ts_ns(i - 1) && !summary.invalid_reason) {
       // torch 1.13 writes legacy traces sorted by start time.
-      summary.invalid_reason = absl::StrFormat("timestamps go backwards at event %d", e.index);
+      summary.invalid_reason =
+          absl::StrFormat("timestamps go backwards at event %d", events.index(i));
     }
-    const EventKind k = kind_of(e);
+    const EventKind k = kind_of(i);
     if (k == EventKind::kHostOp || k == EventKind::kAnnotation || k == EventKind::kRuntime) {
       host.push_back(i);
-      first_host_start = std::min(first_host_start, e.ts_ns);
+      first_host_start = std::min(first_host_start, ts);
       last_host_end = std::max(last_host_end, end_of(i));
-      const std::string_view cat = trace.strings.Get(e.cat);
+      const std::string_view cat = trace.strings.Get(events.cat(i));
       if (cat.starts_with("privateuse1_")) saw_privateuse1 = true;
       if (cat.starts_with("cuda_")) saw_cuda_runtime = true;
     } else if (k == EventKind::kDevice) {
@@ -373,10 +376,10 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   // legacy traces, whose integer µs durations are truncated per event) are not nested — torch
   // does the same, so they are not reported.
   SortMostlySorted(&host, [&](Idx a, Idx b) {
-    const uint64_t ta = ThreadKey(events[a]);
-    const uint64_t tb = ThreadKey(events[b]);
+    const uint64_t ta = events.thread_key(a);
+    const uint64_t tb = events.thread_key(b);
     if (ta != tb) return ta < tb;
-    if (events[a].ts_ns != events[b].ts_ns) return events[a].ts_ns < events[b].ts_ns;
+    if (events.ts_ns(a) != events.ts_ns(b)) return events.ts_ns(a) < events.ts_ns(b);
     if (end_of(a) != end_of(b)) return end_of(a) > end_of(b);
     return a < b;  // file order
   });
@@ -389,14 +392,13 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     uint64_t thread = 0;
     for (Idx k = 0; k < h; ++k) {
       const Idx i = host[k];
-      const RawEvent& e = events[i];
-      if (stack.empty() || ThreadKey(e) != thread) {
+      if (stack.empty() || events.thread_key(i) != thread) {
         stack.clear();
-        thread = ThreadKey(e);
+        thread = events.thread_key(i);
       }
       while (!stack.empty()) {
         const Idx p = stack.back();
-        if (e.ts_ns >= end_of(host[p]) || end_of(i) > end_of(host[p])) {
+        if (events.ts_ns(i) >= end_of(host[p]) || end_of(i) > end_of(host[p])) {
           stack.pop_back();
         } else {
           parent[k] = p;
@@ -421,16 +423,16 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   // its own correlation: the 2023 form names no op). Anything else is unattributed. Lookups
   // are sorted vectors (16 bytes per event, freed after this pass). `dev` is each event's own
   // device time here, its total (own + children's) further down.
-  auto can_own = [&](const RawEvent& e) { return kind_of(e) == EventKind::kHostOp; };
+  auto can_own = [&](Idx i) { return kind_of(i) == EventKind::kHostOp; };
   std::vector<int64_t> dev(h, 0);
   int64_t device_total_ns = 0;
   int64_t unattributed_ns = 0;
   uint64_t unattributed_events = 0;
   {
     const IdIndex runtime_by_correlation = IdIndex::Make(
-        events, host, [&](const RawEvent& e) { return kind_of(e) == EventKind::kRuntime; },
-        &RawEvent::correlation);
-    const IdIndex op_by_external_id = IdIndex::Make(events, host, can_own, &RawEvent::external_id);
+        events, host, [&](Idx i) { return kind_of(i) == EventKind::kRuntime; },
+        &RawEvents::correlation);
+    const IdIndex op_by_external_id = IdIndex::Make(events, host, can_own, &RawEvents::external_id);
     // The entries of `index` with id `id`: positions in `host`, in `host` order.
     auto all_with = [&](const IdIndex& index, int64_t id) { return index.Range(events, host, id); };
     auto find_in = [&](const IdIndex& index, int64_t id) -> Idx {
@@ -443,13 +445,13 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     // (a launch inside a million nested ops, a million times) linear.
     constexpr int kMaxEnclosing = 256;
     auto enclosing_owner = [&](Idx r) -> Idx {
-      const int64_t id = events[host[r]].external_id;
+      const int64_t id = events.external_id(host[r]);
       Idx innermost = kNone;
       int depth = 0;
       for (Idx p = parent[r]; p != kNone && depth < kMaxEnclosing; p = parent[p], ++depth) {
-        const RawEvent& op = events[host[p]];
+        const Idx op = host[p];
         if (!can_own(op)) continue;
-        if (id >= 0 && op.external_id == id) return p;
+        if (id >= 0 && events.external_id(op) == id) return p;
         if (innermost == kNone) innermost = p;
       }
       return innermost;
@@ -457,25 +459,28 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     // Rule 3 for the launch at `r`: the last op before it in `host` order that carries its
     // External id, when that op ran on its thread in the same range and ended before it.
     auto sibling_owner = [&](Idx r) -> Idx {
-      const RawEvent& launch = events[host[r]];
-      if (launch.external_id < 0 || launch.external_id == launch.correlation) return kNone;
-      auto [lo, hi] = all_with(op_by_external_id, launch.external_id);
+      const Idx launch = host[r];
+      const int64_t id = events.external_id(launch);
+      if (id < 0 || id == events.correlation(launch)) return kNone;
+      auto [lo, hi] = all_with(op_by_external_id, id);
       auto after = std::lower_bound(lo, hi, r);
       if (after == lo) return kNone;
       const Idx k = *std::prev(after);
-      const bool before_in_same_range = ThreadKey(events[host[k]]) == ThreadKey(launch) &&
-                                        parent[k] == parent[r] && end_of(host[k]) <= launch.ts_ns;
+      const bool before_in_same_range = events.thread_key(host[k]) == events.thread_key(launch) &&
+                                        parent[k] == parent[r] &&
+                                        end_of(host[k]) <= events.ts_ns(launch);
       return before_in_same_range ? k : kNone;
     };
     for (Idx d : device) {
-      const RawEvent& e = events[d];
       device_total_ns += dur(d);
+      const int64_t correlation = events.correlation(d);
+      const int64_t external_id = events.external_id(d);
       Idx owner = kNone;
-      if (const Idx r = find_in(runtime_by_correlation, e.correlation); r != kNone) {
+      if (const Idx r = find_in(runtime_by_correlation, correlation); r != kNone) {
         owner = enclosing_owner(r);
         if (owner == kNone) owner = sibling_owner(r);
-      } else if (e.external_id != e.correlation) {
-        owner = find_in(op_by_external_id, e.external_id);
+      } else if (external_id != correlation) {
+        owner = find_in(op_by_external_id, external_id);
       }
       if (owner == kNone) {
         unattributed_ns += dur(d);
@@ -490,10 +495,10 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     std::vector<Idx> row_of_kernel(trace.strings.size(), kNone);
     std::vector<int64_t> kernel_ns;
     for (Idx d : device) {
-      Idx& row = row_of_kernel[events[d].name];
+      Idx& row = row_of_kernel[events.name(d)];
       if (row == kNone) {
         row = static_cast<Idx>(summary.kernels.size());
-        summary.kernels.push_back({std::string(trace.strings.Get(events[d].name)), 0, 0});
+        summary.kernels.push_back({std::string(trace.strings.Get(events.name(d))), 0, 0});
         kernel_ns.push_back(0);
       }
       summary.kernels[row].calls += 1;
@@ -523,7 +528,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   {
     std::vector<Interval> spans;
     spans.reserve(device.size());
-    for (Idx d : device) spans.emplace_back(events[d].ts_ns, end_of(d));
+    for (Idx d : device) spans.emplace_back(events.ts_ns(d), end_of(d));
     std::vector<Idx>().swap(device);
     busy = Union(std::move(spans));
   }
@@ -535,8 +540,8 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   };
   std::vector<Window> windows;
   for (Idx i : host) {
-    if (auto num = ProfilerStepNumber(trace.strings.Get(events[i].name))) {
-      windows.push_back({events[i].ts_ns, end_of(i), *num});
+    if (auto num = ProfilerStepNumber(trace.strings.Get(events.name(i)))) {
+      windows.push_back({events.ts_ns(i), end_of(i), *num});
     }
   }
   std::stable_sort(windows.begin(), windows.end(),
@@ -568,7 +573,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   {
     Idx step_row = kNone;  // the "ProfilerStep*" row
     for (Idx i : host) {
-      const uint32_t name = events[i].name;
+      const uint32_t name = events.name(i);
       if (row_of_name[name] != kNone) continue;
       const bool step = KeyAveragesName(trace.strings.Get(name)) == kStepRowName;
       if (step && step_row != kNone) {
@@ -598,11 +603,11 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   };
   for (Idx k = 0; k < h; ++k) {
     if (dev[k] == 0) continue;
-    const RawEvent& e = events[host[k]];
-    const Idx r = row_of_name[e.name];
+    const Idx i = host[k];
+    const Idx r = row_of_name[events.name(i)];
     sums[r].self_dev += dev[k];
     if (windows.empty()) continue;
-    const Idx s = step_of(e.ts_ns);
+    const Idx s = step_of(events.ts_ns(i));
     if (s == kNone) continue;
     summary.steps[s].device_us += Us(dev[k]);
     if (summary.has_device_time) add_sample(r, s, Us(dev[k]));
@@ -610,7 +615,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   for (Idx k = h; k-- > 0;) {
     if (parent[k] != kNone) dev[parent[k]] += dev[k];
   }
-  for (Idx k = 0; k < h; ++k) sums[row_of_name[events[host[k]].name]].total_dev += dev[k];
+  for (Idx k = 0; k < h; ++k) sums[row_of_name[events.name(host[k])]].total_dev += dev[k];
   std::vector<int64_t>().swap(dev);
   std::vector<int64_t> self_cpu(h);
   for (Idx k = 0; k < h; ++k) self_cpu[k] = dur(host[k]);
@@ -626,20 +631,21 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   int64_t dispatch_cpu_ns = 0;
   int64_t runtime_cpu_ns = 0;
   for (Idx k = 0; k < h; ++k) {
-    const RawEvent& e = events[host[k]];
-    const Idx r = row_of_name[e.name];
+    const Idx i = host[k];
+    const Idx r = row_of_name[events.name(i)];
     RowSums& row = sums[r];
     row.calls += 1;
     row.self_cpu += self_cpu[k];
     row.total_cpu += dur(host[k]);
     self_cpu_total_ns += self_cpu[k];
-    if (kind_of(e) == EventKind::kRuntime) runtime_cpu_ns += self_cpu[k];
+    if (kind_of(i) == EventKind::kRuntime) runtime_cpu_ns += self_cpu[k];
     // Legacy traces carry no category: every range is an op but the step windows.
-    if (kind_of(e) == EventKind::kHostOp && !ProfilerStepNumber(trace.strings.Get(e.name))) {
+    if (kind_of(i) == EventKind::kHostOp &&
+        !ProfilerStepNumber(trace.strings.Get(events.name(i)))) {
       dispatch_cpu_ns += self_cpu[k];
     }
     if (windows.empty()) continue;
-    const Idx s = step_of(e.ts_ns);
+    const Idx s = step_of(events.ts_ns(i));
     if (s == kNone) continue;
     summary.steps[s].cpu_us += Us(self_cpu[k]);
     if (!summary.has_device_time && self_cpu[k] != 0) add_sample(r, s, Us(self_cpu[k]));
@@ -650,7 +656,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   std::vector<int64_t>().swap(self_cpu);
   std::vector<Idx>().swap(row_of_name);
   if (release) {
-    std::vector<RawEvent>().swap(release->events);
+    release->events.Release();
     std::vector<LaunchIds>().swap(release->launch_ids);
   }
 

@@ -4,8 +4,10 @@
 # RssAnon, sampled every 2 ms for the whole process — reading, summarizing, building the
 # RunSummary and printing its JSON. The bound is 256 MiB beyond the mapped input.
 #   tests/bench/trace/memory.sh [SCALE]    SCALE 1 (default): the issue's sizes; 0.25: a quarter
-# Cases: a. 2 GB, 45k steps; b. 300 MB, 138k steps (--format json); c. 1 GB, 1 M distinct op
-# names (--format json and the table). Each case's peak is printed with its ratio to the bound.
+# Cases: a. 2 GB, 45k steps (realistic shape; and classic, the table); b. 300 MB, 138k steps
+# (--format json); c. 1 GB, 1 M distinct op names (--format json and the table); d. one 100 MB
+# op name among 8 MB of events (--format json and the table). Each case's peak is printed with
+# its ratio to the bound.
 # Env: TRACE_BENCH (default build-release/bin/trace_bench), AGENT (default
 # build-release/bin/devtime-agent), BENCH_DIR (default a fresh /tmp directory, removed at the end).
 set -euo pipefail
@@ -52,6 +54,10 @@ run_case() {
 s() { python3 -c "print(int($1 * $SCALE))"; }
 run_case a_2gb_45k_steps "$(s 2000000000)" "--steps $(s 45000)" ""
 run_case a_2gb_45k_steps "$(s 2000000000)" "--steps $(s 45000)" "--format json"
+# The issue 3 shape (fewer, larger events: 4.06 M per GB instead of ~5.5 M, 8.1 M in all).
+run_case a_2gb_45k_steps_classic "$(s 2000000000)" "--steps $(s 45000) --shape classic" ""
 run_case b_300mb_138k_steps "$(s 300000000)" "--steps $(s 138000)" "--format json"
 run_case c_1gb_1m_names "$(s 1000000000)" "--names $(s 1000000)" "--format json"
 run_case c_1gb_1m_names "$(s 1000000000)" "--names $(s 1000000)" ""
+run_case d_100mb_name "$(s 8000000)" "--long-name-bytes $(s 100000000)" "--format json"
+run_case d_100mb_name "$(s 8000000)" "--long-name-bytes $(s 100000000)" ""
