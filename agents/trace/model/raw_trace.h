@@ -82,6 +82,9 @@ struct RawEvent {
 class RawEvents {
  public:
   void reserve(size_t n) { rows_.reserve(n); }
+  // The rows' reserved storage, for a reader that advises the kernel on it (huge pages).
+  const void* storage() const { return rows_.data(); }
+  size_t storage_bytes() const { return rows_.capacity() * sizeof(Row); }
   // Inline: the reader calls it for every kept event.
   void push_back(const RawEvent& e) {
     const uint64_t position = rows_.size();
