@@ -174,6 +174,18 @@ int AgentsAdd(const Session& session, const std::string& name, const std::string
   return 0;
 }
 
+int AgentsRevoke(const Session& session, const std::string& name) {
+  v1::RevokeAgentRequest request;
+  request.set_name(name);
+  v1::RevokeAgentResponse response;
+  if (auto failed = Call(session, &Stub::RevokeAgent, request, &response)) return *failed;
+  session.out << "revoked the token of agent " << name
+              << ": its calls are refused and its open sessions closed on every collector within "
+                 "their token cache TTL (--token-cache-ttl-ms, 10 s by default); agents add "
+                 "issues a new one\n";
+  return 0;
+}
+
 void AddJobCommands(CLI::App& app, CommandContext& context) {
   auto* jobs = app.add_subcommand("jobs", "scheduled profiling jobs");
   jobs->require_subcommand(1);
@@ -227,6 +239,12 @@ void AddAgentCommands(CLI::App& app, CommandContext& context) {
   add->add_option("NAME", o->name, "the agent's name (agent.yaml: name)")->required();
   add->add_option("--host", o->host, "the only host it may write runs for")->required();
   OnParsed(add, context, [o](const Session& s) { return AgentsAdd(s, o->name, o->host); });
+  auto* revoke = agents->add_subcommand(
+      "revoke",
+      "delete an agent's token: its calls are refused and its open sessions closed on every "
+      "collector within the token cache TTL (10 s by default); admin token needed");
+  revoke->add_option("NAME", o->name, "the agent's name")->required();
+  OnParsed(revoke, context, [o](const Session& s) { return AgentsRevoke(s, o->name); });
 }
 
 }  // namespace devtime::ctl

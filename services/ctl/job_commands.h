@@ -1,5 +1,6 @@
 // devtimectl's job and agent commands (jobs apply|list|show|delete|run-now|history,
-// agents list|add). Exit codes as in session.h; 2 also for a jobs file that does not validate.
+// agents list|add|revoke). Exit codes as in session.h; 2 also for a jobs file that does not
+// validate.
 #pragma once
 
 #include <string>
@@ -17,6 +18,7 @@ int JobsRunNow(const Session& session, const std::string& name, const std::strin
 int JobsHistory(const Session& session, const std::string& name, unsigned limit, Format format);
 int AgentsList(const Session& session, Format format);
 int AgentsAdd(const Session& session, const std::string& name, const std::string& host);
+int AgentsRevoke(const Session& session, const std::string& name);
 
 // Register `jobs ...` and `agents ...` on `app`.
 void AddJobCommands(CLI::App& app, CommandContext& context);

@@ -1,7 +1,8 @@
 // Agent sessions at fleet scale: changes are pushed across collectors (NOTIFY/LISTEN), idle
-// sessions cost neither threads nor transactions, and a replaced agent token stops working
-// within the token cache's TTL. Sessions here are raw gRPC streams (the callback client API),
-// so one test process holds hundreds of them without a thread each.
+// sessions cost neither threads nor transactions, and a replaced or revoked agent token stops
+// working within the token cache's TTL, open sessions included (issue 26). Sessions here are
+// raw gRPC streams (the callback client API), so one test process holds hundreds of them
+// without a thread each.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -15,7 +16,9 @@
 
 #include "devtime/v1/collector.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "proto/wire/exit_codes.h"
 #include "tests/support/collector_client.h"
+#include "tests/support/collector_fixture.h"
 #include "tests/support/process.h"
 #include "tests/support/test_database.h"
 #include "tests/support/wait.h"
@@ -25,6 +28,7 @@ namespace {
 
 using devtime::testing::CollectorProcess;
 using devtime::testing::TestDatabase;
+using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
 // testing::WaitUntil with this file's patience (sessions deliver within milliseconds).
@@ -92,6 +96,14 @@ class FakeAgent final : public grpc::ClientBidiReactor<v1::AgentMessage, v1::Col
   std::vector<RunNow> run_now() {
     std::lock_guard lock(mu_);
     return run_now_;
+  }
+  // Whether it received run-now request `request_id`.
+  bool GotRunNow(int64_t request_id) {
+    std::lock_guard lock(mu_);
+    for (const auto& r : run_now_) {
+      if (r.request.request_id() == request_id) return true;
+    }
+    return false;
   }
   // Whether the latest run-now request it received is `request_id`.
   bool LastRunNowIs(int64_t request_id) {
@@ -418,6 +430,125 @@ TEST(Sessions, ReplacedAgentTokenIsRefusedEverywhereWithinTheCacheTtl) {
   FakeAgent session(*stub, "trn-a", "trn-a.test", old_token);
   ASSERT_TRUE(WaitFor([&] { return session.done(); }));
   EXPECT_EQ(session.status().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
+long long MillisSince(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+}
+
+// Issue 26: a session opened with a token that `agents add` then replaced kept its stream and
+// its run-now requests. Now the collector that replaced it closes its own such sessions at
+// once, every other one within the token cache's TTL (10 s), and no run-now request asked
+// after the replacement reaches them: it waits for the agent's session with the new token.
+TEST(Sessions, AReplacedTokensOpenSessionsAreClosedWithinTheTtlAndGetNoRunNow) {
+  TestDatabase db;
+  CollectorProcess a(db.conninfo()), b(db.conninfo());
+  auto admin_a = devtime::testing::CollectorStub(a.address(), a.admin_token());
+  std::string old_token = AddAgent(*admin_a, "trn-s", "trn-s.test");
+  Apply(*admin_a, Job("nightly"));
+  auto stub_a = RawStub(a.address(), 0);
+  auto stub_b = RawStub(b.address(), 1);
+  FakeAgent on_a(*stub_a, "trn-s", "trn-s.test", old_token);  // on the replacing collector
+  FakeAgent on_b(*stub_b, "trn-s", "trn-s.test", old_token);  // on another one
+  ASSERT_TRUE(WaitFor([&] { return on_a.Assigned("nightly") && on_b.Assigned("nightly"); }))
+      << b.Log();
+  // Both serve run-now requests while the token is valid.
+  int64_t before = RunNow(*admin_a, "nightly", "trn-s.test");
+  ASSERT_TRUE(WaitFor([&] { return on_a.GotRunNow(before) || on_b.GotRunNow(before); }));
+
+  auto replaced = Clock::now();
+  std::string new_token = AddAgent(*admin_a, "trn-s", "trn-s.test");
+  int64_t after = RunNow(*admin_a, "nightly", "trn-s.test");  // asked after the replacement
+  bool closed_on_a = WaitFor([&] { return on_a.done(); }, std::chrono::seconds(12));
+  long long closed_on_a_ms = MillisSince(replaced);
+  bool closed_on_b = WaitFor([&] { return on_b.done(); }, std::chrono::seconds(12));
+  long long closed_on_b_ms = MillisSince(replaced);
+  for (auto* old_session : {&on_a, &on_b}) {
+    EXPECT_FALSE(old_session->GotRunNow(after))
+        << "a run-now asked after the replacement reached a session with the old token";
+  }
+  ASSERT_TRUE(closed_on_a) << "the session with the replaced token is still open on the "
+                              "collector that replaced it; its log:\n"
+                           << a.Log();
+  ASSERT_TRUE(closed_on_b) << "the session with the replaced token is still open on the other "
+                              "collector 12 s after the replacement; its log:\n"
+                           << b.Log();
+  std::cout << "sessions with the replaced token closed after " << closed_on_a_ms
+            << " ms on the replacing collector, " << closed_on_b_ms << " ms on the other"
+            << std::endl;
+  EXPECT_LE(closed_on_a_ms, 2'000) << "the replacing collector closes its sessions at once";
+  EXPECT_LE(closed_on_b_ms, 10'000 + 2'000) << "within the token cache's TTL (+ margin)";
+  for (auto* old_session : {&on_a, &on_b}) {
+    EXPECT_EQ(old_session->status().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+    EXPECT_THAT(old_session->status().error_message(), HasSubstr("was replaced"));
+  }
+
+  // The agent reconnects with its new token and gets the request that waited for it.
+  FakeAgent renewed(*stub_b, "trn-s", "trn-s.test", new_token);
+  EXPECT_TRUE(WaitFor([&] { return renewed.GotRunNow(after); })) << b.Log();
+  EXPECT_FALSE(renewed.done()) << renewed.status().error_message();
+  // And a session with the old token is refused from now on, on both collectors.
+  for (auto* stub : {stub_a.get(), stub_b.get()}) {
+    FakeAgent refused(*stub, "trn-s", "trn-s.test", old_token);
+    ASSERT_TRUE(WaitFor([&] { return refused.done(); }));
+    EXPECT_EQ(refused.status().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+}
+
+// Issue 26: `devtimectl agents revoke NAME` deletes the token; the agent's open sessions are
+// closed (on another collector than the one that revoked it, within the TTL), new ones are
+// refused, and revoking an agent that holds no token says so.
+TEST(Sessions, AgentsRevokeClosesTheAgentsSessionsAndRefusesNewOnes) {
+  TestDatabase db;
+  CollectorProcess a(db.conninfo()), b(db.conninfo());
+  auto admin_a = devtime::testing::CollectorStub(a.address(), a.admin_token());
+  std::string token = AddAgent(*admin_a, "trn-v", "trn-v.test");
+  std::string other_token = AddAgent(*admin_a, "trn-w", "trn-w.test");
+  Apply(*admin_a, Job("nightly"));
+  auto stub_b = RawStub(b.address(), 0);
+  FakeAgent revoked(*stub_b, "trn-v", "trn-v.test", token);
+  FakeAgent other(*stub_b, "trn-w", "trn-w.test", other_token);
+  ASSERT_TRUE(WaitFor([&] { return revoked.Assigned("nightly") && other.Assigned("nightly"); }))
+      << b.Log();
+
+  const std::vector<std::string> admin{"--token-file", a.admin_token_file()};
+  auto started = Clock::now();
+  auto revoke = devtime::testing::Ctl(a, {"agents", "revoke", "trn-v"}, admin);
+  ASSERT_EQ(revoke.exit_code, 0) << revoke.err;
+  EXPECT_THAT(revoke.out, HasSubstr("revoked the token of agent trn-v"));
+  EXPECT_EQ(db.Query("SELECT count(*) FROM agent_tokens WHERE name = 'trn-v'"), "0");
+  ASSERT_TRUE(WaitFor([&] { return revoked.done(); }, std::chrono::seconds(12))) << b.Log();
+  long long closed_ms = MillisSince(started);
+  std::cout << "session of the revoked agent closed on the other collector after " << closed_ms
+            << " ms" << std::endl;
+  EXPECT_LE(closed_ms, 10'000 + 2'000);
+  EXPECT_EQ(revoked.status().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(revoked.status().error_message(), HasSubstr("trn-v' was revoked"));
+  EXPECT_FALSE(other.done()) << "another agent's session was closed: "
+                             << other.status().error_message();
+
+  // A new session with the revoked token is refused, on either collector, at once.
+  for (const auto& address : {a.address(), b.address()}) {
+    auto stub = RawStub(address, 1);
+    FakeAgent refused(*stub, "trn-v", "trn-v.test", token);
+    ASSERT_TRUE(WaitFor([&] { return refused.done(); }, std::chrono::seconds(5)));
+    EXPECT_EQ(refused.status().error_code(), grpc::StatusCode::UNAUTHENTICATED) << address;
+  }
+  EXPECT_EQ(ListJobsAs(b.address(), token), grpc::StatusCode::UNAUTHENTICATED);
+
+  // Nothing to revoke: an unknown agent, or one revoked already. Only the admin may revoke.
+  for (const std::string name : {"no-such-agent", "trn-v"}) {
+    auto unknown = devtime::testing::Ctl(a, {"agents", "revoke", name}, admin);
+    EXPECT_EQ(unknown.exit_code, wire::kExitNotFound) << unknown.err;
+    EXPECT_THAT(unknown.err, HasSubstr("NOT_FOUND"));
+    EXPECT_THAT(unknown.err, HasSubstr("agent '" + name + "' holds no token"));
+  }
+  std::string agent_token_file = devtime::testing::MakeTempDir("revoke") + "/agent.token";
+  std::ofstream(agent_token_file) << other_token << "\n";
+  auto forbidden =
+      devtime::testing::Ctl(a, {"agents", "revoke", "trn-w"}, {"--token-file", agent_token_file});
+  EXPECT_EQ(forbidden.exit_code, wire::kExitPermission) << forbidden.err;
+  EXPECT_FALSE(other.done());
 }
 
 }  // namespace

@@ -13,7 +13,8 @@
 // from the call's metadata, and nothing is read before it is accepted; then the hello must
 // come within hello_timeout (DEADLINE_EXCEEDED), be within the identity's size limits
 // (job_limits.h), match the token, and find a place among its agent's sessions
-// (RESOURCE_EXHAUSTED beyond max_sessions_per_agent).
+// (RESOURCE_EXHAUSTED beyond max_sessions_per_agent). Once joined, the hub re-checks the
+// session's token and closes it with UNAUTHENTICATED when it was replaced or revoked.
 //
 // Lifetime: the reactor owns itself (self_) until gRPC calls OnDone; tasks and the hub hold
 // weak or shared references, so a task that finishes after OnDone still finds valid memory
@@ -169,9 +170,14 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1
     const v1::AgentIdentity& agent = *agent_;
     if (auto s = jobs_.UpsertAgent(agent); !s.ok()) return Close(ToGrpcStatus(s));
     std::weak_ptr<SessionReactor> weak = weak_from_this();
-    uint64_t seat = hub_.Join(agent, [weak](const v1::CollectorMessage& message) {
-      if (auto self = weak.lock()) self->Send(message);
-    });
+    uint64_t seat = hub_.Join(
+        agent, auth_.enabled() ? caller_.token_sha256 : "",
+        [weak](const v1::CollectorMessage& message) {
+          if (auto self = weak.lock()) self->Send(message);
+        },
+        [weak](const absl::Status& status) {
+          if (auto self = weak.lock()) self->Close(ToGrpcStatus(status));
+        });
     bool gone;
     {
       std::lock_guard lock(mu_);
@@ -208,7 +214,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1
   std::shared_ptr<SessionReactor> self_;  // until OnDone
   v1::AgentMessage in_;                   // the one outstanding read's target
   // Set before the first read starts, then constant (the read orders them before OnReadDone).
-  Caller caller_{Role::kAgent, "", ""};
+  Caller caller_{Role::kAgent, "", "", ""};
   std::atomic<bool> greeted_{false};        // the first message arrived
   std::optional<v1::AgentIdentity> agent_;  // set by the hello, then constant
   std::string agent_place_;                 // set by the hello: the agent's admission place

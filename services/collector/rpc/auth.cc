@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 #include "proto/wire/validation.h"
 
@@ -100,7 +101,8 @@ absl::StatusOr<std::optional<Caller>> Authorizer::LookUpAgent(const std::string&
     auto rows =
         tx.exec_params("SELECT name, host FROM agent_tokens WHERE token_sha256 = $1", digest);
     if (!rows.empty()) {
-      agent = Caller{Role::kAgent, rows[0][0].as<std::string>(), rows[0][1].as<std::string>()};
+      agent =
+          Caller{Role::kAgent, rows[0][0].as<std::string>(), rows[0][1].as<std::string>(), digest};
     }
     return absl::OkStatus();
   });
@@ -117,7 +119,7 @@ absl::StatusOr<std::optional<Caller>> Authorizer::LookUpAgent(const std::string&
 }
 
 absl::StatusOr<Caller> Authorizer::Authenticate(const grpc::ServerContextBase& context) {
-  if (!enabled()) return Caller{Role::kAdmin, "", ""};
+  if (!enabled()) return Caller{Role::kAdmin, "", "", ""};
   auto token = BearerToken(context);
   if (!token) {
     metrics_.RecordAuthFailure(AuthFailure::kMissing);
@@ -128,7 +130,7 @@ absl::StatusOr<Caller> Authorizer::Authenticate(const grpc::ServerContextBase& c
   std::string digest = Sha256Hex(*token);
   if (digest.size() == admin_sha256_.size() &&
       CRYPTO_memcmp(digest.data(), admin_sha256_.data(), digest.size()) == 0) {
-    return Caller{Role::kAdmin, "", ""};
+    return Caller{Role::kAdmin, "", "", ""};
   }
   auto agent = LookUpAgent(digest);
   if (!agent.ok()) return agent.status();
@@ -175,6 +177,62 @@ absl::StatusOr<std::string> Authorizer::IssueAgentToken(const std::string& name,
                   [&](const auto& entry) { return entry.second.caller.agent == name; });
   }
   return token;
+}
+
+absl::Status Authorizer::RevokeAgentToken(const std::string& name) {
+  bool deleted = false;
+  auto status = store_.Run("revoke token of agent " + name, [&](pqxx::connection_base& c) {
+    pqxx::work tx{c};
+    deleted = tx.exec_params("DELETE FROM agent_tokens WHERE name = $1", name).affected_rows() > 0;
+    tx.commit();
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (!deleted) {
+    return absl::NotFoundError("agent '" + name +
+                               "' holds no token, so there is nothing to revoke (devtimectl "
+                               "agents add issues one)");
+  }
+  std::lock_guard lock(mu_);
+  std::erase_if(remembered_, [&](const auto& entry) { return entry.second.caller.agent == name; });
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::map<std::string, std::string>> Authorizer::LostTokens(
+    const std::map<std::string, std::string>& agents) {
+  std::map<std::string, std::string> lost;
+  if (agents.empty()) return lost;
+  std::vector<std::string> digests, names;
+  for (const auto& [digest, name] : agents) {
+    digests.push_back(digest);
+    names.push_back(name);
+  }
+  // The digests no token has any more, and whether their agent holds another one (replaced)
+  // or none (revoked); both lookups use agent_tokens' unique indexes.
+  auto status = store_.Run("re-check session tokens", [&](pqxx::connection_base& c) {
+    lost.clear();
+    pqxx::read_transaction tx{c};
+    auto rows = tx.exec_params(
+        "SELECT s.digest, s.name, EXISTS (SELECT 1 FROM agent_tokens n WHERE n.name = s.name)"
+        " FROM unnest($1::text[], $2::text[]) AS s(digest, name)"
+        " WHERE NOT EXISTS (SELECT 1 FROM agent_tokens t WHERE t.token_sha256 = s.digest)",
+        store::BinaryTextArray(digests), store::BinaryTextArray(names));
+    for (const auto& row : rows) {
+      const std::string name = row[1].as<std::string>();
+      lost[row[0].as<std::string>()] =
+          row[2].as<bool>()
+              ? "the token of agent '" + name +
+                    "' was replaced (devtimectl agents add): reconnect with the new token"
+              : "the token of agent '" + name + "' was revoked (devtimectl agents revoke)";
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (!lost.empty()) {
+    std::lock_guard lock(mu_);
+    for (const auto& [digest, why] : lost) remembered_.erase(digest);
+  }
+  return lost;
 }
 
 }  // namespace devtime::collector

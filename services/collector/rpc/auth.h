@@ -12,13 +12,17 @@
 // and session starts do not each cost a query. A token replaced (`agents add` again for the
 // same agent) or deleted stops working on every collector within that TTL, and at once on
 // the collector that issued the replacement. Unknown tokens are never remembered (a token
-// issued a moment ago works at once). A session already open when its token is replaced
-// keeps running until it reconnects.
+// issued a moment ago works at once). `agents revoke NAME` deletes the agent's token, with
+// the same reach. A session already open when its token is replaced or revoked is closed
+// within the same bound: the session hub (session_hub.h) re-checks the tokens of all its
+// sessions with LostTokens, one query every half TTL, and at once after AddAgent or
+// RevokeAgent on this collector.
 //
 // Thread-safety: safe for concurrent use.
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -39,6 +43,8 @@ struct Caller {
   Role role;
   std::string agent;  // agent name (agents only)
   std::string host;   // the host the agent may write runs for (agents only)
+  // Lowercase hex SHA-256 of the token (agents only): what an open session is re-checked by.
+  std::string token_sha256;
 };
 
 class Authorizer {
@@ -61,6 +67,13 @@ class Authorizer {
   // Issues (or replaces) the token of agent `name` writing for `host`; returns the token,
   // which is not stored anywhere in clear.
   absl::StatusOr<std::string> IssueAgentToken(const std::string& name, const std::string& host);
+  // Deletes the token of agent `name`; NOT_FOUND naming it when it holds none.
+  absl::Status RevokeAgentToken(const std::string& name);
+  // Of `agents` (token digest -> the agent it was issued to), the digests that are no longer
+  // valid, each with why ("... was replaced ..." or "... was revoked ..."): one query for all.
+  // Forgets them here at once.
+  absl::StatusOr<std::map<std::string, std::string>> LostTokens(
+      const std::map<std::string, std::string>& agents);
 
  private:
   struct Remembered {

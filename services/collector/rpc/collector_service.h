@@ -64,6 +64,10 @@ class CollectorService final
         auth_(parts.db, parts.metrics, admin_token, token_cache_ttl),
         session_(session) {
     ServeUploadRunAsBytes();
+    // Open sessions' tokens are re-checked twice per TTL, so one replaced or revoked is closed
+    // within it (auth.h). The hub is stopped before this service is destroyed (server.cc).
+    sessions_.SetTokenCheck([this](const auto& agents) { return auth_.LostTokens(agents); },
+                            token_cache_ttl / 2);
   }
 
   grpc::Status ListRuns(grpc::ServerContext* context, const v1::ListRunsRequest* request,
@@ -91,6 +95,8 @@ class CollectorService final
                           v1::ListAgentsResponse* response) override;
   grpc::Status AddAgent(grpc::ServerContext* context, const v1::AddAgentRequest* request,
                         v1::AddAgentResponse* response) override;
+  grpc::Status RevokeAgent(grpc::ServerContext* context, const v1::RevokeAgentRequest* request,
+                           v1::RevokeAgentResponse* response) override;
   // agent_session.cc: the reactor of one session.
   grpc::ServerBidiReactor<v1::AgentMessage, v1::CollectorMessage>* AgentSession(
       grpc::CallbackServerContext* context) override;

@@ -188,7 +188,21 @@ grpc::Status CollectorService::AddAgent(grpc::ServerContext* context,
     }
     auto token = auth_.IssueAgentToken(request->name(), request->host());
     if (!token.ok()) return token.status();
+    sessions_.RecheckTokens();  // a session with the old token here is closed at once
     response->set_token(*token);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status CollectorService::RevokeAgent(grpc::ServerContext* context,
+                                           const v1::RevokeAgentRequest* request,
+                                           v1::RevokeAgentResponse*) {
+  return Serve(auth_.RequireAdmin(*context, "agents revoke"), [&](const Caller&) -> absl::Status {
+    if (request->name().empty() || request->name().size() > 128) {
+      return absl::InvalidArgumentError("name: is required (<= 128 bytes)");
+    }
+    if (auto s = auth_.RevokeAgentToken(request->name()); !s.ok()) return s;
+    sessions_.RecheckTokens();  // its sessions here are closed at once, elsewhere within the TTL
     return absl::OkStatus();
   });
 }

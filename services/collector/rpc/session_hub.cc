@@ -1,5 +1,6 @@
 #include "services/collector/rpc/session_hub.h"
 
+#include <algorithm>
 #include <iostream>
 #include <set>
 
@@ -17,8 +18,11 @@ struct SessionHub::Jobs {
 struct SessionHub::Seat {
   uint64_t id;
   v1::AgentIdentity agent;
+  std::string token_sha256;  // "" = not re-checked (auth disabled)
   Sender send;
+  Closer close;
   std::mutex mu;                   // serializes Offer, so pushes keep the generations' order
+  bool closed = false;             // guarded by mu: its token is gone; nothing more is sent
   std::set<std::string> assigned;  // guarded by mu: the jobs last pushed to the agent
   std::string sent;                // guarded by mu: those assignments' bytes
   uint64_t generation = 0;         // guarded by mu: of the jobs last offered
@@ -47,10 +51,13 @@ std::size_t SessionHub::sessions() const {
   return seats_.size();
 }
 
-uint64_t SessionHub::Join(const v1::AgentIdentity& agent, Sender send) {
+uint64_t SessionHub::Join(const v1::AgentIdentity& agent, const std::string& token_sha256,
+                          Sender send, Closer close) {
   auto seat = std::make_shared<Seat>();
   seat->agent = agent;
+  seat->token_sha256 = token_sha256;
   seat->send = std::move(send);
+  seat->close = std::move(close);
   std::shared_ptr<const Jobs> jobs;
   {
     std::lock_guard lock(mu_);
@@ -72,8 +79,24 @@ void SessionHub::Leave(uint64_t id) {
   seats_.erase(id);
 }
 
+void SessionHub::SetTokenCheck(TokenCheck check, std::chrono::milliseconds every) {
+  {
+    std::lock_guard lock(mu_);
+    token_check_ = std::move(check);
+    // With no token cache (TTL 0) still a bounded rate: two reads a second per collector.
+    token_check_every_ = std::max(every, std::chrono::milliseconds(500));
+  }
+  RecheckTokens();  // the loop's next wait then uses the interval
+}
+
+void SessionHub::RecheckTokens() {
+  recheck_ = true;
+  listener_.Interrupt();
+}
+
 void SessionHub::Offer(Seat& seat, const std::shared_ptr<const Jobs>& jobs) {
   std::lock_guard lock(seat.mu);
+  if (seat.closed) return;
   if (jobs->generation < seat.generation) return;  // a newer read was offered already
   seat.generation = jobs->generation;
   v1::CollectorMessage message;
@@ -98,7 +121,9 @@ void SessionHub::Claim(Seat& seat) {
     assigned.assign(seat.assigned.begin(), seat.assigned.end());
   }
   if (assigned.empty()) return;
-  auto requests = jobs_.ClaimRunNow(seat.agent, assigned);
+  // Claimed only while the session's token is valid: a request is never claimed for a
+  // session whose token is gone, even before CheckTokens closes it.
+  auto requests = jobs_.ClaimRunNow(seat.agent, assigned, seat.token_sha256);
   if (!requests.ok()) {
     std::cerr << "devtime-collector: run-now for agent " << seat.agent.name() << ": "
               << requests.status().message() << std::endl;
@@ -146,6 +171,10 @@ void SessionHub::Deliver(const store::RunNowTarget& target) {
 
 void SessionHub::Resync() {
   ReloadJobs();
+  OfferPending();
+}
+
+void SessionHub::OfferPending() {
   auto pending = jobs_.PendingRunNow();
   if (!pending.ok()) {
     std::cerr << "devtime-collector: sessions: " << pending.status().message() << std::endl;
@@ -167,13 +196,64 @@ void SessionHub::Heartbeat() {
   }
 }
 
+std::chrono::milliseconds SessionHub::CheckTokens() {
+  TokenCheck check;
+  std::chrono::milliseconds every;
+  std::map<std::string, std::string> agents;  // digest -> agent
+  {
+    std::lock_guard lock(mu_);
+    check = token_check_;
+    every = token_check_every_;
+    for (const auto& [id, seat] : seats_) {
+      if (!seat->token_sha256.empty()) agents[seat->token_sha256] = seat->agent.name();
+    }
+  }
+  if (!check || agents.empty()) return every;
+  auto lost = check(agents);
+  if (!lost.ok()) {  // the sessions stay; claims need the database too, so none is served
+    std::cerr << "devtime-collector: sessions: " << lost.status().message() << std::endl;
+    return every;
+  }
+  if (lost->empty()) return every;
+  std::vector<std::pair<std::shared_ptr<Seat>, std::string>> closing;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = seats_.begin(); it != seats_.end();) {
+      auto why = lost->find(it->second->token_sha256);
+      if (why == lost->end()) {
+        ++it;
+        continue;
+      }
+      closing.emplace_back(it->second, why->second);
+      it = seats_.erase(it);  // no more offers or run-now requests; its Leave finds nothing
+    }
+  }
+  for (const auto& [seat, why] : closing) {
+    {
+      std::lock_guard lock(seat->mu);
+      seat->closed = true;
+    }
+    std::cerr << "devtime-collector: closing a session of agent " << seat->agent.name() << ": "
+              << why << std::endl;
+    seat->close(absl::UnauthenticatedError(why + "; this session is closed"));
+  }
+  // A request that chose one of them since it was last checked waits unclaimed: offer it to
+  // the sessions left.
+  if (!closing.empty()) OfferPending();
+  return every;
+}
+
 void SessionHub::Loop() {
   using Clock = std::chrono::steady_clock;
   auto next_beat = Clock::now() + options_.poll_interval;
   auto next_resync = Clock::now() + options_.resync_interval;
+  auto next_check = Clock::now();
   while (!stopping_) {
-    auto wakeup = listener_.Wait(std::min(next_beat, next_resync));
+    auto wakeup = listener_.Wait(std::min({next_beat, next_resync, next_check}));
     if (stopping_) break;
+    if (recheck_.exchange(false) || Clock::now() >= next_check) {
+      next_check = Clock::now() + CheckTokens();
+    }
     if (wakeup.resubscribed || Clock::now() >= next_resync) {
       Resync();
       next_resync = Clock::now() + options_.resync_interval;

@@ -300,7 +300,8 @@ absl::StatusOr<std::vector<v1::PendingRunNow>> JobStore::PendingRunNowOf(const s
 }
 
 absl::StatusOr<std::vector<v1::RunNowRequest>> JobStore::ClaimRunNow(
-    const v1::AgentIdentity& agent, const std::vector<std::string>& assigned) {
+    const v1::AgentIdentity& agent, const std::vector<std::string>& assigned,
+    const std::string& token_sha256) {
   std::vector<v1::RunNowRequest> claimed;
   std::string jobs = TextArray(assigned);
   auto status = db_.Run("claim run-now requests", [&](pqxx::connection_base& c) {
@@ -313,9 +314,11 @@ absl::StatusOr<std::vector<v1::RunNowRequest>> JobStore::ClaimRunNow(
         " AND requested_at > now() - " +
             std::string(kRunNowTtlSql) +
             " AND job = ANY($3::text[]) AND (host = '' OR host = $2)"
+            // In the claiming statement, so that a token replaced before it claims nothing.
+            " AND ($4::text = '' OR EXISTS (SELECT 1 FROM agent_tokens WHERE token_sha256 = $4))"
             " ORDER BY request_id FOR UPDATE SKIP LOCKED)"
             " RETURNING request_id, job, coalesce(hunt::text, '')",
-        agent.name(), agent.host(), jobs);
+        agent.name(), agent.host(), jobs, token_sha256);
     for (const auto& row : rows) {
       auto& request = claimed.emplace_back();
       // A culprit run's pins and tag (issue 25, hunt_store.h), written from this message.

@@ -86,9 +86,12 @@ class JobStore {
   // The job's spec read inside the caller's transaction; nullopt when there is no such job.
   static std::optional<v1::JobSpec> FindJob(pqxx::transaction_base& tx, const std::string& name);
   // Claims the undelivered run-now requests this agent may serve (its host, or any host for
-  // a job in `assigned`); each request is delivered to exactly one agent.
+  // a job in `assigned`); each request is delivered to exactly one agent. With
+  // `token_sha256` (a session's token digest), none while no agent token has that digest
+  // any more (replaced or revoked: issue 26).
   absl::StatusOr<std::vector<v1::RunNowRequest>> ClaimRunNow(
-      const v1::AgentIdentity& agent, const std::vector<std::string>& assigned);
+      const v1::AgentIdentity& agent, const std::vector<std::string>& assigned,
+      const std::string& token_sha256 = "");
   // The (job, host) of every undelivered run-now request, each pair once: what a session
   // hub re-offers after it may have missed notifications.
   absl::StatusOr<std::vector<RunNowTarget>> PendingRunNow();

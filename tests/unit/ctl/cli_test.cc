@@ -141,6 +141,7 @@ TEST(Commands, EveryLeafSubcommandLeavesItsCommand) {
       {"jobs", "history", "j"},
       {"agents", "list"},
       {"agents", "add", "a", "--host", "h"},
+      {"agents", "revoke", "a"},
       {"compare", "a", "b"},
       {"check", "--run", "a", "--against", "b"},
       {"regressions", "list"},
