@@ -211,8 +211,9 @@ void MonitorRunner::Supervise() {
     if (stopping_) break;
     if (hooks_.observer) hooks_.observer->ChildRestart();
     if (std::chrono::steady_clock::now() - started > std::chrono::seconds(60)) backoff = 1;
-    hooks_.log("monitor: neuron-monitor " + how + "; restarting in " + std::to_string(backoff) +
-               " s");
+    std::ostringstream wait;  // "2 s", not std::to_string's "2.000000 s"
+    wait << backoff;
+    hooks_.log("monitor: neuron-monitor " + how + "; restarting in " + wait.str() + " s");
     for (int waited = 0; waited < backoff * 10 && !stopping_; ++waited) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

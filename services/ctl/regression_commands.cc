@@ -26,14 +26,48 @@ std::string Percent(double relative_change) { return FormatFraction(relative_cha
 // "step", or "drift" (an unset kind is a step: collectors before kinds had only steps).
 std::string Kind(const v1::Regression& r) { return r.kind().empty() ? "step" : r.kind(); }
 
-// A step's change, or a drift's "+3.1 %/30 runs since <run>".
+// A step's change, a latency regression's "+15.0 % device_p99", or a drift's "+3.1 %/30 runs
+// since <run>".
 std::string ChangeCell(const v1::Regression& r) {
+  if (r.kind() == "latency") return Percent(r.relative_change()) + " " + r.metric();
   if (r.kind() != "drift") return Percent(r.relative_change());
   return absl::StrFormat("%+.1f %%/30 runs since %s", 100.0 * r.drift().slope_per_30(),
                          r.drift().start_run_id());
 }
 
+// A latency regression's level of its metric: a time (µs), or error_rate's fraction.
+std::string Level(const v1::Regression& r, double value) {
+  return r.metric() == "error_rate" ? FormatPercent(value) : ScaledTime(value);
+}
+
+// A latency regression (issue 24) has no operators: the hosts that moved and the nightly
+// profile it links to stand in the list's operator column.
+std::string HostsAndNightly(const v1::Regression& r) {
+  constexpr int kListed = 3;
+  std::vector<std::string> hosts;
+  for (const auto& host : r.latency().hosts()) {
+    if (static_cast<int>(hosts.size()) == kListed) {
+      hosts.push_back(absl::StrFormat("+%d more", r.latency().hosts_size() - kListed));
+      break;
+    }
+    hosts.push_back(host.host());
+  }
+  std::string text = "hosts " + (hosts.empty() ? std::string("(none)") : absl::StrJoin(hosts, " "));
+  if (!r.latency().nightly_run_id().empty()) {
+    text += "; nightly " + r.latency().nightly_run_id().substr(0, 8);
+  }
+  return text;
+}
+
+// Where a regression starts: the first bad run's time, or a latency regression's window.
+std::string SinceCell(const v1::Regression& r) {
+  if (r.kind() != "latency") return wire::FormatTime(r.first_bad_at());
+  return wire::FormatTime(r.latency().window_start()) + " .. " +
+         wire::FormatTime(r.latency().window_end());
+}
+
 std::string TopOp(const v1::Regression& r) {
+  if (r.kind() == "latency") return HostsAndNightly(r);
   for (const auto& op : r.attribution().ops()) {
     if (op.delta_us() > 0.0) return op.op() + " " + SignedTime(op.delta_us());
   }
@@ -146,8 +180,62 @@ void PrintHunt(const Session& session, const v1::Regression& r) {
   if (!runs.empty()) out << runs.Render();
 }
 
+// A latency regression (issue 24): its metric's change, the windows, the hosts that moved,
+// the nightly profile that leads to the per-operator view.
+void PrintLatencyRegression(const Session& session, const v1::Regression& r) {
+  auto& out = session.out;
+  const v1::LatencyWindow& w = r.latency();
+  out << "change      " << r.metric() << " " << Level(r, r.before()) << " -> "
+      << Level(r, r.after()) << " (" << Percent(r.relative_change()) << ", confidence "
+      << absl::StrFormat("%.4f", r.confidence()) << ")\n"
+      << "            (hourly windows merged over hosts, daily cycle taken out)\n"
+      << "window      " << wire::FormatTime(w.window_start()) << " .. "
+      << wire::FormatTime(w.window_end()) << " (last good window from "
+      << wire::FormatTime(w.last_good_window()) << ")\n"
+      << "nightly     "
+      << (w.nightly_run_id().empty()
+              ? std::string("(no nightly profile of the model)")
+              : w.nightly_run_id() + " (devtimectl runs show " + w.nightly_run_id().substr(0, 8) +
+                    ": the per-operator view)")
+      << "\n";
+  TextTable hosts({"host that moved", "before", "after", "change"},
+                  {Align::kLeft, Align::kRight, Align::kRight, Align::kRight});
+  for (const auto& host : w.hosts()) {
+    hosts.AddRow({host.host(), Level(r, host.before()), Level(r, host.after()),
+                  host.before() > 0 ? Percent(host.after() / host.before() - 1) : "-"});
+  }
+  if (!hosts.empty()) out << "\nhosts (" << r.metric() << ")\n" << hosts.Render();
+  TextTable env({"environment key", "before", "from the window"});
+  for (const auto& change : r.attribution().environment()) {
+    env.AddRow({change.key(), change.before().empty() ? "(none)" : change.before(),
+                change.after().empty() ? "(none)" : change.after()});
+  }
+  if (!env.empty()) out << "\nenvironment changes\n" << env.Render();
+  TextTable series({"metric", "before", "after", "change"},
+                   {Align::kLeft, Align::kRight, Align::kRight, Align::kRight});
+  for (const auto& s : r.series()) {
+    const bool rate = s.metric() == "error_rate";
+    series.AddRow({s.metric(), rate ? FormatPercent(s.before()) : ScaledTime(s.before()),
+                   rate ? FormatPercent(s.after()) : ScaledTime(s.after()),
+                   Percent(s.relative_change())});
+  }
+  if (!series.empty()) out << "\nseries that moved\n" << series.Render();
+}
+
 void PrintRegression(const Session& session, const v1::Regression& r) {
   auto& out = session.out;
+  if (r.kind() == "latency") {
+    out << "regression " << r.id() << "  " << StateCell(r) << ", " << r.severity() << ", "
+        << Kind(r) << " (between the nights)\n"
+        << r.summary() << "\n\n"
+        << "model       " << r.model() << " / " << r.workload()
+        << (r.instance_type().empty() ? "" : " on " + r.instance_type()) << "\n";
+    PrintLatencyRegression(session, r);
+    v1::Regression history;  // the transitions only: the series are printed above
+    *history.mutable_transitions() = r.transitions();
+    PrintSeriesAndHistory(session, history);
+    return;
+  }
   out << "regression " << r.id() << "  " << StateCell(r) << ", " << r.severity() << ", " << Kind(r)
       << "\n"
       << r.summary() << "\n\n"
@@ -196,7 +284,7 @@ void PrintRegressions(const Session& session, const v1::ListRegressionsResponse&
   for (const auto& r : response.regressions()) {
     table.AddRow({std::to_string(r.id()), StateCell(r), r.severity(),
                   r.model() + " / " + r.workload(), Kind(r), ChangeCell(r), TopOp(r), EnvChanges(r),
-                  wire::FormatTime(r.first_bad_at())});
+                  SinceCell(r)});
   }
   session.out << (table.empty() ? "no regressions\n" : table.Render());
 }

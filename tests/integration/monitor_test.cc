@@ -5,13 +5,15 @@
 // +15 % device-latency step of llama-serve at hour 100. The agent folds it into hourly
 // windows delivered through its spool to a real collector on PostgreSQL, which judges the
 // hourly series: exactly one latency regression, at the window of the step, for model llama,
-// linked to the nightly profile of llama nearest to it; none for bert, a pure daily cycle.
+// linked to the nightly profile of llama nearest to it; none for bert, a pure daily cycle. The
+// latency regression lives the regression lifecycle: listed, shown, acknowledged, notified.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "absl/time/clock.h"
+#include "proto/wire/time.h"
 #include "tests/support/collector_fixture.h"
 #include "tests/support/files.h"
 #include "tests/support/process.h"
@@ -81,17 +83,46 @@ TEST_F(MonitorTest, AStepBetweenTheNightsIsOneLatencyRegressionAtItsWindow) {
             "2.21.0");
 
   // Exactly one latency regression: llama, at the window of the step, linked to the nightly.
-  EXPECT_EQ(db_.Count("monitor_regressions"), 1)
-      << db_.Query("SELECT string_agg(summary, '; ') FROM monitor_regressions");
+  const std::string latency = "regressions WHERE kind = 'latency'";
+  EXPECT_EQ(db_.Count(latency), 1)
+      << db_.Query("SELECT string_agg(summary, '; ') FROM regressions");
   EXPECT_EQ(
-      db_.Query("SELECT model || ' ' || kind || ' ' || extract(epoch FROM window_start)::bigint"
-                " || ' ' || extract(epoch FROM window_end)::bigint FROM monitor_regressions"),
-      "llama latency " + std::to_string(step_at) + " " + std::to_string(step_at + 3600));
-  EXPECT_EQ(db_.Query("SELECT nightly_run_id::text FROM monitor_regressions"),
+      db_.Query("SELECT model || ' ' || kind || ' ' || extract(epoch FROM first_bad_at)::bigint"
+                " || ' ' || (latency->>'window_end') FROM " +
+                latency),
+      "llama latency " + std::to_string(step_at) + " " +
+          absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(step_at + 3600),
+                           absl::UTCTimeZone()));
+  EXPECT_EQ(db_.Query("SELECT latency->>'nightly_run_id' FROM " + latency),
             devtime::testing::TestRunId(1));
-  EXPECT_EQ(db_.Query("SELECT hosts->0->>'host' FROM monitor_regressions"), "trn-a");
-  EXPECT_NEAR(std::stod(db_.Query("SELECT relative_change FROM monitor_regressions")), 0.15, 0.04);
-  EXPECT_EQ(db_.Count("monitor_regressions WHERE model = 'bert'"), 0);
+  EXPECT_EQ(db_.Query("SELECT latency->'hosts'->0->>'host' FROM " + latency), "trn-a");
+  EXPECT_NEAR(std::stod(db_.Query("SELECT relative_change FROM " + latency)), 0.15, 0.04);
+  EXPECT_EQ(db_.Count(latency + " AND model = 'bert'"), 0);
+
+  // In the regression lifecycle: listed, shown and triaged with the same commands.
+  auto listed_regressions = ListRegressions("--all");
+  ASSERT_EQ(listed_regressions.size(), 1u) << listed_regressions.dump();
+  EXPECT_EQ(listed_regressions[0].value("kind", ""), "latency");
+  EXPECT_EQ(listed_regressions[0].value("state", ""), "REGRESSION_STATE_OPEN");
+  const std::string id = listed_regressions[0]["id"].get<std::string>();
+  auto table = Ctl({"regressions", "list"});
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("latency"));
+  EXPECT_THAT(table.out,
+              HasSubstr("hosts trn-a; nightly " + devtime::testing::TestRunId(1).substr(0, 8)));
+  auto shown = Ctl({"regressions", "show", id});
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  google::protobuf::Timestamp step_time;
+  step_time.set_seconds(step_at);
+  EXPECT_THAT(shown.out, HasSubstr("window      " + wire::FormatTime(step_time)));
+  EXPECT_THAT(shown.out, HasSubstr("nightly     " + devtime::testing::TestRunId(1)));
+  EXPECT_THAT(shown.out, HasSubstr("trn-a"));
+  auto acked = Ctl({"regressions", "ack", id, "--by", "oncall"});
+  EXPECT_EQ(acked.exit_code, 0) << acked.err;
+  EXPECT_EQ(db_.Query("SELECT state FROM " + latency), "acknowledged");
+  EXPECT_EQ(db_.Count("regression_events e JOIN regressions r USING (regression_id) WHERE"
+                      " r.kind = 'latency' AND e.kind = 'opened'"),
+            1);
 
   // Seen: the CLI, the agent's and the collector's metrics.
   auto listed = Ctl({"runs", "list", "--source", "monitor", "--model", "llama", "--limit", "3"});

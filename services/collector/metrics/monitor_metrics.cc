@@ -67,9 +67,10 @@ absl::Status MonitorMetrics::Refresh(absl::Time now, absl::Duration stale_after)
       values["devtime_monitor_hosts"][labels] = row[9].as<double>();
       values["devtime_monitor_regressions"][labels] = 0;
     }
-    for (const auto& row : tx.exec(
-             "SELECT model, workload, instance_type, count(*) FILTER (WHERE state = 'open'),"
-             " extract(epoch FROM max(window_start)) FROM monitor_regressions GROUP BY 1, 2, 3")) {
+    for (const auto& row :
+         tx.exec("SELECT model, workload, instance_type, count(*) FILTER (WHERE state IN ('open',"
+                 " 'acknowledged')), extract(epoch FROM max(first_bad_at)) FROM regressions"
+                 " WHERE kind = 'latency' GROUP BY 1, 2, 3")) {
       Labels labels{{"model", row[0].as<std::string>()},
                     {"workload", row[1].as<std::string>()},
                     {"instance_type", row[2].as<std::string>()}};

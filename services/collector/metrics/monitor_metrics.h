@@ -9,7 +9,8 @@
 //   devtime_monitor_error_ratio{model,workload,instance_type}     errors / (executions + errors)
 //   devtime_monitor_utilization_ratio{model,workload,instance_type}  mean NeuronCore use, 0..1
 //   devtime_monitor_hosts{model,workload,instance_type}           hosts reporting that hour
-//   devtime_monitor_regressions{model,workload,instance_type}     latency regressions open
+//   devtime_monitor_regressions{model,workload,instance_type}     latency regressions firing
+//       (open or acknowledged; regressions of kind latency)
 //   devtime_monitor_last_regression_timestamp_seconds{model,workload,instance_type}
 //       first bad window of the newest one (the dashboards' annotations)
 //

@@ -116,6 +116,10 @@ std::string RunsAnnotation(const v1::Regression& regression) {
   if (!regression.confirmation_run_id().empty()) {
     pieces.push_back("confirmation " + regression.confirmation_run_id());
   }
+  // A latency regression has no runs of its own: the nightly profile it links to.
+  if (!regression.latency().nightly_run_id().empty()) {
+    pieces.push_back("nightly " + regression.latency().nightly_run_id());
+  }
   return absl::StrJoin(pieces, ", ");
 }
 
@@ -163,6 +167,22 @@ std::optional<nlohmann::json> AlertmanagerAlert(const v1::Regression& regression
   SetIfNotEmpty(annotations, "environment_changes", EnvironmentChanges(regression.attribution()));
   SetIfNotEmpty(annotations, "runs", RunsAnnotation(regression));
   SetIfNotEmpty(annotations, "traces", TracesAnnotation(regression));
+  if (regression.kind() == "latency") {  // issue 24: where between the nights, which hosts
+    const v1::LatencyWindow& window = regression.latency();
+    SetIfNotEmpty(annotations, "window",
+                  FormatRfc3339(FromProto(window.window_start())) + " .. " +
+                      FormatRfc3339(FromProto(window.window_end())));
+    std::vector<std::string> hosts;
+    constexpr int kListedHosts = 10;  // a fleet-wide change moves thousands
+    for (const auto& host : window.hosts()) {
+      if (static_cast<int>(hosts.size()) == kListedHosts) {
+        hosts.push_back(absl::StrCat("... (+", window.hosts_size() - kListedHosts, " more)"));
+        break;
+      }
+      hosts.push_back(PrintablePrefix(host.host(), kMaxPieceBytes));
+    }
+    SetIfNotEmpty(annotations, "hosts_moved", absl::StrJoin(hosts, ", "));
+  }
   // Issue 25: the culprit hunt's verdict ("culprit: ...", "not the environment: ...").
   if (regression.has_hunt()) {
     SetIfNotEmpty(

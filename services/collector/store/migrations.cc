@@ -472,6 +472,68 @@ CREATE TABLE monitor_regressions (
 CREATE INDEX monitor_regressions_by_time ON monitor_regressions (window_start DESC);
 )sql";
 
+// Issue 24: latency regressions join the regression lifecycle. Migration 9 kept them apart
+// (monitor_regressions: no acknowledge/resolve, not listed, never notified). They become rows
+// of `regressions` of kind 'latency' so that every path that reads or moves a regression —
+// list/show, triage, the transitions, the outbox (whose events reference regressions), the
+// Alertmanager pass, the hunts, the dashboards — serves them with the same code and one id
+// space (a union of two tables would give two regressions the same number). A latency
+// regression has no runs of its own, so the run references become nullable (only for it);
+// `latency` holds where it sits (a v1::LatencyWindow as JSON: window range, last good window,
+// hosts that moved, the nearest nightly profile) and one latency regression per series group
+// and first bad window is kept by a unique index. The rows of monitor_regressions move over
+// with their creation transition; the open ones of the last 7 days (the outbox's horizon)
+// get the 'opened' event they never had. Then monitor_regressions goes.
+constexpr char kLatencyRegressionsSchema[] = R"sql(
+ALTER TABLE regressions ALTER COLUMN last_good_run_id DROP NOT NULL;
+ALTER TABLE regressions ALTER COLUMN first_bad_run_id DROP NOT NULL;
+ALTER TABLE regressions DROP CONSTRAINT regressions_kind_check;
+ALTER TABLE regressions ADD CONSTRAINT regressions_kind_check
+  CHECK (kind IN ('step', 'drift', 'latency'));
+ALTER TABLE regressions ADD CONSTRAINT regressions_runs_unless_latency
+  CHECK (kind = 'latency' OR (last_good_run_id IS NOT NULL AND first_bad_run_id IS NOT NULL));
+ALTER TABLE regressions ADD COLUMN latency jsonb;
+CREATE UNIQUE INDEX regressions_one_latency_per_window
+  ON regressions (model, workload, instance_type, first_bad_at) WHERE kind = 'latency';
+
+INSERT INTO regressions (state, resolution, severity, model, workload, instance_type, job, host,
+  metric, last_good_run_id, first_bad_run_id, first_bad_at, before_us, baseline_sigma_us,
+  baseline_count, after_us, relative_change, z, confidence, series, attribution, summary,
+  created_at, updated_at, fired_at, ended_at, kind, latency)
+SELECT m.state, CASE WHEN m.state = 'resolved' THEN 'fixed' ELSE '' END,
+  CASE WHEN m.relative_change >= 0.25 THEN 'critical'
+       WHEN m.relative_change >= 0.05 THEN 'warning' ELSE 'info' END,
+  m.model, m.workload, m.instance_type, '', '', m.metric, NULL, NULL, m.window_start,
+  m.before_us, 0, 0, m.after_us, m.relative_change, 0,
+  greatest(0, 1 - coalesce((m.metrics->0->>'p_value')::float8, 1)),
+  (SELECT coalesce(jsonb_agg(jsonb_build_object('metric', e->>'metric', 'op', '',
+     'before', (e->>'before')::float8, 'after', (e->>'after')::float8,
+     'relative_change', (e->>'relative_change')::float8)), '[]')
+   FROM jsonb_array_elements(m.metrics) e),
+  jsonb_build_object('environment',
+    (SELECT coalesce(jsonb_agg(jsonb_build_object('key', v.key, 'before', v.value->>'before',
+       'after', v.value->>'after') ORDER BY v.key), '[]') FROM jsonb_each(m.versions) v)),
+  m.summary, m.created_at, m.created_at, m.created_at,
+  CASE WHEN m.state = 'resolved' THEN m.created_at END, 'latency',
+  jsonb_build_object('window_start', to_char(m.window_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+    'window_end', to_char(m.window_end AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+    'last_good_window', to_char(m.last_good_window AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+    'hosts', (SELECT coalesce(jsonb_agg(jsonb_build_object('host', h->>'host',
+       'before', (h->>'before_us')::float8, 'after', (h->>'after_us')::float8)), '[]')
+     FROM jsonb_array_elements(m.hosts) h),
+    'nightly_run_id', coalesce(m.nightly_run_id::text, ''))
+FROM monitor_regressions m ORDER BY m.regression_id;
+INSERT INTO regression_transitions (regression_id, to_state, actor, reason, at)
+  SELECT regression_id, state, 'detector', 'latency regression (moved from monitor_regressions)',
+         created_at
+  FROM regressions WHERE kind = 'latency';
+INSERT INTO regression_events (regression_id, kind)
+  SELECT regression_id, 'opened' FROM regressions
+  WHERE kind = 'latency' AND state = 'open' AND created_at > now() - interval '7 days'
+  ORDER BY regression_id;
+DROP TABLE monitor_regressions;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -490,6 +552,8 @@ const std::vector<Migration>& AllMigrations() {
       {10, "culprit hunts: hunts, culprit run requests", kHuntsSchema},
       {11, "history outside the created months: default-partition rows moved to their months",
        kDefaultRowsOut},
+      {12, "latency regressions in the regression lifecycle: monitor_regressions moved in",
+       kLatencyRegressionsSchema},
   };
   return migrations;
 }

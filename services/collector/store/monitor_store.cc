@@ -7,7 +7,9 @@
 
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
+#include "services/collector/analyze/attribution.h"
 #include "services/collector/analyze/monitor_judge.h"
+#include "services/collector/store/regression_store.h"
 #include "services/collector/store/sql_util.h"
 
 namespace devtime::store {
@@ -15,9 +17,8 @@ namespace {
 
 constexpr int64_t kJudgedHistorySeconds = 14 * 24 * 3600;
 constexpr int64_t kSameRegressionSeconds = 3 * 3600;  // a re-placed change is the same one
-constexpr int kHostWindows = 6;
-constexpr double kMinErrorRateRise =
-    0.01;  // one execution in a hundred  // windows each side that say whether a host moved
+constexpr int kHostWindows = 6;             // windows each side that say whether a host moved
+constexpr double kMinErrorRateRise = 0.01;  // one execution in a hundred
 
 // A merged latency histogram of one hour: the hosts' sketches of one accuracy added.
 struct MergedSketch {
@@ -73,6 +74,28 @@ std::string EnvironmentJson(const v1::RunSummary& run) {
 
 std::string Iso(int64_t s) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(s), absl::UTCTimeZone());
+}
+
+// One host's level of `metric` over its windows where `condition` holds (SQL over
+// monitor_windows): the mean of its windows' percentile, or its error rate.
+std::string HostLevel(const std::string& metric, const std::string& condition) {
+  if (metric == "error_rate") {
+    return "(sum(errors) FILTER (WHERE " + condition +
+           "))::float8 / nullif(sum(executions + errors) FILTER (WHERE " + condition + "), 0)";
+  }
+  const std::string column = metric == "device_p50"  ? "device_p50_us"
+                             : metric == "total_p99" ? "total_p99_us"
+                                                     : "device_p99_us";
+  return "avg(" + column + ") FILTER (WHERE " + condition + ")";
+}
+
+// Whether a host whose own level went from `before` to `after` moved with the change `f`: by at
+// least half of it (relatively for latencies; in rate points for error_rate, which starts near
+// 0).
+template <typename Found>
+bool HostMoved(const Found& f, double before, double after) {
+  if (f.metric == "error_rate") return after - before >= (f.after - f.before) / 2 && after > before;
+  return before > 0 && after / before - 1 >= f.change / 2;
 }
 
 }  // namespace
@@ -203,7 +226,7 @@ absl::StatusOr<int> MonitorStore::Judge(const MonitorSeriesKey& key, int64_t bef
   struct Found {
     std::size_t index, previous;
     std::string metric;
-    double before, after, change;
+    double before, after, change, p_value;
     nlohmann::json metrics = nlohmann::json::array();
   };
   std::vector<Found> found;
@@ -236,7 +259,8 @@ absl::StatusOr<int> MonitorStore::Judge(const MonitorSeriesKey& key, int64_t bef
         same->metrics.push_back(entry);
         continue;
       }
-      found.push_back({c.index, c.previous_index, metric, c.before, c.after, c.relative_change});
+      found.push_back(
+          {c.index, c.previous_index, metric, c.before, c.after, c.relative_change, c.p_value});
       found.back().metrics.push_back(entry);
     }
   }
@@ -246,48 +270,77 @@ absl::StatusOr<int> MonitorStore::Judge(const MonitorSeriesKey& key, int64_t bef
     const int64_t lo = hours[f.index >= kHostWindows ? f.index - kHostWindows : 0].window_start_s;
     const int64_t hi = hours[std::min(hours.size() - 1, f.index + kHostWindows)].window_end_s;
     auto inserted =
-        db_.Transact("open monitor regression", [&](pqxx::work& tx) -> absl::StatusOr<bool> {
+        db_.Transact("open latency regression", [&](pqxx::work& tx) -> absl::StatusOr<bool> {
           auto near = tx.exec_params(
-              "SELECT regression_id FROM monitor_regressions WHERE model = $1 AND workload = $2 AND"
-              " instance_type = $3 AND window_start BETWEEN to_timestamp($4) AND to_timestamp($5)",
+              "SELECT regression_id FROM regressions WHERE kind = 'latency' AND model = $1 AND"
+              " workload = $2 AND instance_type = $3 AND first_bad_at BETWEEN to_timestamp($4)"
+              " AND to_timestamp($5) ORDER BY first_bad_at LIMIT 1",
               key.model, key.workload, key.instance_type,
               static_cast<double>(bad.window_start_s - kSameRegressionSeconds),
               static_cast<double>(bad.window_start_s + kSameRegressionSeconds));
           if (!near.empty()) {
             // The same change, placed again with more windows after it: the newer placement,
-            // which rests on more data, is kept.
+            // which rests on more data, is kept (unless another one sits at that window).
             tx.exec_params(
-                "UPDATE monitor_regressions SET window_start = to_timestamp($2), window_end ="
-                " to_timestamp($3), last_good_window = to_timestamp($4), before_us = $5, after_us"
-                " = $6, relative_change = $7 WHERE regression_id = $1 AND window_start <>"
-                " to_timestamp($2) AND metric = $8",
+                "UPDATE regressions SET first_bad_at = to_timestamp($2), latency = latency ||"
+                " jsonb_build_object('window_start', $3::text, 'window_end', $4::text,"
+                " 'last_good_window', $5::text), before_us = $6, after_us = $7,"
+                " relative_change = $8, updated_at = now() WHERE regression_id = $1"
+                " AND first_bad_at <> to_timestamp($2) AND metric = $9 AND NOT EXISTS (SELECT 1"
+                " FROM regressions o WHERE o.kind = 'latency' AND o.model = regressions.model AND"
+                " o.workload = regressions.workload AND o.instance_type ="
+                " regressions.instance_type AND o.first_bad_at = to_timestamp($2))",
                 near[0][0].as<int64_t>(), static_cast<double>(bad.window_start_s),
-                static_cast<double>(bad.window_end_s),
-                static_cast<double>(hours[f.previous].window_start_s), f.before, f.after, f.change,
-                f.metric);
+                Iso(bad.window_start_s), Iso(bad.window_end_s),
+                Iso(hours[f.previous].window_start_s), f.before, f.after, f.change, f.metric);
             return false;
           }
-          // The hosts that moved: their own mean p99 before and after, moved by at least half the
-          // series' change.
-          nlohmann::json hosts = nlohmann::json::array();
+          v1::Regression r;
+          r.set_kind("latency");
+          r.set_severity(analyze::SeverityFor(f.change));
+          r.set_model(key.model);
+          r.set_workload(key.workload);
+          r.set_instance_type(key.instance_type);
+          r.set_metric(f.metric);
+          r.mutable_first_bad_at()->set_seconds(bad.window_start_s);
+          r.set_before(f.before);
+          r.set_after(f.after);
+          r.set_relative_change(f.change);
+          r.set_confidence(std::clamp(1 - f.p_value, 0.0, 1.0));
+          for (const auto& m : f.metrics) {
+            auto* series = r.add_series();
+            series->set_metric(m.at("metric").get<std::string>());
+            series->set_before(m.at("before").get<double>());
+            series->set_after(m.at("after").get<double>());
+            series->set_relative_change(m.at("relative_change").get<double>());
+            series->set_baseline_runs(static_cast<uint32_t>(f.index));
+          }
+          v1::LatencyWindow& window = *r.mutable_latency();
+          window.mutable_window_start()->set_seconds(bad.window_start_s);
+          window.mutable_window_end()->set_seconds(bad.window_end_s);
+          window.mutable_last_good_window()->set_seconds(hours[f.previous].window_start_s);
+          // The hosts that moved, on the regression's own metric: their own level before and
+          // after, moved by at least half the series' change.
+          const std::string level_before = HostLevel(f.metric, "at < to_timestamp($4)");
+          const std::string level_after = HostLevel(f.metric, "at >= to_timestamp($4)");
           for (const auto& row : tx.exec_params(
-                   "SELECT host, avg(device_p99_us) FILTER (WHERE at < to_timestamp($4)),"
-                   " avg(device_p99_us) FILTER (WHERE at >= to_timestamp($4)) FROM monitor_windows"
-                   " WHERE model = $1 AND workload = $2 AND instance_type = $3"
-                   " AND at >= to_timestamp($5) AND at < to_timestamp($6) GROUP BY host ORDER BY "
-                   "host",
+                   "SELECT host, " + level_before + ", " + level_after +
+                       " FROM monitor_windows WHERE model = $1 AND workload = $2 AND"
+                       " instance_type = $3 AND at >= to_timestamp($5) AND at < to_timestamp($6)"
+                       " GROUP BY host ORDER BY host",
                    key.model, key.workload, key.instance_type,
                    static_cast<double>(bad.window_start_s), static_cast<double>(lo),
                    static_cast<double>(hi))) {
             if (row[1].is_null() || row[2].is_null()) continue;
             const double before = row[1].as<double>(), after = row[2].as<double>();
-            if (before > 0 && after / before - 1 >= f.change / 2) {
-              hosts.push_back(
-                  {{"host", row[0].as<std::string>()}, {"before_us", before}, {"after_us", after}});
+            if (HostMoved(f, before, after)) {
+              auto* host = window.add_hosts();
+              host->set_host(row[0].as<std::string>());
+              host->set_before(before);
+              host->set_after(after);
             }
           }
           // The environment values (runtime, driver, AMI, ...) that differ before and after.
-          nlohmann::json versions = nlohmann::json::object();
           for (const auto& row : tx.exec_params(
                    "SELECT e.key, coalesce(string_agg(DISTINCT e.value, ',') FILTER (WHERE w.at <"
                    " to_timestamp($4)), ''), coalesce(string_agg(DISTINCT e.value, ',') FILTER"
@@ -299,35 +352,26 @@ absl::StatusOr<int> MonitorStore::Judge(const MonitorSeriesKey& key, int64_t bef
                    static_cast<double>(bad.window_start_s), static_cast<double>(lo),
                    static_cast<double>(hi))) {
             if (row[1].as<std::string>() != row[2].as<std::string>()) {
-              versions[row[0].as<std::string>()] = {{"before", row[1].as<std::string>()},
-                                                    {"after", row[2].as<std::string>()}};
+              auto* change = r.mutable_attribution()->add_environment();
+              change->set_key(row[0].as<std::string>());
+              change->set_before(row[1].as<std::string>());
+              change->set_after(row[2].as<std::string>());
             }
           }
           auto nightly = tx.exec_params(
               "SELECT run_id::text FROM runs WHERE model = $1 AND status = 'ok'"
               " ORDER BY abs(extract(epoch FROM started_at) - $2) LIMIT 1",
               key.model, static_cast<double>(bad.window_start_s));
-          std::optional<std::string> nightly_id;
-          if (!nightly.empty()) nightly_id = nightly[0][0].as<std::string>();
+          if (!nightly.empty()) window.set_nightly_run_id(nightly[0][0].as<std::string>());
           char change[32];
           std::snprintf(change, sizeof change, "%+.1f%%", 100 * f.change);
-          const std::string summary = key.model + "/" + key.workload + " on " +
-                                      (key.instance_type.empty() ? "?" : key.instance_type) + ": " +
-                                      f.metric + " " + change + " from the window " +
-                                      Iso(bad.window_start_s) + " (between the nights, " +
-                                      std::to_string(hosts.size()) + " hosts moved)";
-          auto rows = tx.exec_params(
-              "INSERT INTO monitor_regressions (model, workload, instance_type, window_start,"
-              " window_end, last_good_window, metric, before_us, after_us, relative_change, "
-              "metrics,"
-              " hosts, versions, nightly_run_id, summary) VALUES ($1, $2, $3, to_timestamp($4),"
-              " to_timestamp($5), to_timestamp($6), $7, $8, $9, $10, $11, $12, $13, $14::uuid, $15)"
-              " ON CONFLICT DO NOTHING RETURNING 1",
-              key.model, key.workload, key.instance_type, static_cast<double>(bad.window_start_s),
-              static_cast<double>(bad.window_end_s),
-              static_cast<double>(hours[f.previous].window_start_s), f.metric, f.before, f.after,
-              f.change, f.metrics.dump(), hosts.dump(), versions.dump(), nightly_id, summary);
-          return !rows.empty();
+          r.set_summary(key.model + "/" + key.workload + " on " +
+                        (key.instance_type.empty() ? "?" : key.instance_type) + ": " + f.metric +
+                        " " + change + " from the window " + Iso(bad.window_start_s) +
+                        " (between the nights, " + std::to_string(window.hosts_size()) +
+                        " hosts moved)");
+          return regression_sql::InsertLatency(tx, r, "latency change found between the nights")
+              .has_value();
         });
     if (!inserted.ok()) return inserted.status();
     opened += *inserted ? 1 : 0;
@@ -382,43 +426,6 @@ absl::StatusOr<std::vector<v1::RunInfo>> MonitorStore::List(
   });
   if (!status.ok()) return status;
   return runs;
-}
-
-absl::StatusOr<std::vector<MonitorRegressionRow>> MonitorStore::Regressions(
-    const std::string& model, unsigned limit) {
-  std::vector<MonitorRegressionRow> out;
-  auto status = db_.Run("list monitor regressions", [&](pqxx::connection_base& c) {
-    out.clear();
-    pqxx::read_transaction tx{c};
-    for (const auto& row : tx.exec_params(
-             "SELECT regression_id, model, workload, instance_type,"
-             " extract(epoch FROM window_start)::bigint, extract(epoch FROM window_end)::bigint,"
-             " extract(epoch FROM last_good_window)::bigint, metric, before_us, after_us,"
-             " relative_change, hosts::text, versions::text, metrics::text,"
-             " coalesce(nightly_run_id::text, ''), summary FROM monitor_regressions"
-             " WHERE ($1 = '' OR model = $1) ORDER BY window_start DESC LIMIT $2",
-             model, limit)) {
-      MonitorRegressionRow r;
-      r.regression_id = row[0].as<int64_t>();
-      r.series = {row[1].as<std::string>(), row[2].as<std::string>(), row[3].as<std::string>()};
-      r.window_start_s = row[4].as<int64_t>();
-      r.window_end_s = row[5].as<int64_t>();
-      r.last_good_s = row[6].as<int64_t>();
-      r.metric = row[7].as<std::string>();
-      r.before_us = row[8].as<double>();
-      r.after_us = row[9].as<double>();
-      r.relative_change = row[10].as<double>();
-      r.hosts_json = row[11].as<std::string>();
-      r.versions_json = row[12].as<std::string>();
-      r.metrics_json = row[13].as<std::string>();
-      r.nightly_run_id = row[14].as<std::string>();
-      r.summary = row[15].as<std::string>();
-      out.push_back(std::move(r));
-    }
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
-  return out;
 }
 
 }  // namespace devtime::store

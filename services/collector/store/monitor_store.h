@@ -1,6 +1,8 @@
 // devtime::store — neuron-monitor windows (issue 24, "between the nights"): ingest into
 // monitor_windows (migration 9), the series built from them, their judgment and the latency
-// regressions it opens, and the reads (runs list --source monitor, the report).
+// regressions it opens (rows of `regressions` of kind latency, migration 12, so they live the
+// regression lifecycle: regression_store.h), and the reads (runs list --source monitor, the
+// report).
 //
 // Series: per (model, workload, instance type) and metric (device_p50, device_p99, total_p99,
 // error_rate), one point per window start: the hosts' windows of that hour merged — their
@@ -11,9 +13,9 @@
 // newer hour for its series (so the hour before is complete for the hosts that were on time),
 // over the last 14 days. A change found opens one latency regression per series group and
 // first bad window (a re-analysis that places it a window or two away finds the open one and
-// adds nothing), listing every metric that moved, the hosts that moved (their own p99 before
-// and after), the environment values that changed (runtime, driver, ...), and the nearest
-// nightly profile of the model.
+// adds nothing), listing every metric that moved, the hosts that moved (their own level of the
+// regression's metric before and after), the environment values that changed (runtime, driver,
+// ...), and the nearest nightly profile of the model.
 //
 // Ingest is idempotent: a window's run id (derived from host, application and window start by
 // the agent) is stored once; a re-send, even with different content, is a duplicate.
@@ -51,17 +53,6 @@ struct MonitorHour {
   int hosts = 0;
 };
 
-struct MonitorRegressionRow {
-  int64_t regression_id = 0;
-  MonitorSeriesKey series;
-  int64_t window_start_s = 0, window_end_s = 0, last_good_s = 0;
-  std::string metric;
-  double before_us = 0, after_us = 0, relative_change = 0;
-  std::string hosts_json, versions_json, metrics_json;
-  std::string nightly_run_id;
-  std::string summary;
-};
-
 class MonitorStore {
  public:
   explicit MonitorStore(Database& db) : db_(db) {}
@@ -82,9 +73,6 @@ class MonitorStore {
 
   // Judges `key` over the hours before `before_s` (exclusive); how many regressions opened.
   absl::StatusOr<int> Judge(const MonitorSeriesKey& key, int64_t before_s);
-
-  absl::StatusOr<std::vector<MonitorRegressionRow>> Regressions(const std::string& model,
-                                                                unsigned limit);
 
  private:
   absl::Status EnsureMonth(int64_t at_s);

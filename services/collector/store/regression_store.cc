@@ -33,7 +33,8 @@ std::string RunArtifacts(const std::string& which) {
 
 const std::string kColumns =
     "regression_id, state, resolution, severity, model, workload, instance_type, job, host,"
-    " metric, last_good_run_id::text, first_bad_run_id::text,"
+    // A latency regression (kind 'latency', migration 12) has no runs: "".
+    " metric, coalesce(last_good_run_id::text, ''), coalesce(first_bad_run_id::text, ''),"
     " coalesce(confirmation_run_id::text, ''), confirmation_request_id IS NOT NULL, before_us,"
     " after_us, relative_change, z, confidence, series::text, attribution::text, summary, " +
     EpochMicros("created_at") + ", " + EpochMicros("updated_at") + ", " +
@@ -42,7 +43,9 @@ const std::string kColumns =
     RunArtifacts("first_bad") +
     // Issue 25: the culprit hunt (hunt_store.h), read with the regression wherever it is read.
     ", coalesce((SELECT h.hunt::text FROM hunts h WHERE h.regression_id ="
-    " regressions.regression_id AND h.state <> 'none'), '') AS hunt";
+    " regressions.regression_id AND h.state <> 'none'), '') AS hunt,"
+    // Issue 24: where a latency regression sits (a v1::LatencyWindow).
+    " coalesce(latency::text, '') AS latency";
 
 const std::string kSeriesIs = "model = $1 AND workload = $2 AND instance_type = $3 AND metric = $4";
 
@@ -126,6 +129,10 @@ absl::StatusOr<v1::Regression> FromRow(const pqxx::row& row) {
   }
   if (const std::string hunt = row[31].as<std::string>(); status.ok() && !hunt.empty()) {
     status = wire::ParseJson(hunt, what + " hunt", r.mutable_hunt());
+    if (!status.ok()) status = absl::DataLossError(status.message());
+  }
+  if (const std::string latency = row[32].as<std::string>(); status.ok() && !latency.empty()) {
+    status = wire::ParseJson(latency, what + " latency window", r.mutable_latency());
     if (!status.ok()) status = absl::DataLossError(status.message());
   }
   if (!status.ok()) return status;
@@ -220,6 +227,35 @@ int64_t Insert(pqxx::work& tx, const analyze::NewRegression& created) {
       id, RegressionStateName(r.state()), created.reason);
   // A regression created firing (a drift) is news at once, like one that enters open.
   if (auto event = analyze::EventFor(v1::REGRESSION_STATE_UNSPECIFIED, r.state())) {
+    tx.exec_params("INSERT INTO regression_events (regression_id, kind) VALUES ($1, $2)", id,
+                   analyze::EventName(*event));
+  }
+  return id;
+}
+
+std::optional<int64_t> InsertLatency(pqxx::work& tx, const v1::Regression& r,
+                                     const std::string& reason) {
+  auto rows = tx.exec_params(
+      "INSERT INTO regressions (state, severity, model, workload, instance_type, job, host,"
+      " metric, last_good_run_id, first_bad_run_id, first_bad_at, before_us, baseline_sigma_us,"
+      " baseline_count, after_us, relative_change, z, confidence, series, attribution, summary,"
+      " kind, latency, fired_at) VALUES ('open', $1, $2, $3, $4, '', '', $5, NULL, NULL,"
+      " to_timestamp($6::float8), $7, 0, $8, $9, $10, 0, $11, $12::jsonb, $13::jsonb, $14,"
+      " 'latency', $15::jsonb, now())"
+      " ON CONFLICT (model, workload, instance_type, first_bad_at) WHERE kind = 'latency'"
+      " DO NOTHING RETURNING regression_id",
+      r.severity(), r.model(), r.workload(), r.instance_type(), r.metric(),
+      static_cast<double>(r.first_bad_at().seconds()), r.before(),
+      r.series_size() > 0 ? r.series(0).baseline_runs() : 0u, r.after(), r.relative_change(),
+      r.confidence(), SeriesJson(r), JsonForSql(r.attribution()), r.summary(),
+      JsonForSql(r.latency()));
+  if (rows.empty()) return std::nullopt;
+  const int64_t id = rows[0][0].as<int64_t>();
+  tx.exec_params(
+      "INSERT INTO regression_transitions (regression_id, to_state, actor, reason)"
+      " VALUES ($1, 'open', 'detector', $2)",
+      id, reason);
+  if (auto event = analyze::EventFor(v1::REGRESSION_STATE_UNSPECIFIED, v1::REGRESSION_STATE_OPEN)) {
     tx.exec_params("INSERT INTO regression_events (regression_id, kind) VALUES ($1, $2)", id,
                    analyze::EventName(*event));
   }

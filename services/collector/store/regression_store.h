@@ -8,6 +8,10 @@
 // never lost to a crash between the two; an event the webhook has not taken within 7 days is
 // given up (PendingEvents skips it).
 //
+// Kinds: step and drift (opened by the analyzer from nightly runs) and latency (issue 24,
+// migration 12: opened by MonitorStore from neuron-monitor windows; no runs of its own, its
+// window and hosts in `latency`). All three live the same lifecycle, list and outbox.
+//
 // Errors: NOT_FOUND (unknown id), FAILED_PRECONDITION (transition not allowed from the
 // current state), INVALID_ARGUMENT (bad request field, named), UNAVAILABLE (database).
 //
@@ -50,6 +54,12 @@ int64_t Insert(pqxx::work& tx, const analyze::NewRegression& created);
 // transition and queues its notification event (analyze/lifecycle.h). NOT_FOUND,
 // FAILED_PRECONDITION or INVALID_ARGUMENT when it may not.
 absl::Status Transition(pqxx::work& tx, const analyze::Transition& transition);
+// Opens a latency regression (kind "latency", issue 24: `r` as MonitorStore::Judge builds it,
+// no runs, first_bad_at the first bad window's start) in state open, with its creation
+// transition and its 'opened' event; its id, or nullopt when the series group already has one
+// at that window.
+std::optional<int64_t> InsertLatency(pqxx::work& tx, const v1::Regression& r,
+                                     const std::string& reason);
 // New figures (and summary) for a live drift regression; NOT_FOUND, or FAILED_PRECONDITION
 // when it is not a live drift.
 absl::Status UpdateDrift(pqxx::work& tx, const analyze::DriftUpdate& update);
