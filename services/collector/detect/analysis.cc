@@ -122,11 +122,6 @@ class Analysis {
     do {
       Prune(taus, verdicts, known);
     } while (options_.shape_test && RemoveStaircases(taus, verdicts, known));
-    if (options_.shape_test && RestoreUnexplained(taus, verdicts, known)) {
-      do {
-        Prune(taus, verdicts, known);
-      } while (RemoveStaircases(taus, verdicts, known));
-    }
     std::vector<bool> joint(taus.size(), false);
     std::vector<bool> located(taus.size(), false);
     if (options_.shape_test) {
@@ -319,9 +314,6 @@ class Analysis {
     size_t a = 0, b = 0;
     bool pass = false;
     bool small = false;
-    // Failed only the shape test, for a kinked line (not for serial dependence): a level
-    // jump that RestoreUnexplained may give back.
-    bool kink_veto = false;
     double score = 0.0;
   };
   Verdict Judge(size_t a, size_t tau, size_t b) {
@@ -332,10 +324,7 @@ class Analysis {
     const double threshold = Threshold(a, tau, b);
     v.score = test.p_value;
     if (test.p_value > threshold) return v;
-    bool kinked = false;
-    const bool exempt = std::binary_search(exempt_.begin(), exempt_.end(), tau);
-    v.score = options_.shape_test && !exempt ? ShapeP(a, tau, b, &kinked) : 0.0;
-    v.kink_veto = kinked && v.score > threshold;
+    v.score = options_.shape_test ? ShapeP(a, tau, b) : 0.0;
     if (v.score > threshold) return v;
     v.pass = test.effect_ok;
     v.small = !test.effect_ok;
@@ -347,11 +336,10 @@ class Analysis {
   // the effective sample size of the two-level residuals; otherwise the level jump on top of
   // the kinked line (whose residuals then give the effective sample size: those of two levels
   // fitted to a trend are the trend). 0 (passes) where the test does not apply.
-  double ShapeP(size_t a, size_t tau, size_t b, bool* kinked = nullptr) {
+  double ShapeP(size_t a, size_t tau, size_t b) {
     if (!shape_) shape_.emplace(u_);  // its prefix sums only when a change point needs them
     const ShapeVerdict v = shape_->Test(a, tau, b, kSigmaFloor);
     if (!v.applicable) return 0.0;
-    if (kinked != nullptr) *kinked = !v.step_like;
     return CorrectForSelection(v.step_like ? v.level_p : v.trend_p, static_cast<double>(b - a));
   }
 
@@ -375,7 +363,6 @@ class Analysis {
         }
       }
       if (weakest == taus.size()) break;
-      if (verdicts[weakest].kink_veto) vetoed_.push_back(taus[weakest]);
       Erase(weakest, taus, verdicts, known);
     }
   }
@@ -386,84 +373,6 @@ class Analysis {
     taus.erase(taus.begin() + at);
     verdicts.erase(verdicts.begin() + at);
     known.erase(known.begin() + at);
-  }
-
-  // The shape test must not discard a change without reporting what it kept instead
-  // (issue 21): a change point that passed the level test but failed the shape test because
-  // a kinked line explained it is given back where the segment it merged into, between the
-  // change points left, is no drift DetectDrift reports. The kinked line was only the better
-  // local null: over a short segment between two close steps of one direction (a staircase of
-  // 2 % steps at 1 % noise, 17 and 29 runs) a ramp fits nearly as well as the jump, and each
-  // removal widened its neighbours' segments until the pruning cascade took every step of
-  // the series, leaving neither step nor drift. Given back, a change point is judged by its
-  // level test alone (exempt_). True when any came back: pruning then runs again.
-  bool RestoreUnexplained(std::vector<size_t>& taus, std::vector<Verdict>& verdicts,
-                          std::vector<bool>& known) {
-    if (vetoed_.empty()) return false;
-    std::sort(vetoed_.begin(), vetoed_.end());
-    const size_t n = u_.size();
-    const size_t m = std::max<size_t>(1, options_.min_segment);
-    std::vector<size_t> bounds = {0};
-    bounds.insert(bounds.end(), taus.begin(), taus.end());
-    bounds.push_back(n);
-    std::vector<size_t> restored;
-    for (size_t s = 0; s + 1 < bounds.size(); ++s) {
-      const size_t from = bounds[s], to = bounds[s + 1];
-      std::vector<size_t> inside;
-      for (auto it = std::upper_bound(vetoed_.begin(), vetoed_.end(), from);
-           it != vetoed_.end() && *it < to; ++it) {
-        if (*it >= from + m && *it + m <= to) inside.push_back(*it);
-      }
-      if (inside.empty()) continue;
-      std::vector<Point> segment(to - from);
-      for (size_t i = from; i < to; ++i) segment[i - from] = {valid_.values[i], valid_.noise[i]};
-      const auto drift = DetectDrift(segment, options_);
-      if (!drift.ok() || drift->has_value()) continue;
-      if (!StaircaseBeatsKinks(from, to, inside)) continue;
-      restored.insert(restored.end(), inside.begin(), inside.end());
-    }
-    vetoed_.clear();
-    if (restored.empty()) return false;
-    for (size_t tau : restored) {
-      const auto at = std::lower_bound(taus.begin(), taus.end(), tau) - taus.begin();
-      if (static_cast<size_t>(at) < taus.size() && taus[at] == tau) continue;
-      taus.insert(taus.begin() + at, tau);
-      verdicts.insert(verdicts.begin() + at, Verdict{});
-      known.insert(known.begin() + at, false);
-    }
-    exempt_ = std::move(restored);
-    std::sort(exempt_.begin(), exempt_.end());
-    return true;
-  }
-
-  // Whether the levels between `jumps` (sorted, inside (a, b)) fit [a, b) better than both the
-  // best kinked line and the best kinked line with one jump, by BIC with positive evidence
-  // (2): a trend that turns, or a creep with one step, cut into pieces by the search, is no
-  // staircase. Parameters: a level and a position per jump, plus the first level; the kinked
-  // line's intercept, slope, slope change and kink position, plus a jump's size and position.
-  // The kinks on a grid of at most kRestoreKinkGrid positions: O(kRestoreKinkGrid (b - a)).
-  bool StaircaseBeatsKinks(size_t a, size_t b, const std::vector<size_t>& jumps) {
-    constexpr size_t kRestoreKinkGrid = 30;
-    constexpr double kPositiveEvidence = 2.0;
-    if (!shape_) shape_.emplace(u_);
-    const size_t m = std::max<size_t>(3, options_.min_segment);
-    if (b - a < 2 * m + 2) return true;
-    const double n = static_cast<double>(b - a), log_n = std::log(n);
-    auto criterion = [&](double rss, size_t parameters) {
-      return n * std::log(std::max(rss, 1e-12 * n) / n) + static_cast<double>(parameters) * log_n;
-    };
-    const LineSums s = Sums(a, b);
-    const double line_rss = s.suu - s.su * s.su / s.n - s.scu * s.scu / s.scc;
-    const double kink_gain = BestKink(a, b, m, s).second;
-    double kink_jump_gain = 0.0;
-    const size_t stride = std::max<size_t>(1, (b - a) / kRestoreKinkGrid);
-    for (size_t kappa = a + m; kappa + m <= b; kappa += stride) {
-      kink_jump_gain = std::max(kink_jump_gain, BestJumpGivenKink(a, b, m, kappa, s).second);
-    }
-    const double staircase =
-        criterion(shape_->LevelsRss(a, b, jumps), 1 + 2 * jumps.size()) + kPositiveEvidence;
-    return staircase < criterion(line_rss - kink_gain, 4) &&
-           staircase < criterion(line_rss - kink_jump_gain, 6);
   }
 
   // Staircases along a trend (ShapeTester::RedundantSteps): each maximal group of consecutive
@@ -1150,8 +1059,6 @@ class Analysis {
   std::array<size_t, 3> jump_on_trend_key_ = {0, 0, 0};  // JumpOnTrend's last split
   ShapeVerdict jump_on_trend_;
   std::vector<double> season_;  // the cycle taken out of the values (season.h), if any
-  std::vector<size_t> vetoed_;  // removed by the shape test's kinked line (Verdict::kink_veto)
-  std::vector<size_t> exempt_;  // given back (RestoreUnexplained): no shape test; sorted
 };
 
 }  // namespace

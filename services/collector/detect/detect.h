@@ -44,12 +44,7 @@
 //     with a continuous creep over its span (shape.h, RedundantSteps: BIC of the staircase
 //     against flat-then-linear plus the fewest of its steps); the steps the creep explains go
 //     when DetectDrift reports the creep in what they leave, and pruning runs again: a creep
-//     is one segment with one drift finding, not a staircase of steps; a change point that
-//     passed its level test but failed the shape test for a kinked line comes back (judged by
-//     its level test alone, pruning again) where the segment it merged into reports no drift
-//     and its steps beat both the best kinked line and the best kinked line with one jump by
-//     BIC (analysis.cc, RestoreUnexplained): the shape test must not discard a step leaving
-//     nothing in its place;
+//     is one segment with one drift finding, not a staircase of steps;
 //  4b. (shape_test, issue 21) joint models, so that a step and a drift cannot hide each
 //     other: inside each segment, the jump that fits best on top of a straight line (a creep
 //     through the step) or of the best kinked line (a trend that turns) is a step of its own

@@ -381,26 +381,6 @@ bench::Score BenchSteps(bench::Scenario scenario, size_t count) {
   return score;
 }
 
-// Three 2 % steps at 1 % noise, at least 15 runs apart: over short segments a ramp fits
-// nearly as well as a jump, the shape test's kinked line took a step, and each removal
-// widened its neighbours' segments until pruning took the others too (nothing reported, no
-// drift either). A change point the kinked line vetoed comes back where its segment holds no
-// drift and the staircase beats the kinked lines. Two of the quality bench's series (its
-// first row, seed base 1): before, 0 of 3 and 1 of 3 found within +-2 runs.
-TEST(DetectShape, SmallStepsAreNotPrunedAwayAsRamps) {
-  bench::Scenario s;
-  s.StepSize(0.02, 0.02);
-  s.seed = 1;
-  s.series = 209;
-  const auto all = bench::Generate(s);
-  for (const auto& [k, at_least] : {std::pair<size_t, size_t>{150, 2}, {208, 3}}) {
-    SCOPED_TRACE(k);
-    bench::Score score;
-    score.Add(all[k].changes, DetectIndices(all[k].points), 2);
-    EXPECT_GE(score.true_positives, at_least);
-  }
-}
-
 // A trend that turns flat, then one 5 % step: the search put the step a few runs off, and the
 // random-walk tests judged the segments before the change points were located, where a
 // misplaced cut leaves pieces of the ramp and of the step wandering in both neighbours'
