@@ -55,7 +55,9 @@
 //     FitLocalLevel: a random walk under white noise, Kalman filter by concentrated ML)
 //     rather than the segments found (their residuals still wander, or the walk has the
 //     lower BIC), each change point must be a jump of the walk's level, an auxiliary
-//     residual of at least 4 within +-refine_window runs, and moves there
+//     residual of at least 4 within +-refine_window runs, and moves there (each change point
+//     first placed as in step 5, so that a cut a few runs off leaves no piece of its step in
+//     the segments' residuals)
 //     (analysis.cc, ScreenUnderLocalLevel); elsewhere, where the segments show a random-walk
 //     level (EstimateLocalLevel), each change point must also be a jump against the series'
 //     own wander: the means of the w runs on either side against the measured spread of
