@@ -119,7 +119,7 @@ const std::vector<std::string>& Variants() {
       R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 31.250, "dur": 4.000, "args": {"External id": 9, "cbid": 211, "correlation": 101, "exec_id": 3}})",
       R"({"ph": "X", "cat": "kernel", "name": "void k<float>(int, float*) [clone]", "pid": 0, "tid": 7, "ts": 32.001, "dur": 10.500, "args": {"External id": 9, "device": 0, "stream": 7, "correlation": 101, "grid": [64, 1, 1], "block": [256, 1, 1]}})",
   };
-return v;
+  return v;
 }
 
 TEST(TraceStreamLayout, EachVariantAloneReadsAlike) {
