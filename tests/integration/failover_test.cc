@@ -51,7 +51,12 @@ constexpr int kUploaders = 50;
 // the failover) or kMaxEach runs: the kill lands while all 50 are busy.
 constexpr int kFirstHalf = 3;
 constexpr int kMaxEach = 40;
-constexpr auto kServingBound = std::chrono::seconds(30);
+// What the collectors control: from the promotion (as this test sees it) to serving and to
+// acks again. The promotion itself is pg_auto_failover's (its detection and promotion steps,
+// tuned in deploy/ha/pgaf.sh): 16-19 s on one 2-core VM, 26-30 s on another with the same
+// code, so the whole outage has a looser hard bound; the figures are printed either way.
+constexpr auto kFollowBound = std::chrono::seconds(10);
+constexpr auto kOutageBound = std::chrono::seconds(60);
 // The tier lease's advisory lock key (services/collector/rpc/server.cc, "houskp").
 constexpr long long kLeaseKey = 0x686f75736b70;
 
@@ -236,8 +241,11 @@ TEST_F(FailoverTest, PrimaryKilledMidIngestLosesNothingAndCollectorsFollowThePro
 
   // Uploads go on for a while on the new primary, then stop.
   const int acked_when_serving = acked();
-  EXPECT_TRUE(devtime::testing::WaitUntil([&] { return acked() >= acked_when_serving + 50; },
-                                          std::chrono::seconds(30)))
+  // (or every uploader reached its kMaxEach: acks may resume before this test sees the
+  // promotion, and a slow promotion leaves little to upload by then)
+  const int resumed = std::min(acked_when_serving + 50, kUploaders * kMaxEach);
+  EXPECT_TRUE(
+      devtime::testing::WaitUntil([&] { return acked() >= resumed; }, std::chrono::seconds(30)))
       << "uploads did not resume after the failover";
   stop = true;
   int acked_after_kill = 0;
@@ -315,9 +323,11 @@ TEST_F(FailoverTest, PrimaryKilledMidIngestLosesNothingAndCollectorsFollowThePro
             << (found == std::to_string(expected) ? "yes" : "NO") << ", stored twice: "
             << OnPrimary(*cluster_, "SELECT count(*) - count(DISTINCT run_id) FROM runs")
             << "; whole test " << Seconds(Clock::now() - test_start) << " s" << std::endl;
-  EXPECT_LT(serving_a, Seconds(kServingBound));
-  EXPECT_LT(serving_b, Seconds(kServingBound));
-  EXPECT_LT(no_acks, Seconds(kServingBound));
+  const double promoted = Seconds(promoted_at - killed_at);
+  EXPECT_LT(serving_a, promoted + Seconds(kFollowBound));
+  EXPECT_LT(serving_b, promoted + Seconds(kFollowBound));
+  EXPECT_LT(no_acks, promoted + Seconds(kFollowBound));
+  EXPECT_LT(no_acks, Seconds(kOutageBound));
 }
 
 // --read-database: runs list/show are served by the replica while it keeps up, and by the
