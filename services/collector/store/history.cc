@@ -6,8 +6,6 @@
 namespace devtime::store {
 namespace {
 
-constexpr const char* kPartitioned[] = {"op_stats", "run_steps", "series_points"};
-
 // The first day of the UTC month `offset` months after the month of `t`, as 'YYYY-MM-01'.
 std::string MonthStart(absl::Time t, int offset) {
   absl::CivilMonth month = absl::ToCivilMonth(t, absl::UTCTimeZone()) + offset;
@@ -16,11 +14,45 @@ std::string MonthStart(absl::Time t, int offset) {
 
 }  // namespace
 
+const std::vector<std::string>& HistoryTables() {
+  static const std::vector<std::string> tables = {"op_stats", "run_steps", "series_points"};
+  return tables;
+}
+
+absl::Status MonthPartitions::Ensure(absl::Time at) {
+  const absl::CivilMonth month = absl::ToCivilMonth(at, absl::UTCTimeZone());
+  {
+    std::lock_guard lock(mu_);
+    if (known_.count(month)) return absl::OkStatus();
+  }
+  const std::string first_day = MonthStart(at, 0);
+  absl::Status ensured =
+      db_.Transact("create partitions " + first_day, [&](pqxx::work& tx) -> absl::Status {
+        // Most months exist (housekeeping creates the current one and the next two): a
+        // catalog lookup finds them without devtime_ensure_month's exclusive lock, which
+        // would wait for every ingest in flight.
+        if (tx.exec_params1("SELECT bool_and(to_regclass(t || '_' || to_char($2::date,"
+                            " 'YYYY\"m\"MM')) IS NOT NULL) FROM unnest($1::text[]) t",
+                            BinaryTextArray(tables_), first_day)[0]
+                .as<bool>()) {
+          return absl::OkStatus();
+        }
+        for (const std::string& table : tables_) {
+          tx.exec_params("SELECT devtime_ensure_month($1, $2::date)", table, first_day);
+        }
+        return absl::OkStatus();
+      });
+  if (!ensured.ok()) return ensured;
+  std::lock_guard lock(mu_);
+  known_.insert(month);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int> History::EnsurePartitions(absl::Time now, int months_ahead) {
   return db_.Transact("create partitions", [&](pqxx::work& tx) -> absl::StatusOr<int> {
     int created = 0;
     for (int offset = 0; offset <= months_ahead; ++offset) {
-      for (const char* table : kPartitioned) {
+      for (const std::string& table : HistoryTables()) {
         created += tx.exec_params1("SELECT devtime_ensure_month($1, $2::date)", table,
                                    MonthStart(now, offset))[0]
                        .as<bool>();
@@ -76,7 +108,7 @@ absl::StatusOr<RetentionOutcome> History::ApplyRetention(absl::Time now, int ret
                   .as<bool>();
           if (referenced) return -1;
           const std::string suffix = month.substr(0, 4) + "m" + month.substr(5, 2);
-          for (const char* table : kPartitioned) {
+          for (const std::string& table : HistoryTables()) {
             tx.exec("DROP TABLE IF EXISTS " + std::string(table) + "_" + suffix);
           }
           return tx.exec_params("DELETE FROM runs r WHERE" + bounds, month).affected_rows();

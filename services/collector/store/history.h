@@ -18,7 +18,13 @@
 // Thread-safety: safe for concurrent use.
 #pragma once
 
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
 #include "absl/status/statusor.h"
+#include "absl/time/civil_time.h"
 #include "absl/time/time.h"
 #include "services/collector/store/database.h"
 
@@ -28,6 +34,32 @@ struct RetentionOutcome {
   int months_dropped = 0;
   int months_kept = 0;  // older than the retention but referenced by a regression
   long long runs_deleted = 0;
+};
+
+// The month-partitioned history tables: op_stats, run_steps, series_points.
+const std::vector<std::string>& HistoryTables();
+
+// The partitions of `tables` for the UTC month a row is dated in, created on first need
+// (ingest: RunStore's history tables, MonitorStore's windows) and remembered per process, so
+// that the common case costs no round trip. Call it before the transaction that writes the
+// rows, never inside it: devtime_ensure_month takes the partitions lock exclusively and ingest
+// holds it shared, so two ingests would deadlock. A month retention drops later stays
+// remembered: a row dated in it (older than the retention) lands in DEFAULT, and
+// housekeeping's PartitionDefaultRows moves it.
+//
+// Thread-safety: safe for concurrent use.
+class MonthPartitions {
+ public:
+  MonthPartitions(Database& db, std::vector<std::string> tables)
+      : db_(db), tables_(std::move(tables)) {}
+
+  absl::Status Ensure(absl::Time at);
+
+ private:
+  Database& db_;
+  const std::vector<std::string> tables_;
+  std::mutex mu_;
+  std::set<absl::CivilMonth> known_;  // guarded by mu_
 };
 
 class History {

@@ -534,6 +534,35 @@ INSERT INTO regression_events (regression_id, kind)
 DROP TABLE monitor_regressions;
 )sql";
 
+// Two ingests creating the same month (RunStore, issue 26) raced inside devtime_ensure_month:
+// the second waited on the advisory lock while the first created the partition, then its
+// to_regclass check still read the name as missing (the session's relation cache had cached
+// the miss, and an advisory lock does not process catalog invalidations) and CREATE TABLE
+// failed with duplicate_table. The creation now treats "it exists" as what it is: created by
+// another transaction, false. Only the CREATE is guarded: any other error still fails.
+constexpr char kEnsureMonthRace[] = R"sql(
+CREATE OR REPLACE FUNCTION devtime_ensure_month(parent text, month date) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+  lo timestamptz := date_trunc('month', month::timestamp) AT TIME ZONE 'UTC';
+  hi timestamptz := (date_trunc('month', month::timestamp) + interval '1 month') AT TIME ZONE 'UTC';
+  part text := parent || '_' || to_char(month, 'YYYY"m"MM');
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('devtime-partitions'));
+  IF to_regclass(part) IS NOT NULL THEN RETURN false; END IF;
+  BEGIN
+    EXECUTE format('CREATE TABLE %I (LIKE %I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', part, parent);
+  EXCEPTION WHEN duplicate_table THEN
+    RETURN false;
+  END;
+  EXECUTE format('WITH moved AS (DELETE FROM %I WHERE at >= $1 AND at < $2 RETURNING *)'
+                 ' INSERT INTO %I SELECT * FROM moved', parent || '_default', part) USING lo, hi;
+  EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)',
+                 parent, part, lo, hi);
+  RETURN true;
+END $$;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& AllMigrations() {
@@ -554,6 +583,7 @@ const std::vector<Migration>& AllMigrations() {
        kDefaultRowsOut},
       {12, "latency regressions in the regression lifecycle: monitor_regressions moved in",
        kLatencyRegressionsSchema},
+      {13, "partitions: a month created by a concurrent ingest is not an error", kEnsureMonthRace},
   };
   return migrations;
 }

@@ -60,12 +60,6 @@ struct MergedSketch {
   }
 };
 
-std::string MonthOf(int64_t at_s) {
-  const absl::CivilMonth month =
-      absl::ToCivilMonth(absl::FromUnixSeconds(at_s), absl::UTCTimeZone());
-  return absl::FormatCivilTime(absl::CivilDay(month));
-}
-
 std::string EnvironmentJson(const v1::RunSummary& run) {
   nlohmann::json env = nlohmann::json::object();
   for (const auto& [key, value] : run.environment()) env[key] = value;
@@ -100,27 +94,11 @@ bool HostMoved(const Found& f, double before, double after) {
 
 }  // namespace
 
-absl::Status MonitorStore::EnsureMonth(int64_t at_s) {
-  const std::string month = MonthOf(at_s);
-  {
-    std::lock_guard lock(mu_);
-    if (months_.count(month)) return absl::OkStatus();
-  }
-  auto created = db_.Transact("create monitor partition", [&](pqxx::work& tx) -> absl::Status {
-    tx.exec_params("SELECT devtime_ensure_month('monitor_windows', $1::date)", month);
-    return absl::OkStatus();
-  });
-  if (!created.ok()) return created;
-  std::lock_guard lock(mu_);
-  months_.insert(month);
-  return absl::OkStatus();
-}
-
 absl::StatusOr<bool> MonitorStore::Ingest(const v1::RunSummary& run) {
   const auto& id = run.identity();
   const auto& m = run.monitor();
   const int64_t start = m.window_start().seconds();
-  if (auto s = EnsureMonth(start); !s.ok()) return s;
+  if (auto s = months_.Ensure(absl::FromUnixSeconds(start)); !s.ok()) return s;
   uint64_t errors = 0;
   for (const auto& [kind, count] : m.errors()) errors += count;
   std::vector<std::string> neffs(m.neff_names().begin(), m.neff_names().end());

@@ -26,13 +26,13 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "devtime/v1/collector.pb.h"
 #include "services/collector/store/database.h"
+#include "services/collector/store/history.h"
 
 namespace devtime::store {
 
@@ -55,7 +55,7 @@ struct MonitorHour {
 
 class MonitorStore {
  public:
-  explicit MonitorStore(Database& db) : db_(db) {}
+  explicit MonitorStore(Database& db) : db_(db), months_(db, {"monitor_windows"}) {}
 
   // Stores a validated MONITOR run; true when new, false for a duplicate. Then judges its
   // series when this window starts a newer hour (errors of the judgment are logged).
@@ -75,11 +75,9 @@ class MonitorStore {
   absl::StatusOr<int> Judge(const MonitorSeriesKey& key, int64_t before_s);
 
  private:
-  absl::Status EnsureMonth(int64_t at_s);
-
   Database& db_;
+  MonthPartitions months_;  // of monitor_windows
   std::mutex mu_;
-  std::set<std::string> months_;                   // partitions known to exist; guarded
   std::map<MonitorSeriesKey, int64_t> judged_to_;  // hour start judged up to; guarded
 };
 

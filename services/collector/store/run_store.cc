@@ -399,7 +399,8 @@ class RunStore::SeriesCache {
 RunStore::RunStore(Database& db)
     : db_(db),
       series_(std::make_unique<SeriesCache>()),
-      monitor_(std::make_unique<MonitorStore>(db)) {}
+      monitor_(std::make_unique<MonitorStore>(db)),
+      months_(db, HistoryTables()) {}
 RunStore::~RunStore() = default;
 
 // Writes the run's series points; returns the series ids it learned (for the cache, once
@@ -430,56 +431,6 @@ std::vector<std::pair<std::string, long long>> RunStore::WriteSeriesPoints(
   return std::move(lookup).learned();
 }
 
-absl::Status RunStore::EnsureMonth(const google::protobuf::Timestamp& started_at) {
-  const absl::CivilMonth month =
-      absl::ToCivilMonth(absl::FromUnixSeconds(started_at.seconds()), absl::UTCTimeZone());
-  // The partitions' suffix, as devtime_ensure_month names them (to_char 'YYYY"m"MM').
-  char suffix_text[32];
-  std::snprintf(suffix_text, sizeof suffix_text, "%04lldm%02d",
-                static_cast<long long>(month.year()), month.month());
-  const std::string suffix = suffix_text;
-  {
-    std::lock_guard lock(months_mu_);
-    if (months_.count(suffix)) return absl::OkStatus();
-  }
-  // Set when another ingest created this month while this one waited for the partitions lock:
-  // devtime_ensure_month's to_regclass check read the catalog as this transaction first saw
-  // it and CREATE TABLE failed (duplicate_table). A new transaction sees the partition.
-  bool raced = false;
-  absl::Status ensured;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    ensured = db_.Transact("create partitions " + suffix, [&](pqxx::work& tx) -> absl::Status {
-      raced = false;
-      // Most months exist (housekeeping creates the current one and the next two): a catalog
-      // lookup finds them without devtime_ensure_month's exclusive lock, which would wait for
-      // every ingest in flight.
-      if (tx.exec_params1("SELECT to_regclass('op_stats_' || $1) IS NOT NULL"
-                          " AND to_regclass('run_steps_' || $1) IS NOT NULL"
-                          " AND to_regclass('series_points_' || $1) IS NOT NULL",
-                          suffix)[0]
-              .as<bool>()) {
-        return absl::OkStatus();
-      }
-      const std::string first_day = absl::FormatCivilTime(absl::CivilDay(month));
-      try {
-        for (const char* table : {"op_stats", "run_steps", "series_points"}) {
-          tx.exec_params("SELECT devtime_ensure_month($1, $2::date)", table, first_day);
-        }
-      } catch (const pqxx::sql_error& e) {
-        if (e.sqlstate() != "42P07") throw;
-        raced = true;
-        return absl::AbortedError("partitions " + suffix + " were created meanwhile");
-      }
-      return absl::OkStatus();
-    });
-    if (!raced) break;
-  }
-  if (!ensured.ok()) return ensured;
-  std::lock_guard lock(months_mu_);
-  months_.insert(suffix);
-  return absl::OkStatus();
-}
-
 absl::StatusOr<IngestOutcome> RunStore::IngestRun(const v1::RunSummary& run) {
   if (run.source() == v1::RUN_SOURCE_MONITOR) {  // a window of its own table (issue 24)
     auto stored = monitor_->Ingest(run);
@@ -487,8 +438,11 @@ absl::StatusOr<IngestOutcome> RunStore::IngestRun(const v1::RunSummary& run) {
     return IngestOutcome{*stored ? IngestResult::kStored : IngestResult::kDuplicate,
                          TimeUtil::GetCurrentTime()};
   }
-  // Before the ingest transaction and its shared partitions lock (EnsureMonth says why).
-  if (absl::Status month = EnsureMonth(run.started_at()); !month.ok()) return month;
+  // Before the ingest transaction and its shared partitions lock (MonthPartitions says why).
+  if (absl::Status month = months_.Ensure(absl::FromUnixSeconds(run.started_at().seconds()));
+      !month.ok()) {
+    return month;
+  }
   const std::string payload = DeterministicBytes(run);
   const auto& id = run.identity();
   const SeriesValue point = RunValue(run);

@@ -9,9 +9,7 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "devtime/v1/collector.pb.h"
 #include "services/collector/store/database.h"
+#include "services/collector/store/history.h"
 #include "services/collector/store/monitor_store.h"
 #include "services/collector/store/series.h"
 
@@ -65,7 +64,7 @@ class RunStore {
   // Stores a validated run and its operator stats, steps and series points in one
   // transaction; returns only after COMMIT. The same run id with the same content is
   // kDuplicate (nothing written); with different content it is ALREADY_EXISTS. The month
-  // partitions the run's rows need are created first (EnsureMonth), so a run of any date
+  // partitions the run's rows need are created first (MonthPartitions), so a run of any date
   // lands in its month, never in a DEFAULT partition (issue 26).
   absl::StatusOr<IngestOutcome> IngestRun(const v1::RunSummary& run);
 
@@ -81,11 +80,6 @@ class RunStore {
 
  private:
   absl::StatusOr<v1::RunInfo> ResolveLatest(const RunRef& ref);
-  // Creates the partitions of op_stats, run_steps and series_points for the UTC month of
-  // `started_at` when they are missing, in a transaction of its own that must come before the
-  // ingest transaction: devtime_ensure_month takes the partitions lock exclusively, and the
-  // ingest holds it shared, so calling it inside the ingest would deadlock with another one.
-  absl::Status EnsureMonth(const google::protobuf::Timestamp& started_at);
   class SeriesCache;
   // `group`: SeriesKeyOf(run), the series cache's key for the run's series.
   std::vector<std::pair<std::string, long long>> WriteSeriesPoints(pqxx::work& tx,
@@ -97,11 +91,9 @@ class RunStore {
   Database& db_;
   std::unique_ptr<SeriesCache> series_;  // ids of the series already stored
   std::unique_ptr<MonitorStore> monitor_;
-  // Months ("2026m12") whose partitions this process has seen exist, so that the common case
-  // costs no round trip. A month retention drops later stays here: a run dated in it (older
-  // than the retention) lands in DEFAULT, and housekeeping's PartitionDefaultRows moves it.
-  std::mutex months_mu_;
-  std::set<std::string> months_;  // guarded by months_mu_
+  // The months of op_stats, run_steps and series_points, created before the ingest
+  // transaction of a run dated in one not created yet (MonthPartitions says why).
+  MonthPartitions months_;
 };
 
 }  // namespace devtime::store
