@@ -46,7 +46,7 @@ TEST_F(RetentionDefaultTest, RunsDatedBeforeTheFirstPartitionAreDroppedByRetenti
   Store(1, kMar2019);
   Store(2, kApr2019);
   Store(3, absl::ToUnixSeconds(absl::Now()));
-  // Ingest made their months (MonthPartitions, in RunStore::IngestRun): nothing for housekeeping to move.
+  // Ingest made their months (MonthPartitions): nothing for housekeeping to move.
   EXPECT_EQ(DefaultRows(), "0");
   EXPECT_EQ(db_.Query("SELECT count(*) FROM op_stats_2019m03"), "4");
   EXPECT_EQ(*history_->PartitionDefaultRows(), 0);
