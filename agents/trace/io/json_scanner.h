@@ -213,6 +213,29 @@ class JsonScanner {
       ++p_;
       return;
     }
+    ReadMembers(on_field);
+  }
+  // The rest of an object read by ReadObject, from just after a member's value (one the caller
+  // read itself, say by comparing a literal): as ReadObject goes on after on_field returns true.
+  template <typename F>
+  void ReadMembersAfterValue(F&& on_field) {
+    if (!CloseOrComma('}')) ReadMembers(on_field);
+  }
+
+ protected:
+  Input& in_;
+  const char* p_;                     // cursor in [in_.begin(), in_.end())
+  const char* e_;                     // in_.end()
+  const char* unit_start_ = nullptr;  // where the current Unit() starts in the window
+  // Error context: messages name "event index_" while in_event_ (set by the reader).
+  uint64_t index_ = 0;
+  bool in_event_ = false;
+  std::string key_scratch_;
+
+ private:
+  // ReadObject from a member's key at p_ on.
+  template <typename F>
+  void ReadMembers(F&& on_field) {
     while (true) {
       if (Peek() != '"') Malformed();
       const std::string_view key = ReadString(&key_scratch_);
@@ -227,17 +250,6 @@ class JsonScanner {
     }
   }
 
- protected:
-  Input& in_;
-  const char* p_;                     // cursor in [in_.begin(), in_.end())
-  const char* e_;                     // in_.end()
-  const char* unit_start_ = nullptr;  // where the current Unit() starts in the window
-  // Error context: messages name "event index_" while in_event_ (set by the reader).
-  uint64_t index_ = 0;
-  bool in_event_ = false;
-  std::string key_scratch_;
-
- private:
   // ReadString from the first backslash `q` of the string whose content starts at `s`.
   std::string_view ReadEscapedString(const char* s, const char* q, std::string* scratch);
   void SkipLiteral(std::string_view word);

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -29,7 +30,44 @@ bool EightDigits(const char* p, uint64_t* out) {
   return true;
 }
 
+// A byte that may continue a JSON number token (json_scanner.h IsNumberChar; not included
+// here: timestamps sit below the scanner).
+bool IsNumberByte(char c) {
+  return IsDigit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
 }  // namespace
+
+const char* ScanMicrosToNanos(const char* p, const char* e, int64_t* ns) {
+  constexpr ptrdiff_t kMaxWholeDigits = 16;  // < 1e16 µs: the overflow check below suffices
+  const char* q = p;
+  uint64_t us = 0;
+  uint64_t eight = 0;
+  while (e - q >= 8 && q - p + 8 <= kMaxWholeDigits && EightDigits(q, &eight)) {
+    us = us * 100000000 + eight;
+    q += 8;
+  }
+  for (; q < e && IsDigit(*q); ++q) {
+    if (q - p >= kMaxWholeDigits) return nullptr;
+    us = us * 10 + static_cast<uint64_t>(*q - '0');
+  }
+  if (q == p) return nullptr;
+  int64_t sub = 0;  // nanoseconds below the microsecond: the first 3 fraction digits
+  if (q < e && *q == '.') {
+    const char* const frac = ++q;
+    for (; q < e && IsDigit(*q); ++q) {
+      if (q - frac < 3) sub = sub * 10 + (*q - '0');
+    }
+    if (q == frac) return nullptr;
+    for (ptrdiff_t k = q - frac; k < 3; ++k) sub *= 10;
+  }
+  if (q == e || IsNumberByte(*q)) return nullptr;
+  if (us > static_cast<uint64_t>((std::numeric_limits<int64_t>::max() - sub) / 1000)) {
+    return nullptr;
+  }
+  *ns = static_cast<int64_t>(us) * 1000 + sub;
+  return q;
+}
 
 std::optional<int64_t> ParseMicrosToNanos(std::string_view token) {
   while (!token.empty() && (token.back() == ' ' || token.back() == '\n' || token.back() == '\r' ||

@@ -37,12 +37,14 @@ std::string Outcome(const std::string& text, const TraceReadOptions& options) {
   return out;
 }
 
-// `text` with a space after the '{' of every event in Kineto's layout: the same JSON, read key
-// by key.
+// `text` with a space after the '{' of every event in Kineto's layout and of every `args`
+// object: the same JSON, read key by key (also args' leading "External id", which the layout
+// path reads by its literal).
 std::string KeyByKey(std::string text) {
-  const std::string from = "{\"ph\": ";
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + 2)) {
-    text.insert(at + 1, " ");
+  for (const std::string from : {"{\"ph\": ", "\"args\": {\""}) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + 2)) {
+      text.insert(at + from.size() - 1, " ");
+    }
   }
   return text;
 }
@@ -118,6 +120,30 @@ const std::vector<std::string>& Variants() {
       R"({"ph": "X", "cat": "python_function", "name": "dropped in layout", "pid": 1, "tid": 2, "ts": 30, "dur": 1, "args": {"Python id": [}})",
       R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 31.250, "dur": 4.000, "args": {"External id": 9, "cbid": 211, "correlation": 101, "exec_id": 3}})",
       R"({"ph": "X", "cat": "kernel", "name": "void k<float>(int, float*) [clone]", "pid": 0, "tid": 7, "ts": 32.001, "dur": 10.500, "args": {"External id": 9, "device": 0, "stream": 7, "correlation": 101, "grid": [64, 1, 1], "block": [256, 1, 1]}})",
+      // Times read in one pass (ScanMicrosToNanos) or handed to the generic parse.
+      R"({"ph": "X", "cat": "cpu_op", "name": "t17", "pid": 1, "tid": 2, "ts": 12345678901234567, "dur": 1})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "t16 over", "pid": 1, "tid": 2, "ts": 9999999999999999, "dur": 1})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "t epoch", "pid": 1, "tid": 2, "ts": 1712195495511766.201, "dur": 0.0001})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "t dot", "pid": 1, "tid": 2, "ts": 12., "dur": 1})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "t exp", "pid": 1, "tid": 2, "ts": 1.5E3, "dur": 2e0})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "t zeros", "pid": 1, "tid": 2, "ts": 00012.5, "dur": 1.2.3})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "t sign", "pid": 1, "tid": 2, "ts": 5, "dur": 1-2})",
+      // args' leading "External id" read by its literal, or handed to ReadObject.
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext only", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12}})",
+      R"({"ph": "X", "cat": "kernel", "name": "ext then corr", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12, "correlation": 13, "External id": 14}})",
+      R"({"ph": "X", "cat": "cuda_runtime", "name": "ext ws", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12 , "correlation": 13}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext 18", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 123456789012345678}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext 19", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 9223372036854775807}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext 19 over", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 9223372036854775808}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext frac", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12.0, "correlation": 3}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext neg", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": -12}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext exp", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 1e2}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext junk", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12x}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext str", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": "12"}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext none", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": }})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext rest bad", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12, "x": [}, "y": ]}})",
+      R"({"ph": "X", "cat": "kernel", "name": "ext rest bad k", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12, "x": tru}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext no close", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12 "x": 1}})",
   };
   return v;
 }

@@ -1,5 +1,9 @@
 #include "agents/trace/io/timestamp.h"
 
+#include <optional>
+#include <string>
+#include <string_view>
+
 #include "gtest/gtest.h"
 
 namespace devtime::trace {
@@ -41,6 +45,39 @@ TEST(TraceTimestamp, RejectsNonNumbersAndOverflow) {
                            "9223372036854776" /* µs that overflow int64 ns */}) {
     EXPECT_FALSE(ParseMicrosToNanos(text)) << text;
   }
+}
+
+// ScanMicrosToNanos reads `token` followed by `after` (a byte that ends a number token, or none):
+// the value, or nullopt when it declines.
+std::optional<int64_t> Scan(std::string_view token, std::string_view after = ",") {
+  const std::string text = std::string(token) + std::string(after);
+  int64_t ns = -1;
+  const char* end = ScanMicrosToNanos(text.data(), text.data() + text.size(), &ns);
+  if (end == nullptr) return std::nullopt;
+  EXPECT_EQ(end, text.data() + token.size()) << token;  // the whole token, nothing after it
+  return ns;
+}
+
+TEST(TraceTimestamp, ScansKinetoTimesInOnePassAsParseDoes) {
+  for (const char* token : {"1212075549008.000", "7933", "0", "57.798", "7.25", "1.23456",
+                            "1712195495511766.201", "1712195495511766", "9223372036854775",
+                            "00012.5", "12345678.9", "1.000000000000000000001"}) {
+    ASSERT_TRUE(Scan(token).has_value()) << token;
+    EXPECT_EQ(Scan(token), ParseMicrosToNanos(token)) << token;
+    for (const char* after : {"}", " ", "\"", "]"}) EXPECT_EQ(Scan(token, after), Scan(token));
+  }
+}
+
+TEST(TraceTimestamp, ScanDeclinesWhatParseDecidesOtherwise) {
+  // A sign, an exponent, a bare '.', 17+ whole digits, past int64 ns, junk that continues the
+  // number token, and a token that runs to the end of the window: the caller reads these
+  // generically (ParseMicrosToNanos accepts some: -5.5, 1.5e3, 12345678901234567).
+  for (const char* token : {"-5.5", "1.5e3", "1E3", "12.", ".5", "12345678901234567",
+                            "99999999999999999999", "9223372036854776", "1-2", "1.2.3", "1+"}) {
+    EXPECT_FALSE(Scan(token).has_value()) << token;
+  }
+  EXPECT_FALSE(Scan("1212075549008.000", "").has_value());
+  EXPECT_FALSE(Scan("", ",").has_value());
 }
 
 }  // namespace
