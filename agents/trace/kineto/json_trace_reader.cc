@@ -105,12 +105,28 @@ class Parser : private stream::JsonScanner {
   struct Ends {
     uint64_t first = 0, last = 0;
   };
+  // The first min(8, n) bytes and, past 8, the last 8, as words (zero-filled above n): loads of
+  // fixed size, as a memcpy of min(8, n) bytes was a call to memmove (perf).
   static Ends EndsOf(std::string_view s) {
+    const char* p = s.data();
+    const size_t n = s.size();
     Ends x;
-    if (s.empty()) return x;
-    std::memcpy(&x.first, s.data(), std::min<size_t>(8, s.size()));
-    if (s.size() > 8) std::memcpy(&x.last, s.data() + s.size() - 8, 8);
+    if (n >= 8) {
+      x.first = Word(p);
+      if (n > 8) x.last = Word(p + n - 8);
+    } else if (n >= 4) {  // two 4-byte loads, overlapping where n < 8
+      x.first = uint64_t{Word4(p)} | uint64_t{Word4(p + n - 4)} << (8 * (n - 4));
+    } else if (n > 0) {  // bytes 0, n / 2 and n - 1 are every byte of 1-3
+      x.first = uint64_t{static_cast<uint8_t>(p[0])} |
+                uint64_t{static_cast<uint8_t>(p[n / 2])} << (8 * (n / 2)) |
+                uint64_t{static_cast<uint8_t>(p[n - 1])} << (8 * (n - 1));
+    }
     return x;
+  }
+  static uint32_t Word4(const char* p) {
+    uint32_t w = 0;
+    std::memcpy(&w, p, 4);
+    return w;
   }
   static size_t CheapHash(const Ends& x, size_t size) {
     const uint64_t h = (x.first * 0x9E3779B97F4A7C15ULL) ^ (x.last * 0xC2B2AE3D27D4EB4FULL) ^ size;
@@ -266,7 +282,7 @@ class Parser : private stream::JsonScanner {
     }
     want.ext = false;
     if (!want.More()) {
-      SkipNested(1);  // as ReadObject does when on_arg returns false
+      SkipFlatObjectRest();  // SkipNested(1), as ReadObject does when on_arg returns false
       return;
     }
     ReadMembersAfterValue(on_arg);
@@ -370,7 +386,7 @@ class Parser : private stream::JsonScanner {
     q += 10;
     if (q[-2] != 'X') {  // ReadEvent skips the rest after "ph" alike
       p_ = q;
-      SkipNested(1);
+      SkipFlatObjectRest();
       CommitUnread(false);
       return true;
     }

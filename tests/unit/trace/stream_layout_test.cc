@@ -144,6 +144,21 @@ const std::vector<std::string>& Variants() {
       R"({"ph": "X", "cat": "cpu_op", "name": "ext rest bad", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12, "x": [}, "y": ]}})",
       R"({"ph": "X", "cat": "kernel", "name": "ext rest bad k", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12, "x": tru}})",
       R"({"ph": "X", "cat": "cpu_op", "name": "ext no close", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12 "x": 1}})",
+      // The rest of a flow event or of a host op's args skipped 16 bytes at a time where flat
+      // (SkipFlatObjectRest), else structurally: braces, brackets, quotes and escapes in strings.
+      R"({"ph": "s"})",
+      R"({"ph": "s", "id": 5, "name": "a}b", "cat": "ac2g", "x": "}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}", "y": "}"})",
+      R"({"ph": "f", "id": 5, "name": "q"}", "cat": "fwdbwd", "bp": "e"})",
+      R"({"ph": "s", "id": 5, "name": "x]y", "cat": "ac2g"})",
+      R"({"ph": "s", "id": 5, "name": "a{b}", "cat": "ac2g"})",
+      R"({"ph": "s", "id": 5, "name": "a\", "cat": "ac2g"})",
+      R"({"ph": "s", "id": 5, "pid": 1, "tid": 2, "ts": 22, "cat": "ac2g", "name": "ac2g", "args": {"a": [1, {"b": "}"}]}})",
+      R"({"ph": "s", "id": 1 ], "name": "after bracket"})",
+      R"({"ph": "i", "s": "g", "name": """""""""""""""""}"})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "args rest strings", "pid": 1, "tid": 2, "ts": 41, "dur": 1, "args": {"External id": 12, "Ev Idx": 12, "s": "}}}}}}}}}}}}}}}}}}}}}}}}}", "t": "]"}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "args rest escape", "pid": 1, "tid": 2, "ts": 41, "dur": 1, "args": {"External id": 12, "s": "a}"b}"}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "args rest nested", "pid": 1, "tid": 2, "ts": 41, "dur": 1, "args": {"External id": 12, "Input Dims": [[4, 512], [512]], "t": {"u": "}"}}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "args rest unclosed", "pid": 1, "tid": 2, "ts": 41, "dur": 1, "args": {"External id": 12, "s": "}})",
   };
   return v;
 }
