@@ -159,6 +159,21 @@ const std::vector<std::string>& Variants() {
       R"({"ph": "X", "cat": "cpu_op", "name": "args rest escape", "pid": 1, "tid": 2, "ts": 41, "dur": 1, "args": {"External id": 12, "s": "a}"b}"}})",
       R"({"ph": "X", "cat": "cpu_op", "name": "args rest nested", "pid": 1, "tid": 2, "ts": 41, "dur": 1, "args": {"External id": 12, "Input Dims": [[4, 512], [512]], "t": {"u": "}"}}})",
       R"({"ph": "X", "cat": "cpu_op", "name": "args rest unclosed", "pid": 1, "tid": 2, "ts": 41, "dur": 1, "args": {"External id": 12, "s": "}})",
+      // args members after the leading External id read by literal (`, "key": <number>`), or
+      // handed to ReadObject's key loop from the member that is not of that form.
+      R"({"ph": "X", "cat": "kernel", "name": "m str", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "device": "0", "correlation": 5}})",
+      R"({"ph": "X", "cat": "kernel", "name": "m esc key", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "dev"ice": 0, "correlation": 5}})",
+      R"({"ph": "X", "cat": "kernel", "name": "m two spaces", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9,  "correlation": 5}})",
+      R"({"ph": "X", "cat": "kernel", "name": "m neg", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "correlation": -5}})",
+      R"({"ph": "X", "cat": "kernel", "name": "m dup", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "correlation": 5.5, "External id": 3}})",
+      R"({"ph": "X", "cat": "kernel", "name": "m huge", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "stream": 7, "correlation": 99999999999999999999}})",
+      R"({"ph": "X", "cat": "kernel", "name": "m junk", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "correlation": 5x}})",
+      R"({"ph": "X", "cat": "kernel", "name": "m ws close", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "device": 0 }})",
+      R"({"ph": "X", "cat": "kernel", "name": "m no ids", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "device": 0, "stream": 7}})",
+      R"({"ph": "X", "cat": "kernel", "name": "m exec not wanted", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "exec_id": 4, "correlation": 7, "x": [}})",
+      R"({"ph": "X", "cat": "cuda_runtime", "name": "m join", "pid": 1, "tid": 2, "ts": 50, "dur": 1, "args": {"External id": 9, "cbid": 211, "correlation": 101, "nrt_sequence_id": 12, "exec_id": "4"}})",
+      R"({"ph": "X", "cat": "cuda_driver", "name": "m join num", "pid": 1, "tid": 2, "ts": 50, "dur": 1, "args": {"External id": 9, "exec_id": 4, "nrt_sequence_id": 12, "correlation": 101, "x": 1}})",
+      R"({"ph": "X", "cat": "cuda_runtime", "name": "m colon", "pid": 1, "tid": 2, "ts": 50, "dur": 1, "args": {"External id": 9, "cbid" : 211, "correlation": 101}})",
   };
   return v;
 }
