@@ -174,6 +174,16 @@ const std::vector<std::string>& Variants() {
       R"({"ph": "X", "cat": "cuda_runtime", "name": "m join", "pid": 1, "tid": 2, "ts": 50, "dur": 1, "args": {"External id": 9, "cbid": 211, "correlation": 101, "nrt_sequence_id": 12, "exec_id": "4"}})",
       R"({"ph": "X", "cat": "cuda_driver", "name": "m join num", "pid": 1, "tid": 2, "ts": 50, "dur": 1, "args": {"External id": 9, "exec_id": 4, "nrt_sequence_id": 12, "correlation": 101, "x": 1}})",
       R"({"ph": "X", "cat": "cuda_runtime", "name": "m colon", "pid": 1, "tid": 2, "ts": 50, "dur": 1, "args": {"External id": 9, "cbid" : 211, "correlation": 101}})",
+      // Rests with brackets (SkipFlatObjectRest hands them to SkipNested): nesting, brackets in
+      // strings, mismatched kinds, escapes further on.
+      R"({"ph": "X", "cat": "python_function", "name": "py", "pid": 1, "tid": 2, "ts": 60, "dur": 1, "args": {"Python parent id": 1, "Python id": 5, "s": "]}", "t": [{"u": "[{"}]}})",
+      R"({"ph": "X", "cat": "python_function", "name": "py deep", "pid": 1, "tid": 2, "ts": 60, "dur": 1, "args": {"a": [[[[[[[[[[[[1]]]]]]]]]]]], "b": {"c": {"d": {"e": {"f": {"g": {"h": {}}}}}}}}})",
+      R"({"ph": "X", "cat": "python_function", "name": "py seven", "pid": 1, "tid": 2, "ts": 60, "dur": 1, "args": {"a": [[[[[[1]]]]]]}})",
+      R"({"ph": "X", "cat": "python_function", "name": "py mixed", "pid": 1, "tid": 2, "ts": 60, "dur": 1, "args": {"a": [1, 2}, "b": ]}})",
+      R"({"ph": "X", "cat": "python_function", "name": "py escape late", "pid": 1, "tid": 2, "ts": 60, "dur": 1, "args": {"a": [1, 2], "b": "x"y]"}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "outer op", "pid": 1, "tid": 2, "ts": 61, "dur": 1, "args": {"External id": 3, "Ev Idx": 3, "Sequence number": 1, "Fwd thread id": 0, "Input Dims": [[4, 512], [512, 512], [512]], "Input type": ["float", "float"]}})",
+      R"({"ph": "X", "cat": "kernel", "name": "kernel rest", "pid": 0, "tid": 7, "ts": 62, "dur": 1, "args": {"External id": 3, "device": 0, "stream": 7, "correlation": 4, "grid": [64, 1, 1], "block": [256, 1, 1], "s": "}]"}})",
+      R"({"ph": "f", "id": 5, "pid": 1, "tid": 2, "ts": 23, "cat": "fwdbwd", "name": "fwdbwd", "bp": "e", "args": {"a": [{"b": [1]}]}})",
   };
   return v;
 }
