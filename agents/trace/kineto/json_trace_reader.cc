@@ -338,10 +338,10 @@ class Parser : private stream::JsonScanner {
     if (!At(p_, kLead)) return false;
     const char* const digits = p_ + kLeadBytes;
     const char* q = digits;
-    int64_t v = 0;
-    for (; q < e_ && *q >= '0' && *q <= '9'; ++q) v = v * 10 + (*q - '0');
+    uint64_t v = 0;  // wraps harmlessly past 19 digits, which are refused below
+    for (; q < e_ && *q >= '0' && *q <= '9'; ++q) v = v * 10 + static_cast<uint64_t>(*q - '0');
     if (q == digits || q - digits > 18 || q == e_ || stream::IsNumberChar(*q)) return false;
-    f->external_id = v;
+    f->external_id = static_cast<int64_t>(v);
     p_ = q;
     return true;
   }
