@@ -135,6 +135,7 @@ const std::vector<std::string>& Variants() {
       R"({"ph": "X", "cat": "cpu_op", "name": "ext 18", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 123456789012345678}})",
       R"({"ph": "X", "cat": "cpu_op", "name": "ext 19", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 9223372036854775807}})",
       R"({"ph": "X", "cat": "cpu_op", "name": "ext 19 over", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 9223372036854775808}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext 25", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 1234567890123456789012345}})",
       R"({"ph": "X", "cat": "cpu_op", "name": "ext frac", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12.0, "correlation": 3}})",
       R"({"ph": "X", "cat": "cpu_op", "name": "ext neg", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": -12}})",
       R"({"ph": "X", "cat": "cpu_op", "name": "ext exp", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 1e2}})",
