@@ -105,16 +105,40 @@ class Parser : private stream::JsonScanner {
   struct Ends {
     uint64_t first = 0, last = 0;
   };
+  // The first min(8, n) bytes and, past 8, the last 8, as words (zero-filled above n): loads of
+  // fixed size, as a memcpy of min(8, n) bytes was a call to memmove (perf).
   static Ends EndsOf(std::string_view s) {
+    const char* p = s.data();
+    const size_t n = s.size();
     Ends x;
-    if (s.empty()) return x;
-    std::memcpy(&x.first, s.data(), std::min<size_t>(8, s.size()));
-    if (s.size() > 8) std::memcpy(&x.last, s.data() + s.size() - 8, 8);
+    if (n >= 8) {
+      x.first = Word(p);
+      if (n > 8) x.last = Word(p + n - 8);
+    } else if (n >= 4) {  // two 4-byte loads, overlapping where n < 8
+      x.first = uint64_t{Word4(p)} | uint64_t{Word4(p + n - 4)} << (8 * (n - 4));
+    } else if (n > 0) {  // bytes 0, n / 2 and n - 1 are every byte of 1-3
+      x.first = uint64_t{static_cast<uint8_t>(p[0])} |
+                uint64_t{static_cast<uint8_t>(p[n / 2])} << (8 * (n / 2)) |
+                uint64_t{static_cast<uint8_t>(p[n - 1])} << (8 * (n - 1));
+    }
     return x;
+  }
+  static uint32_t Word4(const char* p) {
+    uint32_t w = 0;
+    std::memcpy(&w, p, 4);
+    return w;
   }
   static size_t CheapHash(const Ends& x, size_t size) {
     const uint64_t h = (x.first * 0x9E3779B97F4A7C15ULL) ^ (x.last * 0xC2B2AE3D27D4EB4FULL) ^ size;
     return static_cast<size_t>(h >> 52);  // 12 bits
+  }
+  // a[8, n - 8) == b[8, n - 8) for n > 16, in 8-byte words (the last one overlapping): op and
+  // kernel names are 17-100 bytes, for which the call to memcmp cost more than the compare
+  // (memcmp was 5 % of a summary, perf).
+  static bool SameMiddle(const char* a, const char* b, size_t n) {
+    uint64_t diff = 0;
+    for (size_t i = 8; i + 16 < n; i += 8) diff |= Word(a + i) ^ Word(b + i);
+    return (diff | (Word(a + n - 16) ^ Word(b + n - 16))) == 0;
   }
   // Names longer than this bypass the cache: caching one would copy it (a 100 MB op name once
   // cost a second 100 MB here), and long names are rare enough that the table's hash is cheap.
@@ -124,8 +148,7 @@ class Parser : private stream::JsonScanner {
     const Ends x = EndsOf(s);
     NameSlot& slot = name_cache_[CheapHash(x, s.size())];
     if (slot.text.size() == s.size() && slot.first == x.first && slot.last == x.last &&
-        !s.empty() &&
-        (s.size() <= 16 || std::memcmp(slot.text.data() + 8, s.data() + 8, s.size() - 16) == 0)) {
+        !s.empty() && (s.size() <= 16 || SameMiddle(slot.text.data(), s.data(), s.size()))) {
       return slot.id;
     }
     const uint32_t id = InternChecked(s, field);
@@ -196,9 +219,17 @@ class Parser : private stream::JsonScanner {
     return keep_cat_[cat] == 1;
   }
 
+  // ts or dur: its number token and, when the layout path parsed it on the way
+  // (ScanMicrosToNanos), its value; Commit parses the others.
+  struct Time {
+    std::string_view text;
+    int64_t ns = 0;
+    bool parsed = false;
+  };
   // The fields of one event devtime keeps, as read (views of the window or of scratch).
   struct Fields {
-    std::string_view ph, name, cat, ts, dur, pid, tid;
+    std::string_view ph, name, cat, pid, tid;
+    Time ts, dur;
     bool has_ph = false, has_name = false, has_cat = false;
     bool skipped = false;  // a category the caller does not keep: the rest is skipped unread
     int64_t correlation = -1, external_id = -1, exec_id = -1, sequence_id = -1;
@@ -228,23 +259,91 @@ class Parser : private stream::JsonScanner {
   // structurally (WantArgs).
   void ReadArgs(Fields* f) {
     ArgsWant want = WantArgs(*f);
-    ReadObject([&](std::string_view arg) {
-      if (Is(arg, "correlation")) {
-        f->correlation = ReadOptionalId();
-        want.corr = false;
-      } else if (Is(arg, "External id")) {
-        f->external_id = ReadOptionalId();
-        want.ext = false;
-      } else if (Is(arg, "exec_id") && want.join_ids) {
-        f->exec_id = ReadOptionalId();
-      } else if (Is(arg, "nrt_sequence_id") && want.join_ids) {
-        f->sequence_id = ReadOptionalId();
-      } else {
+    auto on_arg = [&](std::string_view arg) {
+      int64_t* id = IdField(arg, f, &want);
+      if (id == nullptr) {
         SkipValue(3);
         return true;
       }
+      *id = ReadOptionalId();
       return want.More();
-    });
+    };
+    if (!ReadLeadingExternalId(f)) {
+      ReadObject(on_arg);
+      return;
+    }
+    want.ext = false;
+    if (!want.More()) {
+      SkipFlatObjectRest();  // SkipNested(1), as ReadObject does when on_arg returns false
+      return;
+    }
+    if (!ReadKinetoMembers(f, &want)) ReadMembersAfterValue(on_arg);
+  }
+
+  // The field of `f` the args member `arg` holds when it is an id this event wants (marked read
+  // in `want`), else nullptr: the member is skipped.
+  static int64_t* IdField(std::string_view arg, Fields* f, ArgsWant* want) {
+    if (Is(arg, "correlation")) {
+      want->corr = false;
+      return &f->correlation;
+    }
+    if (Is(arg, "External id")) {
+      want->ext = false;
+      return &f->external_id;
+    }
+    if (want->join_ids && Is(arg, "exec_id")) return &f->exec_id;
+    if (want->join_ids && Is(arg, "nrt_sequence_id")) return &f->sequence_id;
+    return nullptr;
+  }
+
+  // After args' leading External id, the members Kineto writes as `, "key": <number>`
+  // ("device": 0, "stream": 7, "correlation": 101, "cbid": 211) read by comparing the
+  // separators, as ReadArgs's on_arg reads them (ids by IdFromText, others skipped): the key
+  // loop with its whitespace and type dispatch was 7 % of the reader (perf). True once the
+  // object is done (closed, or its rest skipped when no id is wanted any more); false at the
+  // first member of any other form, p_ after the last value read, for ReadMembersAfterValue.
+  bool ReadKinetoMembers(Fields* f, ArgsWant* want) {
+    while (true) {
+      const char* const q = p_;
+      if (q != e_ && *q == '}') {
+        p_ = q + 1;
+        return true;
+      }
+      if (!At(q, ", \"")) return false;
+      const char* const key = q + 3;
+      const char* const key_end = PlainStringEnd(key);
+      if (key_end == nullptr || !At(key_end, "\": ")) return false;
+      const char* const value = key_end + 3;
+      const char* const end = NumberEnd(value);
+      if (end == nullptr) return false;
+      p_ = end;
+      int64_t* id = IdField(std::string_view(key, static_cast<size_t>(key_end - key)), f, want);
+      if (id == nullptr) continue;
+      *id = IdFromText(std::string_view(value, static_cast<size_t>(end - value)));
+      if (!want->More()) {
+        SkipFlatObjectRest();
+        return true;
+      }
+    }
+  }
+
+  // Kineto writes "External id" first in the args of every op, launch and kernel
+  // (`{"External id": 7, ...`): with p_ at args' '{', reads that member by comparing the
+  // literal and its digits in place, leaving p_ after the value, as ReadObject and
+  // ReadOptionalId would. False (p_ unmoved) for anything else — other spacing, a sign, a
+  // fraction, 19 digits or more, the window's end —, which ReadObject then reads.
+  bool ReadLeadingExternalId(Fields* f) {
+    constexpr char kLead[] = "{\"External id\": ";
+    constexpr ptrdiff_t kLeadBytes = sizeof(kLead) - 1;
+    if (!At(p_, kLead)) return false;
+    const char* const digits = p_ + kLeadBytes;
+    const char* q = digits;
+    uint64_t v = 0;  // wraps harmlessly past 19 digits, which are refused below
+    for (; q < e_ && *q >= '0' && *q <= '9'; ++q) v = v * 10 + static_cast<uint64_t>(*q - '0');
+    if (q == digits || q - digits > 18 || q == e_ || stream::IsNumberChar(*q)) return false;
+    f->external_id = static_cast<int64_t>(v);
+    p_ = q;
+    return true;
   }
 
   // ---- Kineto's own layout -------------------------------------------------------------------
@@ -261,10 +360,27 @@ class Parser : private stream::JsonScanner {
   // anything else — other spacing or order, an escape, a duplicate key after `args`, the window's
   // end — it returns false before committing anything, and ReadEvent reads the event key by key.
 
-  // The literal `lit` at q (within the window).
+  // The literal `lit` at q (within the window). The layout's literals are 8-16 bytes: two
+  // overlapping 8-byte compares (GCC called memcmp for some of these lengths: 4 % of a summary).
   template <size_t N>
   bool At(const char* q, const char (&lit)[N]) const {
-    return e_ - q >= static_cast<ptrdiff_t>(N - 1) && std::memcmp(q, lit, N - 1) == 0;
+    constexpr size_t n = N - 1;
+    if (e_ - q < static_cast<ptrdiff_t>(n)) return false;
+    if constexpr (n >= 8 && n <= 16) {
+      return Word(q) == Word(lit) && Word(q + n - 8) == Word(lit + n - 8);
+    } else if constexpr (n < 8) {
+      for (size_t i = 0; i < n; ++i) {
+        if (q[i] != lit[i]) return false;
+      }
+      return true;
+    } else {
+      return std::memcmp(q, lit, n) == 0;
+    }
+  }
+  static uint64_t Word(const char* p) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, 8);
+    return w;
   }
   // A string without escapes whose content starts at q: its end quote, or nullptr.
   const char* PlainStringEnd(const char* q) const {
@@ -291,6 +407,19 @@ class Parser : private stream::JsonScanner {
     return end;
   }
 
+  // ts or dur at q: a plain time parsed in the same pass (ScanMicrosToNanos), else a number
+  // token for Commit to parse; the byte after it, or nullptr.
+  const char* TimeAt(const char* q, Time* out) const {
+    int64_t ns = 0;
+    if (const char* end = ScanMicrosToNanos(q, e_, &ns)) {
+      *out = {std::string_view(q, static_cast<size_t>(end - q)), ns, true};
+      return end;
+    }
+    const char* end = NumberEnd(q);
+    if (end != nullptr) out->text = std::string_view(q, static_cast<size_t>(end - q));
+    return end;
+  }
+
   // The event at p_ ('{') in Kineto's layout, committed; false (nothing committed, p_ where it
   // was) when it is not in that layout.
   bool ReadKinetoEvent() {
@@ -298,43 +427,53 @@ class Parser : private stream::JsonScanner {
     if (!At(q, "{\"ph\": \"") || e_ - q < 10 || q[9] != '"' || q[8] == '\\' || q[8] == '"') {
       return false;
     }
-    Fields f;
-    f.ph = std::string_view(q + 8, 1);
-    f.has_ph = true;
     q += 10;
-    if (f.ph[0] != 'X') {  // ReadEvent skips the rest after "ph" alike
+    if (q[-2] != 'X') {  // ReadEvent skips the rest after "ph" alike
       p_ = q;
-      SkipNested(1);
-      Commit(f);
+      SkipFlatObjectRest();
+      CommitUnread(false);
       return true;
     }
     if (!At(q, ", \"cat\": \"")) return false;
     q += 10;
     const char* end = PlainStringEnd(q);
     if (end == nullptr) return false;
-    f.cat = std::string_view(q, static_cast<size_t>(end - q));
-    f.has_cat = true;
+    const std::string_view cat(q, static_cast<size_t>(end - q));
     q = end + 1;
-    if ((f.skipped = Dropped(f.cat))) {
+    if (Dropped(cat)) {
       p_ = q;
       SkipNested(1);
-      Commit(f);
+      CommitUnread(true);
       return true;
     }
     if (!At(q, ", \"name\": \"")) return false;
     q += 11;
     if ((end = PlainStringEnd(q)) == nullptr) return false;
-    f.name = std::string_view(q, static_cast<size_t>(end - q));
-    f.has_name = true;
+    const std::string_view name(q, static_cast<size_t>(end - q));
     q = end + 1;
-    if (!At(q, ", \"pid\": ") || (q = PidOrTid(q + 9, &f.pid)) == nullptr) return false;
-    if (!At(q, ", \"tid\": ") || (q = PidOrTid(q + 9, &f.tid)) == nullptr) return false;
-    if (!At(q, ", \"ts\": ") || (end = NumberEnd(q + 8)) == nullptr) return false;
-    f.ts = std::string_view(q + 8, static_cast<size_t>(end - q - 8));
-    q = end;
-    if (!At(q, ", \"dur\": ") || (end = NumberEnd(q + 9)) == nullptr) return false;
-    f.dur = std::string_view(q + 9, static_cast<size_t>(end - q - 9));
-    q = end;
+    std::string_view pid, tid;
+    Time ts, dur;
+    if (!At(q, ", \"pid\": ") || (q = PidOrTid(q + 9, &pid)) == nullptr) return false;
+    if (!At(q, ", \"tid\": ") || (q = PidOrTid(q + 9, &tid)) == nullptr) return false;
+    if (!At(q, ", \"ts\": ") || (q = TimeAt(q + 8, &ts)) == nullptr) return false;
+    if (!At(q, ", \"dur\": ") || (q = TimeAt(q + 9, &dur)) == nullptr) return false;
+    // Every member given: a Fields zero-filled first cost a `rep stos` of its ~190 bytes per
+    // event (4 % of a summary, perf annotate).
+    Fields f{.ph = "X",
+             .name = name,
+             .cat = cat,
+             .pid = pid,
+             .tid = tid,
+             .ts = ts,
+             .dur = dur,
+             .has_ph = true,
+             .has_name = true,
+             .has_cat = true,
+             .skipped = false,
+             .correlation = -1,
+             .external_id = -1,
+             .exec_id = -1,
+             .sequence_id = -1};
     if (q != e_ && *q == '}') {
       p_ = q + 1;
       Commit(f);
@@ -382,14 +521,14 @@ class Parser : private stream::JsonScanner {
             return Is(f.ph, "X");
           }
           if (Is(key, "ts")) {
-            f.ts = NumberField("ts");
+            f.ts = {NumberField("ts")};
             return true;
           }
           break;
         case 3:
           if (Is(key, "cat")) return ph_or_cat("cat", &f.cat, &f.has_cat, &scratch_[1]);
           if (Is(key, "dur")) {
-            f.dur = NumberField("dur");
+            f.dur = {NumberField("dur")};
             return true;
           }
           if (Is(key, "pid") || Is(key, "tid")) {
@@ -427,30 +566,26 @@ class Parser : private stream::JsonScanner {
 
   // Keeps the event read into `f`: the whole event is in the window, nothing here reads input.
   void Commit(const Fields& f) {
+    if (!f.has_ph) {
+      CheckUnitSize();
+      Fail("missing field 'ph'");
+    }
+    // M, i, s, f, C, ...: not timed; X of a category not kept: counted.
+    if (f.skipped || !Is(f.ph, "X")) return CommitUnread(f.skipped && Is(f.ph, "X"));
     CheckUnitSize();
-    if (!f.has_ph) Fail("missing field 'ph'");
-    if (index_ >= kMaxEvents) Fail("more than " + std::to_string(kMaxEvents) + " events (limit)");
-    if (f.skipped) {
-      if (Is(f.ph, "X")) ++trace_->complete_events;
-      ++index_;
-      return;
-    }
-    if (!Is(f.ph, "X")) {  // M, i, s, f, C, ...: not timed
-      ++index_;
-      return;
-    }
+    CheckEventCount();
     if (!f.has_name) Fail("missing field 'name'");
-    if (f.ts.empty()) Fail("missing field 'ts'");
-    if (f.dur.empty()) Fail("missing field 'dur'");
-    std::optional<int64_t> t = ParseMicrosToNanos(f.ts);
-    if (!t) Fail("field 'ts' is not a valid time: " + Quote(f.ts));
-    std::optional<int64_t> d = ParseMicrosToNanos(f.dur);
-    if (!d) Fail("field 'dur' is not a valid time: " + Quote(f.dur));
+    if (f.ts.text.empty()) Fail("missing field 'ts'");
+    if (f.dur.text.empty()) Fail("missing field 'dur'");
+    std::optional<int64_t> t = f.ts.parsed ? f.ts.ns : ParseMicrosToNanos(f.ts.text);
+    if (!t) Fail("field 'ts' is not a valid time: " + Quote(f.ts.text));
+    std::optional<int64_t> d = f.dur.parsed ? f.dur.ns : ParseMicrosToNanos(f.dur.text);
+    if (!d) Fail("field 'dur' is not a valid time: " + Quote(f.dur.text));
     // The summary adds ts + dur (and baseTimeNanoseconds, checked in Run()): all must fit.
     std::optional<int64_t> end = CheckedAdd(*t, std::max<int64_t>(*d, 0));
     if (!end || !CheckedAdd(*t, *d)) {
-      Fail("fields 'ts' + 'dur' overflow int64 nanoseconds (" + Quote(f.ts) + " + " + Quote(f.dur) +
-           " us)");
+      Fail("fields 'ts' + 'dur' overflow int64 nanoseconds (" + Quote(f.ts.text) + " + " +
+           Quote(f.dur.text) + " us)");
     }
     if (*end > latest_end_ns_) {
       latest_end_ns_ = *end;
@@ -474,6 +609,18 @@ class Parser : private stream::JsonScanner {
       trace_->events.push_back(ev);
     }
     ++index_;
+  }
+
+  // Counts an event read no further than its "ph" (not X) or its "cat" (not kept);
+  // `complete`: its ph is X.
+  void CommitUnread(bool complete) {
+    CheckUnitSize();
+    CheckEventCount();
+    if (complete) ++trace_->complete_events;
+    ++index_;
+  }
+  void CheckEventCount() const {
+    if (index_ >= kMaxEvents) Fail("more than " + std::to_string(kMaxEvents) + " events (limit)");
   }
 
   static constexpr ptrdiff_t kPrefetchBytes = 2048;

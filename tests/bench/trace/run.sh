@@ -1,6 +1,7 @@
 #!/bin/bash
 # Speed and memory of devtime::trace vs the baselines in the same run (issues 3, 23):
-# simdjson On-Demand walking the same events (plain), Python's json module, `wc -l`.
+# simdjson On-Demand walking the same events (plain), Python's json module, `wc -l`; and the
+# reader alone (`trace_bench read`: ReadTraceFile without the summarizer).
 #   tests/bench/trace/run.sh [MB] [--no-python] [--shape realistic|classic]
 #     default 256 MB, realistic shape (flows, small ops, ≥ 4.5 M events per GB); 1000 for 1 GB
 # Env: TRACE_BENCH=path/to/trace_bench (default build-trace/bin/trace_bench), BENCH_DIR (default
@@ -51,6 +52,8 @@ measure() {
 }
 C_PLAIN=$(measure $PIN "$BIN" summarize "$DIR/trace.json")
 C_GZ=$(measure $PIN2 "$BIN" summarize "$DIR/trace.json.gz")
+R_PLAIN=$(measure $PIN "$BIN" read "$DIR/trace.json")
+R_GZ=$(measure $PIN2 "$BIN" read "$DIR/trace.json.gz")
 S_PLAIN=$(measure $PIN "$BIN" ondemand "$DIR/trace.json")
 # wc -l: reading the bytes and nothing else (the floor of any reader of the file).
 WC_CPU=$( { /usr/bin/time -f '%U %S' $PIN wc -l "$DIR/trace.json" >/dev/null; } 2>&1 | awk '{print $1 + $2}')
@@ -63,18 +66,21 @@ else
   P_PLAIN="0 0 0"
   P_GZ="0 0 0"
 fi
-/usr/bin/python3 - "$C_PLAIN" "$C_GZ" "$S_PLAIN" "$P_PLAIN" "$P_GZ" "$WC_CPU" "$BYTES" <<'PYEOF'
+/usr/bin/python3 - "$C_PLAIN" "$C_GZ" "$S_PLAIN" "$P_PLAIN" "$P_GZ" "$R_PLAIN" "$R_GZ" "$WC_CPU" "$BYTES" <<'PYEOF'
 import sys
-cp, cg, sp, pp, pg = [tuple(map(float, a.split())) for a in sys.argv[1:6]]
-wc, size = float(sys.argv[6]), float(sys.argv[7])
+cp, cg, sp, pp, pg, rp, rg = [tuple(map(float, a.split())) for a in sys.argv[1:8]]
+wc, size = float(sys.argv[8]), float(sys.argv[9])
 mb = size / 1e6
 print("RATE devtime plain %.0f MB/s, gzip %.0f MB/s (JSON bytes per CPU s); simdjson on-demand %.0f MB/s; wc -l %.0f MB/s"
       % (mb / cp[1], mb / cg[1], mb / sp[1], mb / wc if wc > 0 else float("nan")))
 # gzip inflates on a second thread: its CPU time counts both threads, its wall time is what a
 # user waits (with a second core free).
 print("RATE wall: devtime plain %.0f MB/s, gzip %.0f MB/s (JSON bytes per wall s)" % (mb / cp[0], mb / cg[0]))
+print("RATE reader alone: plain %.0f MB/s, gzip %.0f MB/s per CPU s (both threads); gzip %.0f MB/s per wall s"
+      % (mb / rp[1], mb / rg[1], mb / rg[0]))
 print("RATIO plain: devtime is %.2fx simdjson on-demand (CPU time); peak RSS %.1fx smaller"
       % (sp[1] / cp[1], sp[2] / cp[2]))
+print("RATIO plain: devtime's reader alone is %.2fx simdjson on-demand (CPU time)" % (sp[1] / rp[1]))
 for kind, c, p in (("plain", cp, pp), ("gzip ", cg, pg)):
     if p[1] > 0:
         print("RATIO %s: devtime is %.1fx faster than python json (wall), %.1fx (CPU time); peak RSS %.1fx smaller"

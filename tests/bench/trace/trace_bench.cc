@@ -11,6 +11,8 @@
 //                                      issue 3 shape, ~330 B/event); one cpu_op named by N
 //                                      bytes (--long-name-bytes). Prints events per GB.
 //   trace_bench summarize FILE         Summarize(FILE) once: MB/s of JSON text, peak RSS
+//   trace_bench read FILE              the reader alone (ReadTraceFile, keeping the categories
+//                                      Summarize keeps): MB/s of JSON text, kept events
 //   trace_bench ondemand FILE          the baseline: simdjson On-Demand reads FILE (plain) and
 //                                      walks its events (ondemand_baseline.h)
 //   trace_bench smoke                  a 2 MB generate + summarize (plain and .gz) self-check
@@ -30,10 +32,12 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "agents/trace/kineto/json_trace_reader.h"
 #include "agents/trace/trace_summary.h"
 #include "tests/bench/trace/ondemand_baseline.h"
 
@@ -632,6 +636,37 @@ int Summarize(const fs::path& p, bool quiet) {
   return s->invalid_reason ? 3 : 0;
 }
 
+// ReadTraceFile alone, as Summarize calls it (summarize.cc: the host and device categories of
+// the default SummarizeOptions kept), timed like Summarize: the reader's share of a summary,
+// apart from the summarizer's.
+int Read(const fs::path& p) {
+  bool gz = false;
+  const uint64_t json_bytes = JsonBytes(p, &gz);
+  const devtime::trace::SummarizeOptions defaults;
+  std::set<std::string> keep = defaults.host_op_categories;
+  keep.insert(defaults.device_categories.begin(), defaults.device_categories.end());
+  devtime::trace::TraceReadOptions options;
+  options.keep_categories = &keep;
+  options.host_categories = &defaults.host_op_categories;
+  const double cpu0 = CpuSeconds();
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<devtime::trace::RawTrace> t = devtime::trace::ReadTraceFile(p, options);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double cpu = CpuSeconds() - cpu0;
+  if (!t.ok()) {
+    std::fprintf(stderr, "read failed: %s\n", std::string(t.status().message()).c_str());
+    return 1;
+  }
+  std::printf("devtime read %s: %.1f MB JSON in %.3f s wall, %.3f s CPU = %.1f MB/s; %" PRIu64
+              " events, %zu kept\n",
+              gz ? "gzip" : "plain", static_cast<double>(json_bytes) / 1e6, secs, cpu,
+              static_cast<double>(json_bytes) / 1e6 / cpu, t->total_events, t->events.size());
+  std::printf("RESULT kind=read-%s json_bytes=%" PRIu64
+              " seconds=%.6f cpu_seconds=%.6f peak_rss_mb=%.1f\n",
+              gz ? "gzip" : "plain", json_bytes, secs, cpu, PeakRssMb());
+  return 0;
+}
+
 // The simdjson On-Demand baseline (ondemand_baseline.h) timed like Summarize: the CPU time of
 // reading the file and walking its events.
 int OnDemand(const fs::path& p) {
@@ -714,11 +749,13 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "summarize" && argc >= 3) return Summarize(argv[2], false);
+  if (cmd == "read" && argc >= 3) return Read(argv[2]);
   if (cmd == "ondemand" && argc >= 3) return OnDemand(argv[2]);
   if (cmd == "smoke") return Smoke();
   std::fprintf(
       stderr,
       "usage: trace_bench generate OUT[.gz] BYTES [--steps N] [--names N] [--shape "
-      "realistic|classic] [--long-name-bytes N] | summarize FILE | ondemand FILE | smoke\n");
+      "realistic|classic] [--long-name-bytes N] | summarize FILE | read FILE | ondemand FILE | "
+      "smoke\n");
   return 2;
 }

@@ -37,12 +37,14 @@ std::string Outcome(const std::string& text, const TraceReadOptions& options) {
   return out;
 }
 
-// `text` with a space after the '{' of every event in Kineto's layout: the same JSON, read key
-// by key.
+// `text` with a space after the '{' of every event in Kineto's layout and of every `args`
+// object: the same JSON, read key by key (also args' leading "External id", which the layout
+// path reads by its literal).
 std::string KeyByKey(std::string text) {
-  const std::string from = "{\"ph\": ";
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + 2)) {
-    text.insert(at + 1, " ");
+  for (const std::string from : {"{\"ph\": ", "\"args\": {\""}) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + 2)) {
+      text.insert(at + from.size() - 1, " ");
+    }
   }
   return text;
 }
@@ -118,6 +120,71 @@ const std::vector<std::string>& Variants() {
       R"({"ph": "X", "cat": "python_function", "name": "dropped in layout", "pid": 1, "tid": 2, "ts": 30, "dur": 1, "args": {"Python id": [}})",
       R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 31.250, "dur": 4.000, "args": {"External id": 9, "cbid": 211, "correlation": 101, "exec_id": 3}})",
       R"({"ph": "X", "cat": "kernel", "name": "void k<float>(int, float*) [clone]", "pid": 0, "tid": 7, "ts": 32.001, "dur": 10.500, "args": {"External id": 9, "device": 0, "stream": 7, "correlation": 101, "grid": [64, 1, 1], "block": [256, 1, 1]}})",
+      // Times read in one pass (ScanMicrosToNanos) or handed to the generic parse.
+      R"({"ph": "X", "cat": "cpu_op", "name": "t17", "pid": 1, "tid": 2, "ts": 12345678901234567, "dur": 1})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "t16 over", "pid": 1, "tid": 2, "ts": 9999999999999999, "dur": 1})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "t epoch", "pid": 1, "tid": 2, "ts": 1712195495511766.201, "dur": 0.0001})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "t dot", "pid": 1, "tid": 2, "ts": 12., "dur": 1})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "t exp", "pid": 1, "tid": 2, "ts": 1.5E3, "dur": 2e0})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "t zeros", "pid": 1, "tid": 2, "ts": 00012.5, "dur": 1.2.3})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "t sign", "pid": 1, "tid": 2, "ts": 5, "dur": 1-2})",
+      // args' leading "External id" read by its literal, or handed to ReadObject.
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext only", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12}})",
+      R"({"ph": "X", "cat": "kernel", "name": "ext then corr", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12, "correlation": 13, "External id": 14}})",
+      R"({"ph": "X", "cat": "cuda_runtime", "name": "ext ws", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12 , "correlation": 13}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext 18", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 123456789012345678}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext 19", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 9223372036854775807}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext 19 over", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 9223372036854775808}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext 25", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 1234567890123456789012345}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext frac", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12.0, "correlation": 3}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext neg", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": -12}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext exp", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 1e2}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext junk", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12x}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext str", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": "12"}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext none", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": }})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext rest bad", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12, "x": [}, "y": ]}})",
+      R"({"ph": "X", "cat": "kernel", "name": "ext rest bad k", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12, "x": tru}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "ext no close", "pid": 1, "tid": 2, "ts": 40, "dur": 1, "args": {"External id": 12 "x": 1}})",
+      // The rest of a flow event or of a host op's args skipped 16 bytes at a time where flat
+      // (SkipFlatObjectRest), else structurally: braces, brackets, quotes and escapes in strings.
+      R"({"ph": "s"})",
+      R"({"ph": "s", "id": 5, "name": "a}b", "cat": "ac2g", "x": "}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}", "y": "}"})",
+      R"({"ph": "f", "id": 5, "name": "q"}", "cat": "fwdbwd", "bp": "e"})",
+      R"({"ph": "s", "id": 5, "name": "x]y", "cat": "ac2g"})",
+      R"({"ph": "s", "id": 5, "name": "a{b}", "cat": "ac2g"})",
+      R"({"ph": "s", "id": 5, "name": "a\", "cat": "ac2g"})",
+      R"({"ph": "s", "id": 5, "pid": 1, "tid": 2, "ts": 22, "cat": "ac2g", "name": "ac2g", "args": {"a": [1, {"b": "}"}]}})",
+      R"({"ph": "s", "id": 1 ], "name": "after bracket"})",
+      R"({"ph": "i", "s": "g", "name": """""""""""""""""}"})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "args rest strings", "pid": 1, "tid": 2, "ts": 41, "dur": 1, "args": {"External id": 12, "Ev Idx": 12, "s": "}}}}}}}}}}}}}}}}}}}}}}}}}", "t": "]"}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "args rest escape", "pid": 1, "tid": 2, "ts": 41, "dur": 1, "args": {"External id": 12, "s": "a}"b}"}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "args rest nested", "pid": 1, "tid": 2, "ts": 41, "dur": 1, "args": {"External id": 12, "Input Dims": [[4, 512], [512]], "t": {"u": "}"}}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "args rest unclosed", "pid": 1, "tid": 2, "ts": 41, "dur": 1, "args": {"External id": 12, "s": "}})",
+      // args members after the leading External id read by literal (`, "key": <number>`), or
+      // handed to ReadObject's key loop from the member that is not of that form.
+      R"({"ph": "X", "cat": "kernel", "name": "m str", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "device": "0", "correlation": 5}})",
+      R"({"ph": "X", "cat": "kernel", "name": "m esc key", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "dev"ice": 0, "correlation": 5}})",
+      R"({"ph": "X", "cat": "kernel", "name": "m two spaces", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9,  "correlation": 5}})",
+      R"({"ph": "X", "cat": "kernel", "name": "m neg", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "correlation": -5}})",
+      R"({"ph": "X", "cat": "kernel", "name": "m dup", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "correlation": 5.5, "External id": 3}})",
+      R"({"ph": "X", "cat": "kernel", "name": "m huge", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "stream": 7, "correlation": 99999999999999999999}})",
+      R"({"ph": "X", "cat": "kernel", "name": "m junk", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "correlation": 5x}})",
+      R"({"ph": "X", "cat": "kernel", "name": "m ws close", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "device": 0 }})",
+      R"({"ph": "X", "cat": "kernel", "name": "m no ids", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "device": 0, "stream": 7}})",
+      R"({"ph": "X", "cat": "kernel", "name": "m exec not wanted", "pid": 0, "tid": 7, "ts": 50, "dur": 1, "args": {"External id": 9, "exec_id": 4, "correlation": 7, "x": [}})",
+      R"({"ph": "X", "cat": "cuda_runtime", "name": "m join", "pid": 1, "tid": 2, "ts": 50, "dur": 1, "args": {"External id": 9, "cbid": 211, "correlation": 101, "nrt_sequence_id": 12, "exec_id": "4"}})",
+      R"({"ph": "X", "cat": "cuda_driver", "name": "m join num", "pid": 1, "tid": 2, "ts": 50, "dur": 1, "args": {"External id": 9, "exec_id": 4, "nrt_sequence_id": 12, "correlation": 101, "x": 1}})",
+      R"({"ph": "X", "cat": "cuda_runtime", "name": "m colon", "pid": 1, "tid": 2, "ts": 50, "dur": 1, "args": {"External id": 9, "cbid" : 211, "correlation": 101}})",
+      // Rests with brackets (SkipFlatObjectRest hands them to SkipNested): nesting, brackets in
+      // strings, mismatched kinds, escapes further on.
+      R"({"ph": "X", "cat": "python_function", "name": "py", "pid": 1, "tid": 2, "ts": 60, "dur": 1, "args": {"Python parent id": 1, "Python id": 5, "s": "]}", "t": [{"u": "[{"}]}})",
+      R"({"ph": "X", "cat": "python_function", "name": "py deep", "pid": 1, "tid": 2, "ts": 60, "dur": 1, "args": {"a": [[[[[[[[[[[[1]]]]]]]]]]]], "b": {"c": {"d": {"e": {"f": {"g": {"h": {}}}}}}}}})",
+      R"({"ph": "X", "cat": "python_function", "name": "py seven", "pid": 1, "tid": 2, "ts": 60, "dur": 1, "args": {"a": [[[[[[1]]]]]]}})",
+      R"({"ph": "X", "cat": "python_function", "name": "py mixed", "pid": 1, "tid": 2, "ts": 60, "dur": 1, "args": {"a": [1, 2}, "b": ]}})",
+      R"({"ph": "X", "cat": "python_function", "name": "py escape late", "pid": 1, "tid": 2, "ts": 60, "dur": 1, "args": {"a": [1, 2], "b": "x"y]"}})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "outer op", "pid": 1, "tid": 2, "ts": 61, "dur": 1, "args": {"External id": 3, "Ev Idx": 3, "Sequence number": 1, "Fwd thread id": 0, "Input Dims": [[4, 512], [512, 512], [512]], "Input type": ["float", "float"]}})",
+      R"({"ph": "X", "cat": "kernel", "name": "kernel rest", "pid": 0, "tid": 7, "ts": 62, "dur": 1, "args": {"External id": 3, "device": 0, "stream": 7, "correlation": 4, "grid": [64, 1, 1], "block": [256, 1, 1], "s": "}]"}})",
+      R"({"ph": "f", "id": 5, "pid": 1, "tid": 2, "ts": 23, "cat": "fwdbwd", "name": "fwdbwd", "bp": "e", "args": {"a": [{"b": [1]}]}})",
   };
   return v;
 }
