@@ -13,8 +13,9 @@
 #   deploy/ha/pgaf.sh destroy DIR      stop and delete everything
 #
 # PostgreSQL and pg_autoctl refuse to run as root, so as root they run as the 'postgres'
-# system user (as deploy/pg.sh does). Failure detection is tuned for a test (about 5 s
-# from a dead primary to a promoted standby), see tune_monitor.
+# system user (as deploy/pg.sh does). Failure detection and promotion are tuned for a test
+# (8-9 s from a dead primary to a standby taking writes on a loaded 2-core VM), see
+# tune_monitor.
 set -euo pipefail
 
 usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
@@ -106,8 +107,26 @@ monitor_sql() {
     -qtAXc "$1"
 }
 
-# The defaults wait 20 s and more before they call a node dead (for real networks);
-# a loopback test can notice in about 2 s.
+# A failover's steps and what each waits for (the monitor's event log, pgautofailover.event;
+# the failover test prints it). Figures from one run on a loaded 2-core VM, from the kill:
+#   1.7 s  the primary marked unhealthy: a health check failed (health_check_*) and its
+#          keeper's last report is older than node_considered_unhealthy_timeout
+#   4.4 s  both standbys reported their LSN (report_lsn: each restarts its PostgreSQL to
+#          stop streaming from the dead primary), the most advanced one is the candidate
+#   5.8 s  the candidate is in prepare_promotion (the keeper's next loop: about 1 s)
+#   7.7 s  it promoted its PostgreSQL (stop_replication), still read-only
+#          (default_transaction_read_only): the old primary may not have stepped down yet
+#   +0.3 s after primary_demote_timeout from prepare_promotion: wait_primary, taking writes
+#          (asynchronous until a standby follows it: pg_auto_failover's wait_primary)
+#   +1.5 s the other standby follows it: primary, synchronous again
+# Only the first and the demote wait are settings. The defaults (20 s unhealthy, 30 s
+# demote) are for real networks; a loopback test notices in about 2 s.
+#
+# primary_demote_timeout gives a primary cut off from the monitor the time to demote
+# itself (its keeper does after timeout.network_partition_timeout without the monitor
+# and without a standby; tune_node) before a standby is let take writes, so it stays above
+# that timeout. Acknowledged runs are safe either way: from report_lsn on no standby
+# streams from the old primary, so with synchronous_commit its commits cannot complete.
 tune_monitor() {
   as_owner "$pgbin/psql" -h 127.0.0.1 -p "$(port_of monitor)" -U "$(owner_name)" -d pg_auto_failover -qtAX \
     -c "ALTER SYSTEM SET pgautofailover.health_check_period = 1000" \
@@ -115,7 +134,7 @@ tune_monitor() {
     -c "ALTER SYSTEM SET pgautofailover.health_check_max_retries = 1" \
     -c "ALTER SYSTEM SET pgautofailover.health_check_retry_delay = 500" \
     -c "ALTER SYSTEM SET pgautofailover.node_considered_unhealthy_timeout = 2000" \
-    -c "ALTER SYSTEM SET pgautofailover.primary_demote_timeout = 5000" \
+    -c "ALTER SYSTEM SET pgautofailover.primary_demote_timeout = 2500" \
     -c "SELECT pg_reload_conf()" >/dev/null
 }
 
@@ -125,7 +144,8 @@ tune_node() {
   local name=$1
   as_owner pg_autoctl config set --pgdata "$dir/$name" timeout.prepare_promotion_catchup 10 >/dev/null
   as_owner pg_autoctl config set --pgdata "$dir/$name" timeout.prepare_promotion_walreceiver 1 >/dev/null
-  as_owner pg_autoctl config set --pgdata "$dir/$name" timeout.network_partition_timeout 5 >/dev/null
+  # Below primary_demote_timeout (tune_monitor): the old primary steps down first.
+  as_owner pg_autoctl config set --pgdata "$dir/$name" timeout.network_partition_timeout 2 >/dev/null
 }
 
 # initdb before pg_autoctl (which then takes the cluster as it is), so that PostgreSQL

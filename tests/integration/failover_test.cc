@@ -135,7 +135,7 @@ struct MonitorTimeline {
   std::optional<Clock::time_point> unhealthy;    // the old primary marked unhealthy
   std::optional<Clock::time_point> candidate;    // a standby assigned prepare_promotion
   std::optional<Clock::time_point> promoted;     // it reported stop_replication (read-only)
-  std::optional<Clock::time_point> writable;     // it reported wait_primary: writes accepted
+  std::optional<Clock::time_point> writable;     // it was assigned wait_primary: writes open
   std::optional<Clock::time_point> synchronous;  // it reported primary: a standby in sync again
 };
 
@@ -154,7 +154,7 @@ MonitorTimeline ReadTimeline(const std::vector<ClusterEvent>& events, int old_no
     if (event.node != new_name) continue;
     if (event.goal == "prepare_promotion") first(timeline.candidate, event);
     if (event.reported == "stop_replication") first(timeline.promoted, event);
-    if (event.reported == "wait_primary") first(timeline.writable, event);
+    if (event.goal == "wait_primary") first(timeline.writable, event);
     if (event.reported == "primary") first(timeline.synchronous, event);
   }
   return timeline;
@@ -267,8 +267,9 @@ TEST_F(FailoverTest, PrimaryKilledMidIngestLosesNothingAndCollectorsFollowThePro
   // The monitor promotes a standby; then each collector must say SERVING again (its
   // database ping reached the new primary). Health is sampled from the kill on, and a
   // collector counts as serving from its first SERVING answer to a question asked after the
-  // promoted node accepted writes (the monitor's time for it): before that no ping can
-  // succeed, so it is a recovered collector, not one that has not noticed the kill yet.
+  // monitor let the promoted node take writes (assigned it wait_primary): before that no
+  // ping can succeed (the node is read-only, target_session_attrs=read-write skips it), so
+  // it is a recovered collector, not one that has not noticed the kill yet.
   struct Sample {
     Clock::time_point asked, answered;
     bool serving;
@@ -302,9 +303,6 @@ TEST_F(FailoverTest, PrimaryKilledMidIngestLosesNothingAndCollectorsFollowThePro
                                  << cluster_->State() << cluster_->Logs();
   ASSERT_TRUE(recovered) << "the collectors did not serve again\n"
                          << cluster_->State() << collectors_[0]->Log() << collectors_[1]->Log();
-  // The steps after it (synchronous again) may come later than the test saw the promotion.
-  const std::vector<ClusterEvent> events = cluster_->Events(killed_at);
-  timeline = ReadTimeline(events, old_primary, new_primary);
 
   // Uploads go on for a while on the new primary, then stop.
   const int acked_when_serving = acked();
@@ -315,7 +313,23 @@ TEST_F(FailoverTest, PrimaryKilledMidIngestLosesNothingAndCollectorsFollowThePro
       devtime::testing::WaitUntil([&] { return acked() >= resumed; }, std::chrono::seconds(30)))
       << "uploads did not resume after the failover";
   stop = true;
+  // The promoted node synchronous again: the other standby followed it (after this test saw
+  // the collectors serving, possibly).
+  std::vector<ClusterEvent> events;
+  EXPECT_TRUE(devtime::testing::WaitUntil(
+      [&] {
+        events = cluster_->Events(killed_at);
+        timeline = ReadTimeline(events, old_primary, new_primary);
+        return timeline.synchronous.has_value();
+      },
+      std::chrono::seconds(30), std::chrono::milliseconds(200)))
+      << "no standby became synchronous with the promoted node\n"
+      << cluster_->State();
   int acked_after_kill = 0;
+  // Acknowledged while the promoted node was in wait_primary: pg_auto_failover commits
+  // there without a synchronous standby until one follows it (printed, not bounded: it
+  // is the manager's design; README, "High availability").
+  int acked_asynchronously = 0;
   std::vector<std::string> acked_ids;
   std::optional<Clock::time_point> first_ack_after_kill;
   for (auto& uploader : uploaders) {
@@ -323,6 +337,10 @@ TEST_F(FailoverTest, PrimaryKilledMidIngestLosesNothingAndCollectorsFollowThePro
     EXPECT_TRUE(uploader->errors().empty()) << uploader->errors().front();
     for (const auto& ack : uploader->acks()) {
       acked_ids.push_back(ack.run_id);
+      if (ack.acked >= *timeline.writable &&
+          (!timeline.synchronous || ack.acked < *timeline.synchronous)) {
+        ++acked_asynchronously;
+      }
       if (ack.began > killed_at) {
         ++acked_after_kill;
         if (!first_ack_after_kill || ack.acked < *first_ack_after_kill) {
@@ -389,7 +407,8 @@ TEST_F(FailoverTest, PrimaryKilledMidIngestLosesNothingAndCollectorsFollowThePro
             << Since(killed_at, timeline.synchronous) << "; collectors serving after " << serving_a
             << " s and " << serving_b << " s; first ack of an upload begun after "
             << "the kill: " << no_acks << " s; " << acked_ids.size() << " runs acknowledged ("
-            << acked_after_kill << " begun after the kill), lost 0 of them: "
+            << acked_after_kill << " begun after the kill, " << acked_asynchronously
+            << " while it was asynchronous), lost 0 of them: "
             << (found == std::to_string(expected) ? "yes" : "NO") << ", stored twice: "
             << OnPrimary(*cluster_, "SELECT count(*) - count(DISTINCT run_id) FROM runs")
             << "; whole test " << Seconds(Clock::now() - test_start) << " s" << std::endl;
