@@ -53,10 +53,15 @@ as_owner() {
   fi
 }
 
+# Below the kernel's ephemeral range (ip_local_port_range), which every 127.0.0.1:0 listener
+# and outgoing connection on the machine draws from: a port chosen inside it can be taken
+# between the choice here and PostgreSQL's bind, and another server then answers on it.
 free_port() {
-  local port
+  local port low=32768 rest
+  read -r low rest </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+  [ "$low" -gt 12000 ] || low=32768
   for _ in $(seq 1 100); do
-    port=$((20000 + RANDOM % 40000))
+    port=$((10000 + RANDOM % (low - 10000)))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && ! grep -qx "$port" "$dir"/*.port 2>/dev/null; then
       echo "$port"
       return 0
@@ -92,10 +97,11 @@ run_service() {
 wait_for() {  # SECONDS DESCRIPTION COMMAND...
   local seconds=$1 what=$2
   shift 2
-  local deadline=$((SECONDS + seconds))
-  until "$@" >/dev/null 2>&1; do
+  local deadline=$((SECONDS + seconds)) last
+  until last=$("$@" 2>&1); do
     if [ $SECONDS -ge $deadline ]; then
-      echo "pgaf.sh: $what not within ${seconds}s; logs in $dir" >&2
+      # The last try's own words (psql's error, say) say more than the timeout.
+      echo "pgaf.sh: $what not within ${seconds}s (last try: ${last:-no output}); logs in $dir" >&2
       return 1
     fi
     sleep 0.2
