@@ -14,7 +14,7 @@
 #
 # PostgreSQL and pg_autoctl refuse to run as root, so as root they run as the 'postgres'
 # system user (as deploy/pg.sh does). Failure detection and promotion are tuned for a test
-# (8-9 s from a dead primary to a standby taking writes on a loaded 2-core VM), see
+# (7.5-10.3 s from a dead primary to a standby taking writes on a loaded 2-core VM), see
 # tune_monitor.
 set -euo pipefail
 
@@ -114,17 +114,18 @@ monitor_sql() {
 }
 
 # A failover's steps and what each waits for (the monitor's event log, pgautofailover.event;
-# the failover test prints it). Figures from one run on a loaded 2-core VM, from the kill:
-#   1.7 s  the primary marked unhealthy: a health check failed (health_check_*) and its
-#          keeper's last report is older than node_considered_unhealthy_timeout
-#   4.4 s  both standbys reported their LSN (report_lsn: each restarts its PostgreSQL to
-#          stop streaming from the dead primary), the most advanced one is the candidate
-#   5.8 s  the candidate is in prepare_promotion (the keeper's next loop: about 1 s)
-#   7.7 s  it promoted its PostgreSQL (stop_replication), still read-only
-#          (default_transaction_read_only): the old primary may not have stepped down yet
-#   +0.3 s after primary_demote_timeout from prepare_promotion: wait_primary, taking writes
-#          (asynchronous until a standby follows it: pg_auto_failover's wait_primary)
-#   +1.5 s the other standby follows it: primary, synchronous again
+# the failover test prints it), from the kill, over 6 runs on a loaded 2-core VM:
+#   1.1-1.7 s  the primary marked unhealthy: a health check failed (health_check_*) and its
+#              keeper's last report is older than node_considered_unhealthy_timeout
+#   3.6-5.3 s  both standbys reported their LSN (report_lsn: each restarts its PostgreSQL to
+#              stop streaming from the dead primary); the most advanced is the candidate
+#   +0.3-1.9 s the candidate in prepare_promotion (its keeper's next loop, about 1 s): the
+#              demote wait starts
+#   6.0-9.1 s  it promoted its PostgreSQL (stop_replication), still read-only
+#              (default_transaction_read_only): the old primary may not have stepped down yet
+#   7.5-10.3 s wait_primary, taking writes, at its first report after primary_demote_timeout
+#              (asynchronous until a standby follows it: pg_auto_failover's wait_primary)
+#   +1.2-3.5 s the other standby follows it: primary, synchronous again
 # Only the first and the demote wait are settings. The defaults (20 s unhealthy, 30 s
 # demote) are for real networks; a loopback test notices in about 2 s.
 #
