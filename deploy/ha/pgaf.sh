@@ -13,8 +13,9 @@
 #   deploy/ha/pgaf.sh destroy DIR      stop and delete everything
 #
 # PostgreSQL and pg_autoctl refuse to run as root, so as root they run as the 'postgres'
-# system user (as deploy/pg.sh does). Failure detection is tuned for a test (about 5 s
-# from a dead primary to a promoted standby), see tune_monitor.
+# system user (as deploy/pg.sh does). Failure detection and promotion are tuned for a test
+# (7.5-10.3 s from a dead primary to a standby taking writes on a loaded 2-core VM), see
+# tune_monitor.
 set -euo pipefail
 
 usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
@@ -52,10 +53,15 @@ as_owner() {
   fi
 }
 
+# Below the kernel's ephemeral range (ip_local_port_range), which every 127.0.0.1:0 listener
+# and outgoing connection on the machine draws from: a port chosen inside it can be taken
+# between the choice here and PostgreSQL's bind, and another server then answers on it.
 free_port() {
-  local port
+  local port low=32768 rest
+  read -r low rest </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+  [ "$low" -gt 12000 ] || low=32768
   for _ in $(seq 1 100); do
-    port=$((20000 + RANDOM % 40000))
+    port=$((10000 + RANDOM % (low - 10000)))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && ! grep -qx "$port" "$dir"/*.port 2>/dev/null; then
       echo "$port"
       return 0
@@ -91,10 +97,11 @@ run_service() {
 wait_for() {  # SECONDS DESCRIPTION COMMAND...
   local seconds=$1 what=$2
   shift 2
-  local deadline=$((SECONDS + seconds))
-  until "$@" >/dev/null 2>&1; do
+  local deadline=$((SECONDS + seconds)) last
+  until last=$("$@" 2>&1); do
     if [ $SECONDS -ge $deadline ]; then
-      echo "pgaf.sh: $what not within ${seconds}s; logs in $dir" >&2
+      # The last try's own words (psql's error, say) say more than the timeout.
+      echo "pgaf.sh: $what not within ${seconds}s (last try: ${last:-no output}); logs in $dir" >&2
       return 1
     fi
     sleep 0.2
@@ -106,8 +113,27 @@ monitor_sql() {
     -qtAXc "$1"
 }
 
-# The defaults wait 20 s and more before they call a node dead (for real networks);
-# a loopback test can notice in about 2 s.
+# A failover's steps and what each waits for (the monitor's event log, pgautofailover.event;
+# the failover test prints it), from the kill, over 6 runs on a loaded 2-core VM:
+#   1.1-1.7 s  the primary marked unhealthy: a health check failed (health_check_*) and its
+#              keeper's last report is older than node_considered_unhealthy_timeout
+#   3.6-5.3 s  both standbys reported their LSN (report_lsn: each restarts its PostgreSQL to
+#              stop streaming from the dead primary); the most advanced is the candidate
+#   +0.3-1.9 s the candidate in prepare_promotion (its keeper's next loop, about 1 s): the
+#              demote wait starts
+#   6.0-9.1 s  it promoted its PostgreSQL (stop_replication), still read-only
+#              (default_transaction_read_only): the old primary may not have stepped down yet
+#   7.5-10.3 s wait_primary, taking writes, at its first report after primary_demote_timeout
+#              (asynchronous until a standby follows it: pg_auto_failover's wait_primary)
+#   +1.2-3.5 s the other standby follows it: primary, synchronous again
+# Only the first and the demote wait are settings. The defaults (20 s unhealthy, 30 s
+# demote) are for real networks; a loopback test notices in about 2 s.
+#
+# primary_demote_timeout gives a primary cut off from the monitor the time to demote
+# itself (its keeper does after timeout.network_partition_timeout without the monitor
+# and without a standby; tune_node) before a standby is let take writes, so it stays above
+# that timeout. Acknowledged runs are safe either way: from report_lsn on no standby
+# streams from the old primary, so with synchronous_commit its commits cannot complete.
 tune_monitor() {
   as_owner "$pgbin/psql" -h 127.0.0.1 -p "$(port_of monitor)" -U "$(owner_name)" -d pg_auto_failover -qtAX \
     -c "ALTER SYSTEM SET pgautofailover.health_check_period = 1000" \
@@ -115,7 +141,7 @@ tune_monitor() {
     -c "ALTER SYSTEM SET pgautofailover.health_check_max_retries = 1" \
     -c "ALTER SYSTEM SET pgautofailover.health_check_retry_delay = 500" \
     -c "ALTER SYSTEM SET pgautofailover.node_considered_unhealthy_timeout = 2000" \
-    -c "ALTER SYSTEM SET pgautofailover.primary_demote_timeout = 5000" \
+    -c "ALTER SYSTEM SET pgautofailover.primary_demote_timeout = 2500" \
     -c "SELECT pg_reload_conf()" >/dev/null
 }
 
@@ -125,7 +151,8 @@ tune_node() {
   local name=$1
   as_owner pg_autoctl config set --pgdata "$dir/$name" timeout.prepare_promotion_catchup 10 >/dev/null
   as_owner pg_autoctl config set --pgdata "$dir/$name" timeout.prepare_promotion_walreceiver 1 >/dev/null
-  as_owner pg_autoctl config set --pgdata "$dir/$name" timeout.network_partition_timeout 5 >/dev/null
+  # Below primary_demote_timeout (tune_monitor): the old primary steps down first.
+  as_owner pg_autoctl config set --pgdata "$dir/$name" timeout.network_partition_timeout 2 >/dev/null
 }
 
 # initdb before pg_autoctl (which then takes the cluster as it is), so that PostgreSQL

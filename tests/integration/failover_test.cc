@@ -6,10 +6,12 @@
 // to it without a restart, and:
 //   - 0 acknowledged runs lost, 0 stored twice (a synchronous standby had every commit);
 //   - every run judged (the analysis queue drains on the new primary);
-//   - both collectors serving again within 30 s of the kill (health SERVING and an upload
-//     acknowledged through each);
-// and it prints the time from the kill to the first acknowledgement of an upload started
-// after it (the time without acks).
+//   - within 30 s of the kill, an upload begun after it acknowledged, and both collectors
+//     serving again (health SERVING; each acknowledges an upload of its own later);
+// and it prints the failover's timeline from the kill: the monitor's steps (its event log:
+// the node marked unhealthy, a candidate chosen, promoted, accepting writes, synchronous
+// again), each collector serving again, and the first acknowledgement of an upload begun
+// after the kill (the time without acks).
 //
 // pg_auto_failover is installed by deploy/install-deps.sh; without it this test fails,
 // saying so (it skips nothing).
@@ -18,10 +20,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <iomanip>
 #include <iostream>
 #include <mutex>
 #include <optional>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "agents/daemon/uploader.h"
@@ -39,24 +43,24 @@ namespace devtime {
 namespace {
 
 using devtime::testing::BinaryPath;
+using devtime::testing::ClusterEvent;
 using devtime::testing::CollectorProcess;
 using devtime::testing::HaCluster;
 using devtime::testing::NaiveRmsNormRun;
 using devtime::testing::RunCommand;
 using devtime::testing::TestRunId;
-using Clock = std::chrono::steady_clock;
+// The wall clock: the monitor's event times (the same machine's) are compared with the test's.
+using Clock = std::chrono::system_clock;
 
 constexpr int kUploaders = 50;
 // Each uploads kFirstHalf runs, waits at the gate, then goes on until told to stop (after
 // the failover) or kMaxEach runs: the kill lands while all 50 are busy.
 constexpr int kFirstHalf = 3;
 constexpr int kMaxEach = 40;
-// What the collectors control: from the promotion (as this test sees it) to serving and to
-// acks again. The promotion itself is pg_auto_failover's (its detection and promotion steps,
-// tuned in deploy/ha/pgaf.sh): 16-19 s on one 2-core VM, 26-30 s on another with the same
-// code, so the whole outage has a looser hard bound; the figures are printed either way.
-constexpr auto kFollowBound = std::chrono::seconds(10);
-constexpr auto kOutageBound = std::chrono::seconds(60);
+// The issue's bound, from the kill: acks again and both collectors serving. Most of it is
+// pg_auto_failover's detection and promotion, tuned in deploy/ha/pgaf.sh (README, "High
+// availability", has the steps and what each waits for).
+constexpr auto kOutageBound = std::chrono::seconds(30);
 // The tier lease's advisory lock key (services/collector/rpc/server.cc, "houskp").
 constexpr long long kLeaseKey = 0x686f75736b70;
 
@@ -125,6 +129,44 @@ class Uploader {
   std::atomic<bool> at_gate_{false};
   std::thread thread_;
 };
+
+// The failover's steps as the monitor logged them (absent: not logged).
+struct MonitorTimeline {
+  std::optional<Clock::time_point> unhealthy;    // the old primary marked unhealthy
+  std::optional<Clock::time_point> candidate;    // a standby assigned prepare_promotion
+  std::optional<Clock::time_point> promoted;     // it reported stop_replication (read-only)
+  std::optional<Clock::time_point> writable;     // it was assigned wait_primary: writes open
+  std::optional<Clock::time_point> synchronous;  // it reported primary: a standby in sync again
+};
+
+MonitorTimeline ReadTimeline(const std::vector<ClusterEvent>& events, int old_node, int new_node) {
+  const std::string old_name = "node" + std::to_string(old_node);
+  const std::string new_name = "node" + std::to_string(new_node);
+  MonitorTimeline timeline;
+  auto first = [](std::optional<Clock::time_point>& slot, const ClusterEvent& event) {
+    if (!slot) slot = event.at;
+  };
+  for (const auto& event : events) {
+    if (event.node == old_name &&
+        event.description.find("marked as unhealthy") != std::string::npos) {
+      first(timeline.unhealthy, event);
+    }
+    if (event.node != new_name) continue;
+    if (event.goal == "prepare_promotion") first(timeline.candidate, event);
+    if (event.reported == "stop_replication") first(timeline.promoted, event);
+    if (event.goal == "wait_primary") first(timeline.writable, event);
+    if (event.reported == "primary") first(timeline.synchronous, event);
+  }
+  return timeline;
+}
+
+// "2.31 s" from `start`, or "not logged".
+std::string Since(Clock::time_point start, const std::optional<Clock::time_point>& at) {
+  if (!at) return "not logged";
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(2) << Seconds(*at - start) << " s";
+  return out.str();
+}
 
 bool Serving(const std::string& address) {
   auto stub = grpc::health::v1::Health::NewStub(wire::MakeCollectorChannel(address));
@@ -223,32 +265,71 @@ TEST_F(FailoverTest, PrimaryKilledMidIngestLosesNothingAndCollectorsFollowThePro
   const auto killed_at = Clock::now();
 
   // The monitor promotes a standby; then each collector must say SERVING again (its
-  // database ping reached the new primary). Before the promotion no ping can succeed, so a
-  // SERVING seen after it is a recovered collector, not one that has not noticed yet.
-  const int new_primary = cluster_->WaitForPromotion(old_primary, std::chrono::seconds(60));
-  ASSERT_NE(new_primary, 0) << "no standby promoted\n" << cluster_->State() << cluster_->Logs();
-  const auto promoted_at = Clock::now();
-  std::vector<std::optional<Clock::time_point>> serving_at(collectors_.size());
-  ASSERT_TRUE(devtime::testing::WaitUntil(
+  // database ping reached the new primary). Health is sampled from the kill on, and a
+  // collector counts as serving from its first SERVING answer to a question asked after the
+  // monitor let the promoted node take writes (assigned it wait_primary): before that no
+  // ping can succeed (the node is read-only, target_session_attrs=read-write skips it), so
+  // it is a recovered collector, not one that has not noticed the kill yet.
+  struct Sample {
+    Clock::time_point asked, answered;
+    bool serving;
+  };
+  std::vector<std::vector<Sample>> health(collectors_.size());
+  int new_primary = 0;
+  MonitorTimeline timeline;
+  auto serving_at = [&](std::size_t i) -> std::optional<Clock::time_point> {
+    for (const auto& sample : health[i]) {
+      if (timeline.writable && sample.serving && sample.asked >= *timeline.writable) {
+        return sample.answered;
+      }
+    }
+    return std::nullopt;
+  };
+  const bool recovered = devtime::testing::WaitUntil(
       [&] {
         for (std::size_t i = 0; i < collectors_.size(); ++i) {
-          if (!serving_at[i] && Serving(collectors_[i]->address())) serving_at[i] = Clock::now();
+          auto asked = Clock::now();
+          bool serving = Serving(collectors_[i]->address());
+          health[i].push_back({asked, Clock::now(), serving});
         }
-        return serving_at[0] && serving_at[1];
+        if (!timeline.writable && (new_primary = cluster_->Primary()) != 0 &&
+            new_primary != old_primary) {
+          timeline = ReadTimeline(cluster_->Events(killed_at), old_primary, new_primary);
+        }
+        return serving_at(0) && serving_at(1);
       },
-      std::chrono::seconds(60), std::chrono::milliseconds(100)))
-      << cluster_->State() << collectors_[0]->Log() << collectors_[1]->Log();
+      std::chrono::seconds(90), std::chrono::milliseconds(100));
+  ASSERT_TRUE(timeline.writable) << "no standby promoted\n"
+                                 << cluster_->State() << cluster_->Logs();
+  ASSERT_TRUE(recovered) << "the collectors did not serve again\n"
+                         << cluster_->State() << collectors_[0]->Log() << collectors_[1]->Log();
 
   // Uploads go on for a while on the new primary, then stop.
   const int acked_when_serving = acked();
-  // (or every uploader reached its kMaxEach: acks may resume before this test sees the
-  // promotion, and a slow promotion leaves little to upload by then)
+  // (or every uploader reached its kMaxEach: acks resume before this test sees the
+  // collectors serving, and a slow promotion leaves little to upload by then)
   const int resumed = std::min(acked_when_serving + 50, kUploaders * kMaxEach);
   EXPECT_TRUE(
       devtime::testing::WaitUntil([&] { return acked() >= resumed; }, std::chrono::seconds(30)))
       << "uploads did not resume after the failover";
   stop = true;
+  // The promoted node synchronous again: the other standby followed it (after this test saw
+  // the collectors serving, possibly).
+  std::vector<ClusterEvent> events;
+  EXPECT_TRUE(devtime::testing::WaitUntil(
+      [&] {
+        events = cluster_->Events(killed_at);
+        timeline = ReadTimeline(events, old_primary, new_primary);
+        return timeline.synchronous.has_value();
+      },
+      std::chrono::seconds(30), std::chrono::milliseconds(200)))
+      << "no standby became synchronous with the promoted node\n"
+      << cluster_->State();
   int acked_after_kill = 0;
+  // Acknowledged while the promoted node was in wait_primary: pg_auto_failover commits
+  // there without a synchronous standby until one follows it (printed, not bounded: it
+  // is the manager's design; README, "High availability").
+  int acked_asynchronously = 0;
   std::vector<std::string> acked_ids;
   std::optional<Clock::time_point> first_ack_after_kill;
   for (auto& uploader : uploaders) {
@@ -256,6 +337,10 @@ TEST_F(FailoverTest, PrimaryKilledMidIngestLosesNothingAndCollectorsFollowThePro
     EXPECT_TRUE(uploader->errors().empty()) << uploader->errors().front();
     for (const auto& ack : uploader->acks()) {
       acked_ids.push_back(ack.run_id);
+      if (ack.acked >= *timeline.writable &&
+          (!timeline.synchronous || ack.acked < *timeline.synchronous)) {
+        ++acked_asynchronously;
+      }
       if (ack.began > killed_at) {
         ++acked_after_kill;
         if (!first_ack_after_kill || ack.acked < *first_ack_after_kill) {
@@ -312,22 +397,30 @@ TEST_F(FailoverTest, PrimaryKilledMidIngestLosesNothingAndCollectorsFollowThePro
   })) << "the tier lease was not taken on the new primary";
 
   const double no_acks = Seconds(*first_ack_after_kill - killed_at);
-  const double serving_a = Seconds(*serving_at[0] - killed_at);
-  const double serving_b = Seconds(*serving_at[1] - killed_at);
+  const double serving_a = Seconds(*serving_at(0) - killed_at);
+  const double serving_b = Seconds(*serving_at(1) - killed_at);
   std::cout << "failover: node" << old_primary << " killed (SIGKILL) after " << acked_at_kill
-            << " acks; node" << new_primary << " promoted after "
-            << Seconds(promoted_at - killed_at) << " s; first ack of an upload begun after "
-            << "the kill: " << no_acks << " s; collectors serving after " << serving_a << " s and "
-            << serving_b << " s; " << acked_ids.size() << " runs acknowledged (" << acked_after_kill
-            << " begun after the kill), lost 0 of them: "
+            << " acks; from the kill: marked unhealthy " << Since(killed_at, timeline.unhealthy)
+            << ", node" << new_primary << " chosen " << Since(killed_at, timeline.candidate)
+            << ", promoted " << Since(killed_at, timeline.promoted) << ", accepting writes "
+            << Since(killed_at, timeline.writable) << ", synchronous again "
+            << Since(killed_at, timeline.synchronous) << "; collectors serving after " << serving_a
+            << " s and " << serving_b << " s; first ack of an upload begun after "
+            << "the kill: " << no_acks << " s; " << acked_ids.size() << " runs acknowledged ("
+            << acked_after_kill << " begun after the kill, " << acked_asynchronously
+            << " while it was asynchronous), lost 0 of them: "
             << (found == std::to_string(expected) ? "yes" : "NO") << ", stored twice: "
             << OnPrimary(*cluster_, "SELECT count(*) - count(DISTINCT run_id) FROM runs")
             << "; whole test " << Seconds(Clock::now() - test_start) << " s" << std::endl;
-  const double promoted = Seconds(promoted_at - killed_at);
-  EXPECT_LT(serving_a, promoted + Seconds(kFollowBound));
-  EXPECT_LT(serving_b, promoted + Seconds(kFollowBound));
-  EXPECT_LT(no_acks, promoted + Seconds(kFollowBound));
-  EXPECT_LT(no_acks, Seconds(kOutageBound));
+  // The monitor's log, for whoever tunes the steps (pgaf.sh's tune_monitor, tune_node).
+  for (const auto& event : events) {
+    std::cout << "failover: " << Since(killed_at, event.at) << " " << event.node << " "
+              << event.reported << " -> " << event.goal << ": " << event.description.substr(0, 90)
+              << std::endl;
+  }
+  EXPECT_LT(no_acks, Seconds(kOutageBound)) << "no upload acknowledged within the bound";
+  EXPECT_LT(serving_a, Seconds(kOutageBound)) << "collector 0 not serving within the bound";
+  EXPECT_LT(serving_b, Seconds(kOutageBound)) << "collector 1 not serving within the bound";
 }
 
 // --read-database: runs list/show are served by the replica while it keeps up, and by the

@@ -6,8 +6,19 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace devtime::testing {
+
+// One line of the monitor's event log (pgautofailover.event): a node's health or state
+// changing, with the monitor's clock (the same machine's: comparable with system_clock).
+struct ClusterEvent {
+  std::chrono::system_clock::time_point at;
+  std::string node;      // "node1".."node3"
+  std::string reported;  // the node's reported state then, e.g. "stop_replication"
+  std::string goal;      // the state the monitor assigned it, e.g. "wait_primary"
+  std::string description;
+};
 
 class HaCluster {
  public:
@@ -20,12 +31,15 @@ class HaCluster {
   const std::string& conninfo() const { return conninfo_; }
   // One node's own conninfo (whatever its role), e.g. a standby for --read-database.
   std::string NodeConninfo(int node) const;
-  // The primary's node number (1..3), as the monitor sees it; 0 when there is none.
+  // The monitor's own conninfo (its pg_auto_failover database).
+  std::string MonitorConninfo() const;
+  // The primary's node number (1..3), as the monitor sees it (a node reporting and assigned
+  // primary, wait_primary or single); 0 when there is none or the monitor is unreachable.
   int Primary() const;
   // kill -9 of node `node`'s pg_autoctl and PostgreSQL: a machine that died.
   void Kill(int node);
-  // The node promoted in place of `old_primary`, waiting at most `limit`; 0 when none was.
-  int WaitForPromotion(int old_primary, std::chrono::seconds limit) const;
+  // The monitor's events logged at or after `since`, oldest first: a failover's timeline.
+  std::vector<ClusterEvent> Events(std::chrono::system_clock::time_point since) const;
   // pg_autoctl show state (for failure messages).
   std::string State() const;
   // The last lines of every service's log (for failure messages).
