@@ -111,8 +111,14 @@ class RawEvents {
   uint32_t name(size_t i) const { return rows_[i].name; }
   uint32_t cat(size_t i) const { return lanes_[rows_[i].lane].cat; }
   // (pid << 32) | tid: equal for the events of one thread.
-  uint64_t thread_key(size_t i) const {
-    const Lane& l = lanes_[rows_[i].lane];
+  uint64_t thread_key(size_t i) const { return lane_thread_key(lane(i)); }
+  // The event's (cat, pid, tid) as one dense id < lane_count(): a trace has a handful, so a
+  // summarizer classifies lanes, not events.
+  uint32_t lane(size_t i) const { return rows_[i].lane; }
+  size_t lane_count() const { return lanes_.size(); }
+  uint32_t lane_cat(uint32_t lane) const { return lanes_[lane].cat; }
+  uint64_t lane_thread_key(uint32_t lane) const {
+    const Lane& l = lanes_[lane];
     return (uint64_t{l.pid} << 32) | l.tid;
   }
   int64_t dur_ns(size_t i) const {
