@@ -129,18 +129,20 @@ void SortMostlySorted(T* first, T* last, Before before) {
 
 using Interval = std::pair<int64_t, int64_t>;  // [start, end) in ns
 
-// The union of `v` as disjoint intervals in time order (sorts `v`).
+// The union of `v` as disjoint intervals in time order, in `v`'s own storage (one interval per
+// device event: no second array).
 std::vector<Interval> Union(std::vector<Interval> v) {
   std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
+  size_t out = 0;
   for (const Interval& x : v) {
-    if (!out.empty() && x.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, x.second);
+    if (out > 0 && x.first <= v[out - 1].second) {
+      v[out - 1].second = std::max(v[out - 1].second, x.second);
     } else {
-      out.push_back(x);
+      v[out++] = x;
     }
   }
-  return out;
+  v.resize(out);
+  return v;
 }
 
 // Idle time (run.proto LAYER_IDLE: "gaps inside the captured steps where the device did
@@ -377,6 +379,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   int64_t first_host_start = INT64_MAX;
   int64_t last_host_end = INT64_MIN;
   size_t device_count = 0;
+  size_t launch_count = 0;  // runtime events with a correlation: sized exactly, not doubled
   for (Idx i = 0; i < n; ++i) {
     const int64_t ts = events.ts_ns(i);
     if (events.dur_ns(i) < 0 && !summary.invalid_reason) {
@@ -390,6 +393,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     const uint32_t l = events.lane(i);
     if (is_host(kind_of_lane[l])) {
       ++bucket_start[bucket_of_lane[l] + 1];
+      if (kind_of_lane[l] == EventKind::kRuntime && events.correlation(i) >= 0) ++launch_count;
       first_host_start = std::min(first_host_start, ts);
       last_host_end = std::max(last_host_end, end_of(i));
     } else if (kind_of_lane[l] == EventKind::kDevice) {
@@ -492,6 +496,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   // Rules 1-2 are read off the nesting stack as the launches are walked; ops are looked up by
   // External id only for the ids rule 3 and launchless device events ask for (usually none).
   std::vector<Launch> launches;   // sorted by (correlation, k) below
+  launches.reserve(launch_count);
   std::vector<IdOp> outside_ops;  // launches outside every op: (k, parent) for rule 3
   {
     // The ranges enclosing a launch are looked at up to kMaxEnclosing deep: torch's own stacks
@@ -527,10 +532,23 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
         },
         [](const Frame&, Frame*) {});
   }
-  SortMostlySorted(
-      launches.data(), launches.data() + launches.size(), [](const Launch& a, const Launch& b) {
-        return a.correlation != b.correlation ? a.correlation < b.correlation : a.k < b.k;
-      });
+  {
+    // Each thread's launches come in its order, which is mostly correlation order (ids grow as
+    // launches are made): sorted alone, then merged into the threads before them, the extra
+    // memory is the smaller of two runs, not the out-of-order half of all launches.
+    auto before = [](const Launch& a, const Launch& b) {
+      return a.correlation != b.correlation ? a.correlation < b.correlation : a.k < b.k;
+    };
+    Launch* const first = launches.data();
+    Launch* begin = first;
+    for (size_t t = 1; t < bucket_start.size(); ++t) {
+      Launch* end = std::partition_point(begin, first + launches.size(),
+                                         [&](const Launch& x) { return x.k < bucket_start[t]; });
+      SortMostlySorted(begin, end, before);
+      std::inplace_merge(first, begin, end, before);
+      begin = end;
+    }
+  }
   // The first launch (in `host` order) with device event d's correlation, or nullptr.
   auto launch_of = [&](Idx d) -> const Launch* {
     const int64_t c = events.correlation(d);
