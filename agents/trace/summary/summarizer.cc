@@ -218,6 +218,23 @@ void WalkNesting(const RawEvents& events, const std::vector<Idx>& host, EndOf en
   while (!stack.empty()) pop();
 }
 
+// A walk that needs only the ranges enclosing each op as it opens: `visit(k, stack)`, `stack`
+// holding the positions of the enclosing ranges, innermost last.
+struct Opened {
+  Idx k;
+};
+template <typename EndOf, typename Visit>
+void WalkOpenings(const RawEvents& events, const std::vector<Idx>& host, EndOf end_of,
+                  Visit visit) {
+  WalkNesting<Opened>(
+      events, host, end_of,
+      [&](Idx k, const std::vector<Opened>& stack) {
+        visit(k, stack);
+        return Opened{k};
+      },
+      [](const Opened&, Opened*) {});
+}
+
 // A launch (runtime event) with a correlation id and the op rules 1-2 give it (below).
 struct Launch {
   int64_t correlation;
@@ -495,7 +512,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   // its own correlation: the 2023 form names no op). Anything else is unattributed.
   // Rules 1-2 are read off the nesting stack as the launches are walked; ops are looked up by
   // External id only for the ids rule 3 and launchless device events ask for (usually none).
-  std::vector<Launch> launches;   // sorted by (correlation, k) below
+  std::vector<Launch> launches;  // sorted by (correlation, k) below
   launches.reserve(launch_count);
   std::vector<IdOp> outside_ops;  // launches outside every op: (k, parent) for rule 3
   {
@@ -503,34 +520,27 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     // are tens deep, and the bound keeps a hostile trace (a launch inside a million nested
     // ops, a million times) linear.
     constexpr size_t kMaxEnclosing = 256;
-    struct Frame {
-      Idx k;
-    };
-    WalkNesting<Frame>(
-        events, host, end_of,
-        [&](Idx k, const std::vector<Frame>& stack) {
-          const Idx i = host[k];
-          if (kind_of(i) != EventKind::kRuntime || events.correlation(i) < 0) return Frame{k};
-          const int64_t id = events.external_id(i);
-          Idx owner = kNone;
-          Idx innermost = kNone;
-          for (size_t j = stack.size(), depth = 0; j > 0 && depth < kMaxEnclosing; ++depth) {
-            const Idx p = stack[--j].k;
-            if (!can_own(host[p])) continue;
-            if (id >= 0 && events.external_id(host[p]) == id) {
-              owner = p;
-              break;
-            }
-            if (innermost == kNone) innermost = p;
-          }
-          if (owner == kNone) owner = innermost;
-          launches.push_back({events.correlation(i), k, owner});
-          if (owner == kNone && id >= 0 && id != events.correlation(i)) {
-            outside_ops.push_back({id, k, stack.empty() ? kNone : stack.back().k});
-          }
-          return Frame{k};
-        },
-        [](const Frame&, Frame*) {});
+    WalkOpenings(events, host, end_of, [&](Idx k, const std::vector<Opened>& stack) {
+      const Idx i = host[k];
+      if (kind_of(i) != EventKind::kRuntime || events.correlation(i) < 0) return;
+      const int64_t id = events.external_id(i);
+      Idx owner = kNone;
+      Idx innermost = kNone;
+      for (size_t j = stack.size(), depth = 0; j > 0 && depth < kMaxEnclosing; ++depth) {
+        const Idx p = stack[--j].k;
+        if (!can_own(host[p])) continue;
+        if (id >= 0 && events.external_id(host[p]) == id) {
+          owner = p;
+          break;
+        }
+        if (innermost == kNone) innermost = p;
+      }
+      if (owner == kNone) owner = innermost;
+      launches.push_back({events.correlation(i), k, owner});
+      if (owner == kNone && id >= 0 && id != events.correlation(i)) {
+        outside_ops.push_back({id, k, stack.empty() ? kNone : stack.back().k});
+      }
+    });
   }
   {
     // Each thread's launches come in its order, which is mostly correlation order (ids grow as
@@ -572,20 +582,13 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     std::sort(wanted.begin(), wanted.end());
     wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
     if (!wanted.empty()) {
-      struct Frame {
-        Idx k;
-      };
-      WalkNesting<Frame>(
-          events, host, end_of,
-          [&](Idx k, const std::vector<Frame>& stack) {
-            const Idx i = host[k];
-            const int64_t id = events.external_id(i);
-            if (id >= 0 && can_own(i) && std::binary_search(wanted.begin(), wanted.end(), id)) {
-              id_ops.push_back({id, k, stack.empty() ? kNone : stack.back().k});
-            }
-            return Frame{k};
-          },
-          [](const Frame&, Frame*) {});
+      WalkOpenings(events, host, end_of, [&](Idx k, const std::vector<Opened>& stack) {
+        const Idx i = host[k];
+        const int64_t id = events.external_id(i);
+        if (id >= 0 && can_own(i) && std::binary_search(wanted.begin(), wanted.end(), id)) {
+          id_ops.push_back({id, k, stack.empty() ? kNone : stack.back().k});
+        }
+      });
       SortMostlySorted(
           id_ops.data(), id_ops.data() + id_ops.size(), [](const IdOp& a, const IdOp& b) {
             return a.external_id != b.external_id ? a.external_id < b.external_id : a.k < b.k;
