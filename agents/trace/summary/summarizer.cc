@@ -148,23 +148,40 @@ std::vector<Interval> Union(std::vector<Interval> v) {
 // Idle time (run.proto LAYER_IDLE: "gaps inside the captured steps where the device did
 // nothing"): the gaps between the device's busy intervals, counted only where they lie inside
 // a step window — the host's time between two steps is no step's idle time. Without windows,
-// every gap. Both lists are disjoint and in time order.
-int64_t IdleInsideSteps(const std::vector<Interval>& busy, const std::vector<Interval>& steps) {
-  int64_t idle = 0;
-  size_t w = 0;
-  for (size_t i = 1; i < busy.size(); ++i) {
-    const Interval gap{busy[i - 1].second, busy[i].first};
-    if (steps.empty()) {
-      idle += gap.second - gap.first;
-      continue;
+// every gap. Fed the device's intervals in start order, it merges them into busy intervals as
+// they come (no array of them); `steps` are disjoint and in time order.
+class IdleInsideSteps {
+ public:
+  explicit IdleInsideSteps(std::vector<Interval> steps) : steps_(std::move(steps)) {}
+  void Add(const Interval& x) {
+    if (any_ && x.first <= busy_.second) {
+      busy_.second = std::max(busy_.second, x.second);
+      return;
     }
-    while (w < steps.size() && steps[w].second <= gap.first) ++w;
-    for (size_t k = w; k < steps.size() && steps[k].first < gap.second; ++k) {
-      idle += std::min(gap.second, steps[k].second) - std::max(gap.first, steps[k].first);
+    if (any_) Gap(busy_.second, x.first);
+    busy_ = x;
+    any_ = true;
+  }
+  int64_t idle_ns() const { return idle_; }
+
+ private:
+  void Gap(int64_t from, int64_t to) {
+    if (steps_.empty()) {
+      idle_ += to - from;
+      return;
+    }
+    while (w_ < steps_.size() && steps_[w_].second <= from) ++w_;
+    for (size_t k = w_; k < steps_.size() && steps_[k].first < to; ++k) {
+      idle_ += std::min(to, steps_[k].second) - std::max(from, steps_[k].first);
     }
   }
-  return idle;
-}
+
+  std::vector<Interval> steps_;
+  bool any_ = false;
+  Interval busy_{0, 0};  // the busy interval growing now (when any_)
+  size_t w_ = 0;         // the first step window that may hold the next gap
+  int64_t idle_ = 0;
+};
 
 // Kineto's absolute clock: baseTimeNanoseconds + ts, or ts itself in traces written before it
 // existed (epoch µs, §1.6). Relative ts without a base (Kineto between PR #910 and #928, legacy
@@ -239,7 +256,7 @@ void WalkOpenings(const RawEvents& events, const std::vector<Idx>& host, EndOf e
 struct Launch {
   int64_t correlation;
   Idx k;      // position in `host`
-  Idx owner;  // position in `host`, kNone when no enclosing op can own its device time
+  Idx owner;  // position in `host`, or LaunchIndex::kOutside
 };
 
 // An op carrying an External id that some attribution looks up, with its enclosing range.
@@ -258,6 +275,85 @@ std::pair<const T*, const T*> EqualRange(const std::vector<T>& v, int64_t id) {
       std::partition_point(lo, v.data() + v.size(), [id](const T& x) { return x.*Key == id; });
   return {lo, hi};
 }
+
+// A launch outside every op (rules 1-2 give it no owner), kept for rule 3.
+struct OutsideLaunch {
+  int64_t correlation;
+  Idx k;       // position in `host`
+  Idx parent;  // position in `host` of the innermost range enclosing it, kNone at the top
+};
+
+// The first launch (in `host` order) of each correlation id and the owner rules 1-2 give it, for
+// the device events to look up: a table of 4-byte owners indexed by correlation when the ids
+// are dense (Kineto numbers them 1, 2, 3, ...), else the launches (16 bytes each) sorted by
+// correlation. Launches outside every op are kept apart, with their range, for rule 3.
+class LaunchIndex {
+ public:
+  static constexpr Idx kNoLaunch = kNone;     // Owner(): no launch has the correlation
+  static constexpr Idx kOutside = kNone - 1;  // Owner(): the launch is outside every op
+  // `lo`..`hi`: the range of the `count` launches' correlations (lo > hi: none).
+  LaunchIndex(int64_t lo, int64_t hi, size_t count) : lo_(lo) {
+    const bool dense = count > 0 && hi - lo < static_cast<int64_t>(2 * count + 4096);
+    if (dense) {
+      table_.assign(static_cast<size_t>(hi - lo + 1), kNoLaunch);
+    } else {
+      sorted_.reserve(count);
+    }
+  }
+  // Called in `host` order: the first launch of a correlation is the one that counts.
+  void Add(int64_t correlation, Idx k, Idx owner, Idx parent) {
+    if (owner == kNone) {
+      outside_.push_back({correlation, k, parent});
+      owner = kOutside;
+    }
+    if (table_.empty()) {
+      sorted_.push_back({correlation, k, owner});
+    } else if (Idx& slot = table_[static_cast<size_t>(correlation - lo_)]; slot == kNoLaunch) {
+      slot = owner;
+    }
+  }
+  // After the last Add(). `bucket_start`: where each thread's positions in `host` begin.
+  void Finish(const std::vector<size_t>& bucket_start) {
+    auto before = [](const auto& a, const auto& b) {
+      return a.correlation != b.correlation ? a.correlation < b.correlation : a.k < b.k;
+    };
+    SortMostlySorted(outside_.data(), outside_.data() + outside_.size(), before);
+    // Each thread's launches come in its order, which is mostly correlation order (ids grow as
+    // launches are made): sorted alone, then merged into the threads before them, the extra
+    // memory is the smaller of two runs, not the out-of-order half of all launches.
+    Launch* const first = sorted_.data();
+    Launch* begin = first;
+    for (size_t t = 1; t < bucket_start.size(); ++t) {
+      Launch* end = std::partition_point(begin, first + sorted_.size(),
+                                         [&](const Launch& x) { return x.k < bucket_start[t]; });
+      SortMostlySorted(begin, end, before);
+      std::inplace_merge(first, begin, end, before);
+      begin = end;
+    }
+  }
+  // The owner of the first launch with `correlation`: a position in `host`, kOutside or
+  // kNoLaunch.
+  Idx Owner(int64_t correlation) const {
+    if (correlation < 0) return kNoLaunch;
+    if (table_.empty()) {
+      auto [lo, hi] = EqualRange<Launch, &Launch::correlation>(sorted_, correlation);
+      return lo == hi ? kNoLaunch : lo->owner;
+    }
+    const int64_t at = correlation - lo_;
+    if (correlation < lo_ || at >= static_cast<int64_t>(table_.size())) return kNoLaunch;
+    return table_[static_cast<size_t>(at)];
+  }
+  // The first launch with `correlation` when Owner() says kOutside.
+  const OutsideLaunch& Outside(int64_t correlation) const {
+    return *EqualRange<OutsideLaunch, &OutsideLaunch::correlation>(outside_, correlation).first;
+  }
+
+ private:
+  int64_t lo_;
+  std::vector<Idx> table_;              // owner by correlation − lo_, when dense
+  std::vector<Launch> sorted_;          // else, sorted by (correlation, k)
+  std::vector<OutsideLaunch> outside_;  // sorted by (correlation, k)
+};
 
 // What the events of category `cat_id` are to the summary.
 EventKind KindOfCategory(uint32_t cat_id, const StringTable& strings,
@@ -396,7 +492,9 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   int64_t first_host_start = INT64_MAX;
   int64_t last_host_end = INT64_MIN;
   size_t device_count = 0;
-  size_t launch_count = 0;  // runtime events with a correlation: sized exactly, not doubled
+  // Runtime events with a correlation (launches): how many, and their ids' range.
+  size_t launch_count = 0;
+  int64_t launch_lo = INT64_MAX, launch_hi = INT64_MIN;
   for (Idx i = 0; i < n; ++i) {
     const int64_t ts = events.ts_ns(i);
     if (events.dur_ns(i) < 0 && !summary.invalid_reason) {
@@ -410,7 +508,12 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     const uint32_t l = events.lane(i);
     if (is_host(kind_of_lane[l])) {
       ++bucket_start[bucket_of_lane[l] + 1];
-      if (kind_of_lane[l] == EventKind::kRuntime && events.correlation(i) >= 0) ++launch_count;
+      if (const int64_t c = events.correlation(i);
+          c >= 0 && kind_of_lane[l] == EventKind::kRuntime) {
+        ++launch_count;
+        launch_lo = std::min(launch_lo, c);
+        launch_hi = std::max(launch_hi, c);
+      }
       first_host_start = std::min(first_host_start, ts);
       last_host_end = std::max(last_host_end, end_of(i));
     } else if (kind_of_lane[l] == EventKind::kDevice) {
@@ -512,9 +615,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   // its own correlation: the 2023 form names no op). Anything else is unattributed.
   // Rules 1-2 are read off the nesting stack as the launches are walked; ops are looked up by
   // External id only for the ids rule 3 and launchless device events ask for (usually none).
-  std::vector<Launch> launches;  // sorted by (correlation, k) below
-  launches.reserve(launch_count);
-  std::vector<IdOp> outside_ops;  // launches outside every op: (k, parent) for rule 3
+  LaunchIndex launches(launch_lo, launch_hi, launch_count);
   {
     // The ranges enclosing a launch are looked at up to kMaxEnclosing deep: torch's own stacks
     // are tens deep, and the bound keeps a hostile trace (a launch inside a million nested
@@ -536,46 +637,21 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
         if (innermost == kNone) innermost = p;
       }
       if (owner == kNone) owner = innermost;
-      launches.push_back({events.correlation(i), k, owner});
-      if (owner == kNone && id >= 0 && id != events.correlation(i)) {
-        outside_ops.push_back({id, k, stack.empty() ? kNone : stack.back().k});
-      }
+      launches.Add(events.correlation(i), k, owner, stack.empty() ? kNone : stack.back().k);
     });
   }
-  {
-    // Each thread's launches come in its order, which is mostly correlation order (ids grow as
-    // launches are made): sorted alone, then merged into the threads before them, the extra
-    // memory is the smaller of two runs, not the out-of-order half of all launches.
-    auto before = [](const Launch& a, const Launch& b) {
-      return a.correlation != b.correlation ? a.correlation < b.correlation : a.k < b.k;
-    };
-    Launch* const first = launches.data();
-    Launch* begin = first;
-    for (size_t t = 1; t < bucket_start.size(); ++t) {
-      Launch* end = std::partition_point(begin, first + launches.size(),
-                                         [&](const Launch& x) { return x.k < bucket_start[t]; });
-      SortMostlySorted(begin, end, before);
-      std::inplace_merge(first, begin, end, before);
-      begin = end;
-    }
-  }
-  // The first launch (in `host` order) with device event d's correlation, or nullptr.
-  auto launch_of = [&](Idx d) -> const Launch* {
-    const int64_t c = events.correlation(d);
-    if (c < 0) return nullptr;
-    auto [lo, hi] = EqualRange<Launch, &Launch::correlation>(launches, c);
-    return lo == hi ? nullptr : lo;
-  };
+  launches.Finish(bucket_start);
   // The ops (can own device time) carrying an External id asked for, sorted by (id, k).
   std::vector<IdOp> id_ops;
   {
     std::vector<int64_t> wanted;
     for (Idx d : device) {
-      if (const Launch* launch = launch_of(d)) {
-        if (launch->owner != kNone) continue;
-        const int64_t id = events.external_id(host[launch->k]);
-        if (id >= 0 && id != launch->correlation) wanted.push_back(id);
-      } else if (events.external_id(d) >= 0 && events.external_id(d) != events.correlation(d)) {
+      const Idx owner = launches.Owner(events.correlation(d));
+      if (owner == LaunchIndex::kOutside) {
+        const int64_t id = events.external_id(host[launches.Outside(events.correlation(d)).k]);
+        if (id >= 0 && id != events.correlation(d)) wanted.push_back(id);
+      } else if (owner == LaunchIndex::kNoLaunch && events.external_id(d) >= 0 &&
+                 events.external_id(d) != events.correlation(d)) {
         wanted.push_back(events.external_id(d));
       }
     }
@@ -597,7 +673,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   }
   // Rule 3 for `launch`: the last op before it in `host` order that carries its External id,
   // when that op ran on its thread in the same range and ended before it.
-  auto sibling_owner = [&](const Launch& launch) -> Idx {
+  auto sibling_owner = [&](const OutsideLaunch& launch) -> Idx {
     const Idx i = host[launch.k];
     const int64_t id = events.external_id(i);
     if (id < 0 || id == launch.correlation) return kNone;
@@ -605,11 +681,8 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     const IdOp* after = std::partition_point(lo, hi, [&](const IdOp& x) { return x.k < launch.k; });
     if (after == lo) return kNone;
     const IdOp& op = after[-1];
-    const IdOp* self =
-        std::partition_point(outside_ops.data(), outside_ops.data() + outside_ops.size(),
-                             [&](const IdOp& x) { return x.k < launch.k; });
     const bool before_in_same_range = events.thread_key(host[op.k]) == events.thread_key(i) &&
-                                      op.parent == self->parent &&
+                                      op.parent == launch.parent &&
                                       end_of(host[op.k]) <= events.ts_ns(i);
     return before_in_same_range ? op.k : kNone;
   };
@@ -622,8 +695,11 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   for (Idx d : device) {
     device_total_ns += dur(d);
     Idx owner = kNone;
-    if (const Launch* launch = launch_of(d)) {
-      owner = launch->owner != kNone ? launch->owner : sibling_owner(*launch);
+    const Idx launch_owner = launches.Owner(events.correlation(d));
+    if (launch_owner == LaunchIndex::kOutside) {
+      owner = sibling_owner(launches.Outside(events.correlation(d)));
+    } else if (launch_owner != LaunchIndex::kNoLaunch) {
+      owner = launch_owner;
     } else if (events.external_id(d) != events.correlation(d)) {
       auto [lo, hi] = EqualRange<IdOp, &IdOp::external_id>(id_ops, events.external_id(d));
       if (events.external_id(d) >= 0 && lo != hi) owner = lo->k;
@@ -635,8 +711,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
       owned.emplace_back(owner, d);
     }
   }
-  std::vector<Launch>().swap(launches);
-  std::vector<IdOp>().swap(outside_ops);
+  launches = LaunchIndex(0, -1, 0);
   std::vector<IdOp>().swap(id_ops);
   summary.kernels = KernelTotals(events, device, trace.strings);
   summary.has_device_time = device_total_ns > 0;
@@ -653,17 +728,17 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   const bool any_device = !device.empty();
   int64_t idle_ns = 0;
   if (any_device) {
-    std::vector<Interval> busy;
-    {
-      std::vector<Interval> spans;
-      spans.reserve(device.size());
-      for (Idx d : device) spans.emplace_back(events.ts_ns(d), end_of(d));
-      std::vector<Idx>().swap(device);
-      busy = Union(std::move(spans));
-    }
     std::vector<Interval> step_spans;
     for (const Window& w : windows) step_spans.emplace_back(w.start, w.end);
-    idle_ns = IdleInsideSteps(busy, Union(std::move(step_spans)));
+    IdleInsideSteps idle(Union(std::move(step_spans)));
+    // The device events in start order (they mostly come that way, per stream), sorted in place.
+    SortMostlySorted(device.data(), device.data() + device.size(), [&](Idx a, Idx b) {
+      if (events.ts_ns(a) != events.ts_ns(b)) return events.ts_ns(a) < events.ts_ns(b);
+      if (end_of(a) != end_of(b)) return end_of(a) < end_of(b);
+      return a < b;
+    });
+    for (Idx d : device) idle.Add({events.ts_ns(d), end_of(d)});
+    idle_ns = idle.idle_ns();
   }
   std::vector<Idx>().swap(device);
 
