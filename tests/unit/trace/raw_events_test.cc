@@ -29,6 +29,24 @@ void ExpectSame(const RawEvent& a, const RawEvent& b, size_t at) {
   EXPECT_EQ(a.external_id, b.external_id) << at;
 }
 
+// Stores `want` in a RawEvents and checks that every accessor gives each value back.
+RawEvents StoreAndCheck(const std::vector<RawEvent>& want) {
+  RawEvents events;
+  for (const RawEvent& e : want) events.push_back(e);
+  for (size_t i = 0; i < want.size() && i < events.size(); ++i) {
+    ExpectSame(events[i], want[i], i);
+    EXPECT_EQ(events.ts_ns(i), want[i].ts_ns) << i;
+    EXPECT_EQ(events.dur_ns(i), want[i].dur_ns) << i;
+    EXPECT_EQ(events.name(i), want[i].name) << i;
+    EXPECT_EQ(events.cat(i), want[i].cat) << i;
+    EXPECT_EQ(events.thread_key(i), uint64_t{want[i].pid} << 32 | want[i].tid) << i;
+    EXPECT_EQ(events.correlation(i), want[i].correlation) << i;
+    EXPECT_EQ(events.external_id(i), want[i].external_id) << i;
+    EXPECT_EQ(events.index(i), want[i].index) << i;
+  }
+  return events;
+}
+
 TEST(RawEvents, KeepsEveryValueExactlyAroundThe32BitEdges) {
   const std::vector<int64_t> durs = {0, 1, k2To32 - 2, k2To32 - 1, k2To32, -1, -k2To32, kMax};
   const std::vector<int64_t> ids = {-1, 0, 7, k2To32 - 3, k2To32 - 2, k2To32 - 1, k2To32, -2, kMax};
@@ -51,20 +69,8 @@ TEST(RawEvents, KeepsEveryValueExactlyAroundThe32BitEdges) {
       want.push_back(e);
     }
   }
-  RawEvents events;
-  for (const RawEvent& e : want) events.push_back(e);
+  RawEvents events = StoreAndCheck(want);
   ASSERT_EQ(events.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    ExpectSame(events[i], want[i], i);
-    EXPECT_EQ(events.ts_ns(i), want[i].ts_ns) << i;
-    EXPECT_EQ(events.dur_ns(i), want[i].dur_ns) << i;
-    EXPECT_EQ(events.name(i), want[i].name) << i;
-    EXPECT_EQ(events.cat(i), want[i].cat) << i;
-    EXPECT_EQ(events.thread_key(i), uint64_t{want[i].pid} << 32 | want[i].tid) << i;
-    EXPECT_EQ(events.correlation(i), want[i].correlation) << i;
-    EXPECT_EQ(events.external_id(i), want[i].external_id) << i;
-    EXPECT_EQ(events.index(i), want[i].index) << i;
-  }
   size_t i = 0;
   for (const RawEvent& e : events) ExpectSame(e, want[i], i), ++i;
   EXPECT_EQ(i, want.size());
@@ -108,15 +114,7 @@ TEST(RawEvents, KeepsEveryValueExactlyAroundTheBlockEdges) {
     ev.tid = t;
     want.push_back(ev);
   }
-  RawEvents events;
-  for (const RawEvent& e : want) events.push_back(e);
-  ASSERT_EQ(events.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    ExpectSame(events[i], want[i], i);
-    EXPECT_EQ(events.ts_ns(i), want[i].ts_ns) << i;
-    EXPECT_EQ(events.index(i), want[i].index) << i;
-    EXPECT_EQ(events.thread_key(i), uint64_t{want[i].pid} << 32 | want[i].tid) << i;
-  }
+  EXPECT_EQ(StoreAndCheck(want).size(), want.size());
 }
 
 // Resident anonymous memory of this process, in KiB (/proc/self/status RssAnon).
