@@ -153,16 +153,15 @@ uint64_t RawEvents::index(size_t i) const {
   }
 }
 
-RawEvent RawEvents::operator[](size_t i) const {
-  const Row& r = rows_[i];
+RawEvent RawEvents::At(size_t i, uint64_t index) const {
   const Lane& l = lanes_[lane(i)];
   RawEvent e;
-  e.name = r.name;
+  e.name = rows_[i].name;
   e.cat = l.cat;
   e.pid = l.pid;
   e.tid = l.tid;
   e.ts_ns = ts_ns(i);
-  e.index = index(i);
+  e.index = index;
   e.dur_ns = dur_ns(i);
   e.correlation = correlation(i);
   e.external_id = external_id(i);

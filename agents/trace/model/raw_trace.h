@@ -117,7 +117,7 @@ class RawEvents {
   }
   size_t size() const { return rows_.size(); }
   bool empty() const { return rows_.empty(); }
-  RawEvent operator[](size_t i) const;
+  RawEvent operator[](size_t i) const { return At(i, index(i)); }
   RawEvent back() const { return (*this)[rows_.size() - 1]; }
   // Frees every event (and the lanes).
   void Release();
@@ -156,12 +156,15 @@ class RawEvents {
   }
   uint64_t index(size_t i) const;
 
+  // Carries the index from event to event: index() alone sums back through the block.
   class Iterator {
    public:
-    Iterator(const RawEvents* events, size_t i) : events_(events), i_(i) {}
-    RawEvent operator*() const { return (*events_)[i_]; }
+    Iterator(const RawEvents* events, size_t i)
+        : events_(events), i_(i), index_(i < events->size() ? events->index(i) : 0) {}
+    RawEvent operator*() const { return events_->At(i_, index_); }
     Iterator& operator++() {
       ++i_;
+      if (i_ < events_->size()) index_ = events_->NextIndex(i_, index_);
       return *this;
     }
     bool operator==(const Iterator& o) const { return i_ == o.i_; }
@@ -169,6 +172,7 @@ class RawEvents {
    private:
     const RawEvents* events_;
     size_t i_;
+    uint64_t index_;  // index(i_)
   };
   Iterator begin() const { return {this, 0}; }
   Iterator end() const { return {this, rows_.size()}; }
@@ -209,6 +213,14 @@ class RawEvents {
   }
   uint32_t FindLane(uint32_t cat, uint32_t pid, uint32_t tid);
   void PushWide(const RawEvent& e, uint32_t lane);
+  // The event at `i`, whose index is `index`.
+  RawEvent At(size_t i, uint64_t index) const;
+  // index(i), given index(i - 1).
+  uint64_t NextIndex(size_t i, uint64_t previous) const {
+    const Row& r = rows_[i];
+    if (i % kBlock == 0 || r.dur == kWide) return index(i);
+    return previous + r.skipped + 1;
+  }
   const WideFields& Wide(size_t i) const;
 
   std::vector<Row> rows_;

@@ -44,6 +44,12 @@ RawEvents StoreAndCheck(const std::vector<RawEvent>& want) {
     EXPECT_EQ(events.external_id(i), want[i].external_id) << i;
     EXPECT_EQ(events.index(i), want[i].index) << i;
   }
+  size_t at = 0;  // the iterator carries the index from event to event
+  for (const RawEvent& e : events) {
+    if (at < want.size()) ExpectSame(e, want[at], at);
+    ++at;
+  }
+  EXPECT_EQ(at, want.size());
   return events;
 }
 
