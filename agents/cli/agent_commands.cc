@@ -118,7 +118,7 @@ int RunSummarize(const SummarizeCommand& command) {
     std::cerr << "devtime-agent: the run is INVALID: " << *summary->invalid_reason << "\n";
   }
   if (command.format == SummarizeCommand::Format::kTable) {
-    std::cout << trace::RenderTable(*summary);
+    trace::RenderTable(*summary, std::cout);
     return exit_code;
   }
   RunLabels labels = command.labels;

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <ostream>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/str_format.h"
@@ -13,6 +15,7 @@ namespace devtime::trace {
 namespace {
 
 constexpr size_t kNameWidth = 55;  // torch's max_name_column_width
+constexpr size_t kFlushBytes = size_t{1} << 16;
 
 // A time as every devtime table writes it (proto/wire/units.h): "403.3 us", "2.355 ms",
 // "1.017 s". "us", not "µs": the columns are padded to a width in bytes.
@@ -83,7 +86,7 @@ double InSteps(const OpStats& op) { return op.step_self_device_us.Sum(); }
 
 }  // namespace
 
-std::string RenderTable(const TraceSummary& s) {
+void RenderTable(const TraceSummary& s, std::ostream& stream) {
   const bool dev = OpDeviceColumns(s);
   const bool steps = !s.steps.empty();
   // Operators first, ranked by the share column's time inside the steps (work before the first
@@ -139,6 +142,12 @@ std::string RenderTable(const TraceSummary& s) {
       }
     }
     absl::StrAppend(&out, line, "\n");
+    // Written out in 64 KiB pieces: a million rows are ~170 MB of text, which would double the
+    // peak memory of a summary that holds a million OpStats (issue 23).
+    if (out.size() >= kFlushBytes) {
+      stream << out;
+      out.clear();
+    }
   };
   for (const OpStats* op : ops) append_row(op);
   if (!markers.empty()) {
@@ -171,7 +180,13 @@ std::string RenderTable(const TraceSummary& s) {
     absl::StrAppend(&out, "\n");
   }
   AppendNotes(s, &out);
-  return out;
+  stream << out;
+}
+
+std::string RenderTable(const TraceSummary& s) {
+  std::ostringstream out;
+  RenderTable(s, out);
+  return std::move(out).str();
 }
 
 std::string RenderComparison(const TraceSummary& before, const TraceSummary& after) {

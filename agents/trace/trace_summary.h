@@ -9,6 +9,7 @@
 #pragma once
 
 #include <filesystem>
+#include <ostream>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -26,6 +27,9 @@ absl::StatusOr<TraceSummary> Summarize(const std::filesystem::path& path,
 // A key_averages()-like text table: one row per operator with calls, self CPU, self and
 // total device time and its % share (device columns only when the trace has device time).
 std::string RenderTable(const TraceSummary& summary);
+// The same, written to `out` as it is made (a table of a million operators is ~170 MB of text:
+// the string form would hold it all at once).
+void RenderTable(const TraceSummary& summary, std::ostream& out);
 
 // An op-by-op diff of two summaries: ops added, removed and changed, with the change in calls
 // and in time (device time when both have it, self CPU otherwise), largest change first.

@@ -129,10 +129,10 @@ uint32_t RawEvents::FindLane(uint32_t cat, uint32_t pid, uint32_t tid) {
   return last_lane_;
 }
 
-void RawEvents::PushWide(const RawEvent& e) {
+void RawEvents::PushWide(const RawEvent& e, uint32_t lane) {
   wide_at_.push_back(static_cast<uint32_t>(rows_.size()));
-  wide_.push_back({e.dur_ns, e.correlation, e.external_id, e.index});
-  rows_.push_back({e.ts_ns, e.name, LaneOf(e.cat, e.pid, e.tid), kWide, 0, 0, 0});
+  wide_.push_back({e.ts_ns, e.dur_ns, e.correlation, e.external_id, e.index, lane});
+  rows_.push_back({0, e.name, kWide, 0, 0, 0, 0});
 }
 
 const RawEvents::WideFields& RawEvents::Wide(size_t i) const {
@@ -140,27 +140,31 @@ const RawEvents::WideFields& RawEvents::Wide(size_t i) const {
   return wide_[static_cast<size_t>(it - wide_at_.begin())];
 }
 
-RawEvent RawEvents::operator[](size_t i) const {
-  const Row& r = rows_[i];
-  const Lane& l = lanes_[r.lane];
+uint64_t RawEvents::index(size_t i) const {
+  // A narrow row's index is the previous row's + 1 + the events skipped between them; the
+  // block's first row and a wide row know theirs.
+  const size_t first = i - i % kBlock;
+  uint64_t add = 0;
+  for (size_t j = i;; --j) {
+    if (j == first) return blocks_[j / kBlock].first_index + add;
+    const Row& r = rows_[j];
+    if (r.dur == kWide) return Wide(j).index + add;
+    add += uint64_t{r.skipped} + 1;
+  }
+}
+
+RawEvent RawEvents::At(size_t i, uint64_t index) const {
+  const Lane& l = lanes_[lane(i)];
   RawEvent e;
-  e.name = r.name;
+  e.name = rows_[i].name;
   e.cat = l.cat;
   e.pid = l.pid;
   e.tid = l.tid;
-  e.ts_ns = r.ts_ns;
-  if (r.dur != kWide) {
-    e.index = i + r.index_gap;
-    e.dur_ns = r.dur;
-    e.correlation = int64_t{r.correlation} - 1;
-    e.external_id = int64_t{r.external_id} - 1;
-  } else {
-    const WideFields& w = Wide(i);
-    e.index = w.index;
-    e.dur_ns = w.dur_ns;
-    e.correlation = w.correlation;
-    e.external_id = w.external_id;
-  }
+  e.ts_ns = ts_ns(i);
+  e.index = index;
+  e.dur_ns = dur_ns(i);
+  e.correlation = correlation(i);
+  e.external_id = external_id(i);
   return e;
 }
 

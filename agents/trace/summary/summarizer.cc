@@ -90,11 +90,12 @@ namespace {
 using Idx = uint32_t;
 constexpr Idx kNone = UINT32_MAX;
 
-// One step sample on its way to an op row (rows are built once the events are released).
+// One step sample on its way to an op row (rows are built once the events are released), in
+// exact nanoseconds until then.
 struct Sample {
   uint32_t row;
   uint32_t step;
-  double value;
+  int64_t ns;
 };
 
 // An op row's figures while the events are read, in exact integer nanoseconds.
@@ -103,66 +104,84 @@ struct RowSums {
   int64_t self_cpu = 0, total_cpu = 0, self_dev = 0, total_dev = 0;
 };
 
-// Sorts `v` by `before`, a strict total order, where most elements already are in order: the
-// longest in-order run kept greedily stays put, only the rest is sorted and merged back in. Host
-// events come that way (a thread's ops in start order; the ranges written after their children,
-// such as ProfilerStep#N, are the exceptions), and sorting them all was a tenth of the run time.
-template <typename Before>
-void SortMostlySorted(std::vector<Idx>* v, Before before) {
-  std::vector<Idx> late;
-  size_t kept = 0;
-  for (size_t j = 0; j < v->size(); ++j) {
-    const Idx i = (*v)[j];
-    if (kept == 0 || before((*v)[kept - 1], i)) {
-      (*v)[kept++] = i;
+// Sorts [first, last) by `before`, a strict total order, where most elements already are in
+// order: the longest in-order run kept greedily stays put, only the rest is sorted and merged
+// back in place. Host events come that way (a thread's ops in start order; the ranges written
+// after their children, such as ProfilerStep#N, are the exceptions), and sorting them all was a
+// tenth of the run time. The extra memory is the out-of-order part, not a copy of the whole.
+template <typename T, typename Before>
+void SortMostlySorted(T* first, T* last, Before before) {
+  std::vector<T> late;
+  T* kept = first;
+  for (T* p = first; p != last; ++p) {
+    if (kept == first || before(kept[-1], *p)) {
+      *kept++ = *p;
     } else {
-      late.push_back(i);
+      late.push_back(*p);
     }
   }
   if (late.empty()) return;
-  v->resize(kept);
   std::sort(late.begin(), late.end(), before);
-  std::vector<Idx> merged(v->size() + late.size());
-  std::merge(v->begin(), v->end(), late.begin(), late.end(), merged.begin(), before);
-  v->swap(merged);
+  std::copy(late.begin(), late.end(), kept);
+  std::vector<T>().swap(late);  // inplace_merge takes a buffer of its own
+  std::inplace_merge(first, kept, last, before);
 }
 
 using Interval = std::pair<int64_t, int64_t>;  // [start, end) in ns
 
-// The union of `v` as disjoint intervals in time order (sorts `v`).
+// The union of `v` as disjoint intervals in time order, in `v`'s own storage (one interval per
+// device event: no second array).
 std::vector<Interval> Union(std::vector<Interval> v) {
   std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
+  size_t out = 0;
   for (const Interval& x : v) {
-    if (!out.empty() && x.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, x.second);
+    if (out > 0 && x.first <= v[out - 1].second) {
+      v[out - 1].second = std::max(v[out - 1].second, x.second);
     } else {
-      out.push_back(x);
+      v[out++] = x;
     }
   }
-  return out;
+  v.resize(out);
+  return v;
 }
 
 // Idle time (run.proto LAYER_IDLE: "gaps inside the captured steps where the device did
 // nothing"): the gaps between the device's busy intervals, counted only where they lie inside
 // a step window — the host's time between two steps is no step's idle time. Without windows,
-// every gap. Both lists are disjoint and in time order.
-int64_t IdleInsideSteps(const std::vector<Interval>& busy, const std::vector<Interval>& steps) {
-  int64_t idle = 0;
-  size_t w = 0;
-  for (size_t i = 1; i < busy.size(); ++i) {
-    const Interval gap{busy[i - 1].second, busy[i].first};
-    if (steps.empty()) {
-      idle += gap.second - gap.first;
-      continue;
+// every gap. Fed the device's intervals in start order, it merges them into busy intervals as
+// they come (no array of them); `steps` are disjoint and in time order.
+class IdleInsideSteps {
+ public:
+  explicit IdleInsideSteps(std::vector<Interval> steps) : steps_(std::move(steps)) {}
+  void Add(const Interval& x) {
+    if (any_ && x.first <= busy_.second) {
+      busy_.second = std::max(busy_.second, x.second);
+      return;
     }
-    while (w < steps.size() && steps[w].second <= gap.first) ++w;
-    for (size_t k = w; k < steps.size() && steps[k].first < gap.second; ++k) {
-      idle += std::min(gap.second, steps[k].second) - std::max(gap.first, steps[k].first);
+    if (any_) Gap(busy_.second, x.first);
+    busy_ = x;
+    any_ = true;
+  }
+  int64_t idle_ns() const { return idle_; }
+
+ private:
+  void Gap(int64_t from, int64_t to) {
+    if (steps_.empty()) {
+      idle_ += to - from;
+      return;
+    }
+    while (w_ < steps_.size() && steps_[w_].second <= from) ++w_;
+    for (size_t k = w_; k < steps_.size() && steps_[k].first < to; ++k) {
+      idle_ += std::min(to, steps_[k].second) - std::max(from, steps_[k].first);
     }
   }
-  return idle;
-}
+
+  std::vector<Interval> steps_;
+  bool any_ = false;
+  Interval busy_{0, 0};  // the busy interval growing now (when any_)
+  size_t w_ = 0;         // the first step window that may hold the next gap
+  int64_t idle_ = 0;
+};
 
 // Kineto's absolute clock: baseTimeNanoseconds + ts, or ts itself in traces written before it
 // existed (epoch µs, §1.6). Relative ts without a base (Kineto between PR #910 and #928, legacy
@@ -181,75 +200,195 @@ void SetCaptureTime(int64_t first, int64_t last, std::optional<int64_t> base, Ca
   out->time_source = "trace";
 }
 
-// Host events by an id they carry (correlation, External id), for lookups: the positions in
-// `host` sorted by (id, position). The ids are read from the events when they already grow in
-// `host` order (one thread: Kineto numbers them as ops start), and kept beside the positions
-// only when not — 4 bytes an entry instead of 16 (issue 23: the summarizer's working memory
-// per event).
-class IdIndex {
- public:
-  using Id = int64_t (RawEvents::*)(size_t) const;  // RawEvents::correlation or external_id
-  template <typename Wanted>
-  static IdIndex Make(const RawEvents& events, const std::vector<Idx>& host, Wanted wanted, Id id) {
-    IdIndex index;
-    index.id_ = id;
-    bool in_order = true;
-    int64_t last = INT64_MIN;
-    size_t count = 0;
-    for (Idx k = 0; k < host.size(); ++k) {
-      const Idx i = host[k];
-      const int64_t v = (events.*id)(i);
-      if (v < 0 || !wanted(i)) continue;
-      ++count;
-      in_order = in_order && v >= last;
-      last = v;
+// Walks the host ops in `host` order (by thread, then start, the longer first) with the stack of
+// the ranges enclosing each, exactly as torch's EventList._populate_cpu_children nests them: an
+// op is the child of the top of the stack when it starts before the top's end and does not end
+// after it (partial overlaps, common in legacy traces whose integer µs durations are truncated
+// per event, are not nested — torch does the same). `enter(k, stack)` returns the frame pushed
+// for position k (`stack`: the frames enclosing it, innermost last); `leave(frame, parent)` runs
+// when a range closes, after all its children (`parent`: the enclosing frame or nullptr). Only a
+// stack lives, never an array per event (issue 23: the summarizer's memory per event).
+template <typename Frame, typename EndOf, typename Enter, typename Leave>
+void WalkNesting(const RawEvents& events, const std::vector<Idx>& host, EndOf end_of, Enter enter,
+                 Leave leave) {
+  std::vector<Frame> stack;
+  std::vector<int64_t> ends;  // end_of() of each frame's op
+  auto pop = [&] {
+    const Frame f = stack.back();
+    stack.pop_back();
+    ends.pop_back();
+    leave(f, stack.empty() ? nullptr : &stack.back());
+  };
+  uint64_t thread = 0;
+  for (Idx k = 0; k < host.size(); ++k) {
+    const Idx i = host[k];
+    if (const uint64_t t = events.thread_key(i); stack.empty() || t != thread) {
+      while (!stack.empty()) pop();
+      thread = t;
     }
-    index.pos_.reserve(count);  // exactly: no grow-and-copy at the peak
-    for (Idx k = 0; k < host.size(); ++k) {
-      const Idx i = host[k];
-      if ((events.*id)(i) >= 0 && wanted(i)) index.pos_.push_back(k);
-    }
-    if (in_order) return index;
-    std::vector<std::pair<int64_t, Idx>> pairs;
-    pairs.reserve(index.pos_.size());
-    for (Idx k : index.pos_) pairs.emplace_back((events.*id)(host[k]), k);
-    std::vector<Idx>().swap(index.pos_);
-    std::sort(pairs.begin(), pairs.end());  // (id, position): positions stay in `host` order
-    index.pos_.reserve(pairs.size());
-    index.ids_.reserve(pairs.size());
-    for (const auto& [i, k] : pairs) {
-      index.ids_.push_back(i);
-      index.pos_.push_back(k);
-    }
-    return index;
+    const int64_t ts = events.ts_ns(i);
+    const int64_t end = end_of(i);
+    while (!stack.empty() && (ts >= ends.back() || end > ends.back())) pop();
+    stack.push_back(enter(k, stack));
+    ends.push_back(end);
   }
+  while (!stack.empty()) pop();
+}
 
-  // The positions of the events with id `id`, in `host` order.
-  std::pair<std::vector<Idx>::const_iterator, std::vector<Idx>::const_iterator> Range(
-      const RawEvents& events, const std::vector<Idx>& host, int64_t id) const {
-    auto id_at = [&](size_t j) { return ids_.empty() ? (events.*id_)(host[pos_[j]]) : ids_[j]; };
-    // The first entry whose id is past `id` (or_equal: at or past it).
-    auto first_past = [&](bool or_equal) {
-      size_t lo = 0, hi = pos_.size();
-      while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        const int64_t at = id_at(mid);
-        if (at < id || (!or_equal && at == id)) {
-          lo = mid + 1;
-        } else {
-          hi = mid;
-        }
-      }
-      return pos_.begin() + static_cast<std::ptrdiff_t>(lo);
+// A walk that needs only the ranges enclosing each op as it opens: `visit(k, stack)`, `stack`
+// holding the positions of the enclosing ranges, innermost last.
+struct Opened {
+  Idx k;
+};
+template <typename EndOf, typename Visit>
+void WalkOpenings(const RawEvents& events, const std::vector<Idx>& host, EndOf end_of,
+                  Visit visit) {
+  WalkNesting<Opened>(
+      events, host, end_of,
+      [&](Idx k, const std::vector<Opened>& stack) {
+        visit(k, stack);
+        return Opened{k};
+      },
+      [](const Opened&, Opened*) {});
+}
+
+// A launch (runtime event) with a correlation id and the op rules 1-2 give it (below).
+struct Launch {
+  int64_t correlation;
+  Idx k;      // position in `host`
+  Idx owner;  // position in `host`, or LaunchIndex::kOutside
+};
+
+// An op carrying an External id that some attribution looks up, with its enclosing range.
+struct IdOp {
+  int64_t external_id;
+  Idx k;       // position in `host`
+  Idx parent;  // position in `host` of the innermost range enclosing it, kNone at the top
+};
+
+// The entries of `v` (sorted by (key, k)) whose key is `id`.
+template <typename T, int64_t T::*Key>
+std::pair<const T*, const T*> EqualRange(const std::vector<T>& v, int64_t id) {
+  const T* lo =
+      std::partition_point(v.data(), v.data() + v.size(), [id](const T& x) { return x.*Key < id; });
+  const T* hi =
+      std::partition_point(lo, v.data() + v.size(), [id](const T& x) { return x.*Key == id; });
+  return {lo, hi};
+}
+
+// A launch outside every op (rules 1-2 give it no owner), kept for rule 3.
+struct OutsideLaunch {
+  int64_t correlation;
+  Idx k;       // position in `host`
+  Idx parent;  // position in `host` of the innermost range enclosing it, kNone at the top
+};
+
+// The first launch (in `host` order) of each correlation id and the owner rules 1-2 give it, for
+// the device events to look up: a table of 4-byte owners indexed by correlation when the ids
+// are dense (Kineto numbers them 1, 2, 3, ...), else the launches (16 bytes each) sorted by
+// correlation. Launches outside every op are kept apart, with their range, for rule 3.
+class LaunchIndex {
+ public:
+  static constexpr Idx kNoLaunch = kNone;     // Owner(): no launch has the correlation
+  static constexpr Idx kOutside = kNone - 1;  // Owner(): the launch is outside every op
+  // `lo`..`hi`: the range of the `count` launches' correlations (lo > hi: none).
+  LaunchIndex(int64_t lo, int64_t hi, size_t count) : lo_(lo) {
+    const bool dense = count > 0 && hi - lo < static_cast<int64_t>(2 * count + 4096);
+    if (dense) {
+      table_.assign(static_cast<size_t>(hi - lo + 1), kNoLaunch);
+    } else {
+      sorted_.reserve(count);
+    }
+  }
+  // Called in `host` order: the first launch of a correlation is the one that counts.
+  void Add(int64_t correlation, Idx k, Idx owner, Idx parent) {
+    if (owner == kNone) {
+      outside_.push_back({correlation, k, parent});
+      owner = kOutside;
+    }
+    if (table_.empty()) {
+      sorted_.push_back({correlation, k, owner});
+    } else if (Idx& slot = table_[static_cast<size_t>(correlation - lo_)]; slot == kNoLaunch) {
+      slot = owner;
+    }
+  }
+  // After the last Add(). `bucket_start`: where each thread's positions in `host` begin.
+  void Finish(const std::vector<size_t>& bucket_start) {
+    auto before = [](const auto& a, const auto& b) {
+      return a.correlation != b.correlation ? a.correlation < b.correlation : a.k < b.k;
     };
-    return {first_past(true), first_past(false)};
+    SortMostlySorted(outside_.data(), outside_.data() + outside_.size(), before);
+    // Each thread's launches come in its order, which is mostly correlation order (ids grow as
+    // launches are made): sorted alone, then merged into the threads before them, the extra
+    // memory is the smaller of two runs, not the out-of-order half of all launches.
+    Launch* const first = sorted_.data();
+    Launch* begin = first;
+    for (size_t t = 1; t < bucket_start.size(); ++t) {
+      Launch* end = std::partition_point(begin, first + sorted_.size(),
+                                         [&](const Launch& x) { return x.k < bucket_start[t]; });
+      SortMostlySorted(begin, end, before);
+      std::inplace_merge(first, begin, end, before);
+      begin = end;
+    }
+  }
+  // The owner of the first launch with `correlation`: a position in `host`, kOutside or
+  // kNoLaunch.
+  Idx Owner(int64_t correlation) const {
+    if (correlation < 0) return kNoLaunch;
+    if (table_.empty()) {
+      auto [lo, hi] = EqualRange<Launch, &Launch::correlation>(sorted_, correlation);
+      return lo == hi ? kNoLaunch : lo->owner;
+    }
+    const int64_t at = correlation - lo_;
+    if (correlation < lo_ || at >= static_cast<int64_t>(table_.size())) return kNoLaunch;
+    return table_[static_cast<size_t>(at)];
+  }
+  // The first launch with `correlation` when Owner() says kOutside.
+  const OutsideLaunch& Outside(int64_t correlation) const {
+    return *EqualRange<OutsideLaunch, &OutsideLaunch::correlation>(outside_, correlation).first;
   }
 
  private:
-  Id id_ = nullptr;
-  std::vector<Idx> pos_;
-  std::vector<int64_t> ids_;  // the id of each entry, when the events' ids are not in order
+  int64_t lo_;
+  std::vector<Idx> table_;              // owner by correlation − lo_, when dense
+  std::vector<Launch> sorted_;          // else, sorted by (correlation, k)
+  std::vector<OutsideLaunch> outside_;  // sorted by (correlation, k)
 };
+
+// What the events of category `cat_id` are to the summary.
+EventKind KindOfCategory(uint32_t cat_id, const StringTable& strings,
+                         const SummarizeOptions& options) {
+  if (cat_id == 0) return EventKind::kHostOp;  // legacy traces carry no `cat`
+  const std::string cat(strings.Get(cat_id));
+  if (options.device_categories.contains(cat)) return EventKind::kDevice;
+  if (!options.host_op_categories.contains(cat)) return EventKind::kIgnored;
+  if (IsRuntimeCategory(cat)) return EventKind::kRuntime;
+  return cat == kAnnotationCategory ? EventKind::kAnnotation : EventKind::kHostOp;
+}
+
+// Per-kernel totals: device events grouped by name, most device time first (ties by name).
+std::vector<KernelStats> KernelTotals(const RawEvents& events, const std::vector<Idx>& device,
+                                      const StringTable& strings) {
+  std::vector<KernelStats> kernels;
+  std::vector<Idx> row_of_kernel(strings.size(), kNone);
+  std::vector<int64_t> kernel_ns;
+  for (Idx d : device) {
+    Idx& row = row_of_kernel[events.name(d)];
+    if (row == kNone) {
+      row = static_cast<Idx>(kernels.size());
+      kernels.push_back({std::string(strings.Get(events.name(d))), 0, 0});
+      kernel_ns.push_back(0);
+    }
+    kernels[row].calls += 1;
+    kernel_ns[row] += std::max<int64_t>(events.dur_ns(d), 0);
+  }
+  for (size_t k = 0; k < kernels.size(); ++k) kernels[k].device_us = Us(kernel_ns[k]);
+  std::sort(kernels.begin(), kernels.end(), [](const KernelStats& a, const KernelStats& b) {
+    if (a.device_us != b.device_us) return a.device_us > b.device_us;
+    return a.name < b.name;
+  });
+  return kernels;
+}
 
 // A row's slot when it is summed into the kOtherOperatorsName row (RowSlots).
 constexpr Idx kFolded = kNone;
@@ -298,6 +437,11 @@ std::vector<Idx> RowSlots(const std::vector<RowSums>& sums, const std::vector<Id
 // `release`, when given, is `trace` itself: its events are freed as soon as they are no longer
 // needed, before the op rows are built, so that a trace with a million distinct op names never
 // holds its events and its rows at once (issue 12 item 6).
+//
+// Memory (issue 23): besides the events, the summarizer holds one 4-byte position per host op
+// (`host`), a few bytes per launch and per device event, and a stack: nesting, self CPU and
+// total device time come from walks over `host` with the stack of enclosing ranges, not from
+// arrays per event.
 TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, RawTrace* release) {
   TraceSummary summary;
   summary.source_format = trace.format;
@@ -310,43 +454,47 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     return summary;
   }
 
-  // Classify categories once per distinct `cat` string.
-  std::vector<EventKind> kind_of_cat(trace.strings.size(), EventKind::kUnknown);
-  auto kind_of = [&](Idx i) {
-    const uint32_t cat_id = events.cat(i);
-    EventKind& k = kind_of_cat[cat_id];
-    if (k == EventKind::kUnknown) {
-      const std::string cat(trace.strings.Get(cat_id));
-      if (cat_id == 0) {
-        k = EventKind::kHostOp;  // legacy traces carry no `cat`
-      } else if (options.device_categories.contains(cat)) {
-        k = EventKind::kDevice;
-      } else if (options.host_op_categories.contains(cat)) {
-        k = IsRuntimeCategory(cat)       ? EventKind::kRuntime
-            : cat == kAnnotationCategory ? EventKind::kAnnotation
-                                         : EventKind::kHostOp;
-      } else {
-        k = EventKind::kIgnored;
-      }
-    }
-    return k;
+  // Classify once per lane ((cat, pid, tid): a handful per trace), not per event.
+  const uint32_t lanes = static_cast<uint32_t>(events.lane_count());
+  std::vector<EventKind> kind_of_lane(lanes);
+  bool saw_privateuse1 = false;
+  bool saw_cuda_runtime = false;
+  for (uint32_t l = 0; l < lanes; ++l) {
+    kind_of_lane[l] = KindOfCategory(events.lane_cat(l), trace.strings, options);
+  }
+  auto kind_of = [&](Idx i) { return kind_of_lane[events.lane(i)]; };
+  auto is_host = [](EventKind k) {
+    return k == EventKind::kHostOp || k == EventKind::kAnnotation || k == EventKind::kRuntime;
   };
   // Negative durations count as 0 (and make the capture INVALID below).
   auto dur = [&](Idx i) { return std::max<int64_t>(events.dur_ns(i), 0); };
   auto end_of = [&](Idx i) { return events.ts_ns(i) + dur(i); };
+  auto can_own = [&](Idx i) { return kind_of(i) == EventKind::kHostOp; };
 
-  bool saw_privateuse1 = false;
-  bool saw_cuda_runtime = false;
+  // Host events grouped by thread (threads in thread-key order, each in file order) with their
+  // exact count, so that sorting them below moves only the few out of order within a thread.
+  std::vector<uint32_t> bucket_of_lane(lanes, 0);
+  std::vector<size_t> bucket_start;
+  {
+    std::vector<uint64_t> threads;
+    for (uint32_t l = 0; l < lanes; ++l) {
+      if (is_host(kind_of_lane[l])) threads.push_back(events.lane_thread_key(l));
+    }
+    std::sort(threads.begin(), threads.end());
+    threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
+    for (uint32_t l = 0; l < lanes; ++l) {
+      const auto it = std::lower_bound(threads.begin(), threads.end(), events.lane_thread_key(l));
+      bucket_of_lane[l] = static_cast<uint32_t>(it - threads.begin());
+    }
+    bucket_start.assign(threads.size() + 1, 0);
+  }
   // The host events' span: when the capture ran (device events may sit on another clock).
   int64_t first_host_start = INT64_MAX;
   int64_t last_host_end = INT64_MIN;
-  // Reserved for every event: pages never written cost address space, not memory, and no
-  // grow-and-copy doubles a vector's footprint at its peak (the same for `samples` below).
-  std::vector<Idx> host;    // host ops and runtime events
-  std::vector<Idx> device;  // device events
-  host.reserve(n);
-  device.reserve(n);
-  if (release) release->strings.ReleaseIndex();  // only Get() from here on
+  size_t device_count = 0;
+  // Runtime events with a correlation (launches): how many, and their ids' range.
+  size_t launch_count = 0;
+  int64_t launch_lo = INT64_MAX, launch_hi = INT64_MIN;
   for (Idx i = 0; i < n; ++i) {
     const int64_t ts = events.ts_ns(i);
     if (events.dur_ns(i) < 0 && !summary.invalid_reason) {
@@ -357,181 +505,55 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
       summary.invalid_reason =
           absl::StrFormat("timestamps go backwards at event %d", events.index(i));
     }
-    const EventKind k = kind_of(i);
-    if (k == EventKind::kHostOp || k == EventKind::kAnnotation || k == EventKind::kRuntime) {
-      host.push_back(i);
+    const uint32_t l = events.lane(i);
+    if (is_host(kind_of_lane[l])) {
+      ++bucket_start[bucket_of_lane[l] + 1];
+      if (const int64_t c = events.correlation(i);
+          c >= 0 && kind_of_lane[l] == EventKind::kRuntime) {
+        ++launch_count;
+        launch_lo = std::min(launch_lo, c);
+        launch_hi = std::max(launch_hi, c);
+      }
       first_host_start = std::min(first_host_start, ts);
       last_host_end = std::max(last_host_end, end_of(i));
-      const std::string_view cat = trace.strings.Get(events.cat(i));
-      if (cat.starts_with("privateuse1_")) saw_privateuse1 = true;
-      if (cat.starts_with("cuda_")) saw_cuda_runtime = true;
-    } else if (k == EventKind::kDevice) {
-      device.push_back(i);
+    } else if (kind_of_lane[l] == EventKind::kDevice) {
+      ++device_count;
     }
   }
+  for (uint32_t l = 0; l < lanes; ++l) {
+    if (!is_host(kind_of_lane[l])) continue;
+    const std::string_view cat = trace.strings.Get(events.lane_cat(l));
+    if (cat.starts_with("privateuse1_")) saw_privateuse1 = true;
+    if (cat.starts_with("cuda_")) saw_cuda_runtime = true;
+  }
+  for (size_t b = 1; b < bucket_start.size(); ++b) bucket_start[b] += bucket_start[b - 1];
+  std::vector<Idx> host(bucket_start.back());  // host ops and runtime events
+  std::vector<Idx> device;                     // device events
+  device.reserve(device_count);
+  {
+    std::vector<size_t> next(bucket_start.begin(), bucket_start.end() - 1);
+    for (Idx i = 0; i < n; ++i) {
+      const uint32_t l = events.lane(i);
+      if (is_host(kind_of_lane[l])) {
+        host[next[bucket_of_lane[l]]++] = i;
+      } else if (kind_of_lane[l] == EventKind::kDevice) {
+        device.push_back(i);
+      }
+    }
+  }
+  if (release) release->strings.ReleaseIndex();  // only Get() from here on
 
-  // Nest host events per thread exactly as torch's EventList._populate_cpu_children: sort by
-  // (start, -end), ties in file order; an event is the child of the top of the stack when it
-  // starts before the parent's end and does not end after it. Partial overlaps (common in
-  // legacy traces, whose integer µs durations are truncated per event) are not nested — torch
-  // does the same, so they are not reported.
-  SortMostlySorted(&host, [&](Idx a, Idx b) {
-    const uint64_t ta = events.thread_key(a);
-    const uint64_t tb = events.thread_key(b);
-    if (ta != tb) return ta < tb;
-    if (events.ts_ns(a) != events.ts_ns(b)) return events.ts_ns(a) < events.ts_ns(b);
-    if (end_of(a) != end_of(b)) return end_of(a) > end_of(b);
-    return a < b;  // file order
-  });
-  // From here on the per-host-event arrays are indexed by position in `host` (k), not by event:
-  // a quarter of the events are device work and need none of them.
-  const Idx h = static_cast<Idx>(host.size());
-  std::vector<Idx> parent(h, kNone);  // a position in `host`
-  {
-    std::vector<Idx> stack;  // positions
-    uint64_t thread = 0;
-    for (Idx k = 0; k < h; ++k) {
-      const Idx i = host[k];
-      if (stack.empty() || events.thread_key(i) != thread) {
-        stack.clear();
-        thread = events.thread_key(i);
-      }
-      while (!stack.empty()) {
-        const Idx p = stack.back();
-        if (events.ts_ns(i) >= end_of(host[p]) || end_of(i) > end_of(host[p])) {
-          stack.pop_back();
-        } else {
-          parent[k] = p;
-          break;
-        }
-      }
-      stack.push_back(k);
-    }
+  // torch nests by (start, -end), ties in file order, per thread.
+  for (size_t t = 0; t + 1 < bucket_start.size(); ++t) {
+    SortMostlySorted(host.data() + bucket_start[t], host.data() + bucket_start[t + 1],
+                     [&](Idx a, Idx b) {
+                       if (events.ts_ns(a) != events.ts_ns(b))
+                         return events.ts_ns(a) < events.ts_ns(b);
+                       if (end_of(a) != end_of(b)) return end_of(a) > end_of(b);
+                       return a < b;  // file order
+                     });
   }
-
-  // Attribute device events to the op that launched them, the way torch does (§1.8, §7.1):
-  // device event → the runtime event with the same correlation (its launch) → the op. The
-  // launch's External id is evidence of that op only where it can be checked, because 2023
-  // traces give a launch its own correlation as External id, colliding with other ops' ids:
-  //  1. the innermost op enclosing the launch on its thread that carries the id;
-  //  2. else the innermost op enclosing the launch (annotations never own device time);
-  //  3. else, for a launch outside every op, the op the id names when it ran on the launch's
-  //     thread, inside the same range, ended before the launch, and the id is not the launch's
-  //     own correlation: an NCCL kernel launched inside `nccl:all_reduce` after
-  //     `record_param_comms` goes to record_param_comms.
-  // A device event without a launch goes to the op of its own External id (unless the id is
-  // its own correlation: the 2023 form names no op). Anything else is unattributed. Lookups
-  // are sorted vectors (16 bytes per event, freed after this pass). `dev` is each event's own
-  // device time here, its total (own + children's) further down.
-  auto can_own = [&](Idx i) { return kind_of(i) == EventKind::kHostOp; };
-  std::vector<int64_t> dev(h, 0);
-  int64_t device_total_ns = 0;
-  int64_t unattributed_ns = 0;
-  uint64_t unattributed_events = 0;
-  {
-    const IdIndex runtime_by_correlation = IdIndex::Make(
-        events, host, [&](Idx i) { return kind_of(i) == EventKind::kRuntime; },
-        &RawEvents::correlation);
-    const IdIndex op_by_external_id = IdIndex::Make(events, host, can_own, &RawEvents::external_id);
-    // The entries of `index` with id `id`: positions in `host`, in `host` order.
-    auto all_with = [&](const IdIndex& index, int64_t id) { return index.Range(events, host, id); };
-    auto find_in = [&](const IdIndex& index, int64_t id) -> Idx {
-      if (id < 0) return kNone;
-      auto [lo, hi] = all_with(index, id);
-      return lo == hi ? kNone : *lo;
-    };
-    // Rules 1 and 2 for the launch at position `r`. The ranges enclosing it are looked at up to
-    // kMaxEnclosing deep: torch's own stacks are tens deep, and the bound keeps a hostile trace
-    // (a launch inside a million nested ops, a million times) linear.
-    constexpr int kMaxEnclosing = 256;
-    auto enclosing_owner = [&](Idx r) -> Idx {
-      const int64_t id = events.external_id(host[r]);
-      Idx innermost = kNone;
-      int depth = 0;
-      for (Idx p = parent[r]; p != kNone && depth < kMaxEnclosing; p = parent[p], ++depth) {
-        const Idx op = host[p];
-        if (!can_own(op)) continue;
-        if (id >= 0 && events.external_id(op) == id) return p;
-        if (innermost == kNone) innermost = p;
-      }
-      return innermost;
-    };
-    // Rule 3 for the launch at `r`: the last op before it in `host` order that carries its
-    // External id, when that op ran on its thread in the same range and ended before it.
-    auto sibling_owner = [&](Idx r) -> Idx {
-      const Idx launch = host[r];
-      const int64_t id = events.external_id(launch);
-      if (id < 0 || id == events.correlation(launch)) return kNone;
-      auto [lo, hi] = all_with(op_by_external_id, id);
-      auto after = std::lower_bound(lo, hi, r);
-      if (after == lo) return kNone;
-      const Idx k = *std::prev(after);
-      const bool before_in_same_range = events.thread_key(host[k]) == events.thread_key(launch) &&
-                                        parent[k] == parent[r] &&
-                                        end_of(host[k]) <= events.ts_ns(launch);
-      return before_in_same_range ? k : kNone;
-    };
-    for (Idx d : device) {
-      device_total_ns += dur(d);
-      const int64_t correlation = events.correlation(d);
-      const int64_t external_id = events.external_id(d);
-      Idx owner = kNone;
-      if (const Idx r = find_in(runtime_by_correlation, correlation); r != kNone) {
-        owner = enclosing_owner(r);
-        if (owner == kNone) owner = sibling_owner(r);
-      } else if (external_id != correlation) {
-        owner = find_in(op_by_external_id, external_id);
-      }
-      if (owner == kNone) {
-        unattributed_ns += dur(d);
-        ++unattributed_events;
-        continue;
-      }
-      dev[owner] += dur(d);
-    }
-  }
-  // Per-kernel totals: device events grouped by name.
-  {
-    std::vector<Idx> row_of_kernel(trace.strings.size(), kNone);
-    std::vector<int64_t> kernel_ns;
-    for (Idx d : device) {
-      Idx& row = row_of_kernel[events.name(d)];
-      if (row == kNone) {
-        row = static_cast<Idx>(summary.kernels.size());
-        summary.kernels.push_back({std::string(trace.strings.Get(events.name(d))), 0, 0});
-        kernel_ns.push_back(0);
-      }
-      summary.kernels[row].calls += 1;
-      kernel_ns[row] += dur(d);
-    }
-    for (size_t k = 0; k < summary.kernels.size(); ++k)
-      summary.kernels[k].device_us = Us(kernel_ns[k]);
-    std::sort(summary.kernels.begin(), summary.kernels.end(),
-              [](const KernelStats& a, const KernelStats& b) {
-                if (a.device_us != b.device_us) return a.device_us > b.device_us;
-                return a.name < b.name;
-              });
-  }
-  summary.has_device_time = device_total_ns > 0;
-  summary.device_total_us = Us(device_total_ns);
-  summary.unattributed_device_us = Us(unattributed_ns);
-  if (unattributed_events > 0) {
-    summary.warnings.push_back(absl::StrFormat(
-        "%d device events (%.3f us) have no launching op in the trace (no launch inside an "
-        "op or carrying an op's External id, no External id match); counted in the device "
-        "total only",
-        unattributed_events, Us(unattributed_ns)));
-  }
-  // The device's busy intervals, for the idle layer once the step windows are known.
-  const bool any_device = !device.empty();
-  std::vector<Interval> busy;
-  {
-    std::vector<Interval> spans;
-    spans.reserve(device.size());
-    for (Idx d : device) spans.emplace_back(events.ts_ns(d), end_of(d));
-    std::vector<Idx>().swap(device);
-    busy = Union(std::move(spans));
-  }
+  // From here on positions in `host` (k) name the host events.
 
   // Steps: ProfilerStep#N windows, in time order.
   struct Window {
@@ -547,13 +569,6 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   std::stable_sort(windows.begin(), windows.end(),
                    [](const Window& a, const Window& b) { return a.start < b.start; });
   for (const Window& w : windows) summary.steps.push_back(StepStats{w.number, 0, 0});
-  int64_t idle_ns = 0;
-  if (any_device) {
-    std::vector<Interval> step_spans;
-    for (const Window& w : windows) step_spans.emplace_back(w.start, w.end);
-    idle_ns = IdleInsideSteps(busy, Union(std::move(step_spans)));
-    std::vector<Interval>().swap(busy);
-  }
   // The window containing `ts`: the last one starting at or before it, if it has not ended.
   auto step_of = [&](int64_t ts) -> Idx {
     auto it = std::upper_bound(windows.begin(), windows.end(), ts,
@@ -575,7 +590,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     for (Idx i : host) {
       const uint32_t name = events.name(i);
       if (row_of_name[name] != kNone) continue;
-      const bool step = KeyAveragesName(trace.strings.Get(name)) == kStepRowName;
+      const bool step = trace.strings.Get(name).starts_with("ProfilerStep#");
       if (step && step_row != kNone) {
         row_of_name[name] = step_row;
         continue;
@@ -586,75 +601,237 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     }
   }
 
-  // Figures per row and per step, in two passes so that the per-event arrays never all live at
-  // once (issue 23): own device time first, then `dev` becomes total device time (children come
-  // after their parent in `host` order, so a reverse pass completes every child's total before
-  // adding it to its parent) and is freed; then self CPU (duration - the children's durations)
-  // from the parents, which are freed, and the CPU figures.
-  std::vector<RowSums> sums(name_of_row.size());
-  std::vector<Sample> samples;  // (row, step) in `host` order; repeats merged when adjacent
-  if (!windows.empty()) samples.reserve(host.size());
-  auto add_sample = [&samples](Idx r, Idx s, double v) {
-    if (!samples.empty() && samples.back().row == r && samples.back().step == s) {
-      samples.back().value += v;
+  // Attribute device events to the op that launched them, the way torch does (§1.8, §7.1):
+  // device event → the runtime event with the same correlation (its launch) → the op. The
+  // launch's External id is evidence of that op only where it can be checked, because 2023
+  // traces give a launch its own correlation as External id, colliding with other ops' ids:
+  //  1. the innermost op enclosing the launch on its thread that carries the id;
+  //  2. else the innermost op enclosing the launch (annotations never own device time);
+  //  3. else, for a launch outside every op, the op the id names when it ran on the launch's
+  //     thread, inside the same range, ended before the launch, and the id is not the launch's
+  //     own correlation: an NCCL kernel launched inside `nccl:all_reduce` after
+  //     `record_param_comms` goes to record_param_comms.
+  // A device event without a launch goes to the op of its own External id (unless the id is
+  // its own correlation: the 2023 form names no op). Anything else is unattributed.
+  // Rules 1-2 are read off the nesting stack as the launches are walked; ops are looked up by
+  // External id only for the ids rule 3 and launchless device events ask for (usually none).
+  LaunchIndex launches(launch_lo, launch_hi, launch_count);
+  {
+    // The ranges enclosing a launch are looked at up to kMaxEnclosing deep: torch's own stacks
+    // are tens deep, and the bound keeps a hostile trace (a launch inside a million nested
+    // ops, a million times) linear.
+    constexpr size_t kMaxEnclosing = 256;
+    WalkOpenings(events, host, end_of, [&](Idx k, const std::vector<Opened>& stack) {
+      const Idx i = host[k];
+      if (kind_of(i) != EventKind::kRuntime || events.correlation(i) < 0) return;
+      const int64_t id = events.external_id(i);
+      Idx owner = kNone;
+      Idx innermost = kNone;
+      for (size_t j = stack.size(), depth = 0; j > 0 && depth < kMaxEnclosing; ++depth) {
+        const Idx p = stack[--j].k;
+        if (!can_own(host[p])) continue;
+        if (id >= 0 && events.external_id(host[p]) == id) {
+          owner = p;
+          break;
+        }
+        if (innermost == kNone) innermost = p;
+      }
+      if (owner == kNone) owner = innermost;
+      launches.Add(events.correlation(i), k, owner, stack.empty() ? kNone : stack.back().k);
+    });
+  }
+  launches.Finish(bucket_start);
+  // The ops (can own device time) carrying an External id asked for, sorted by (id, k).
+  std::vector<IdOp> id_ops;
+  {
+    std::vector<int64_t> wanted;
+    for (Idx d : device) {
+      const Idx owner = launches.Owner(events.correlation(d));
+      if (owner == LaunchIndex::kOutside) {
+        const int64_t id = events.external_id(host[launches.Outside(events.correlation(d)).k]);
+        if (id >= 0 && id != events.correlation(d)) wanted.push_back(id);
+      } else if (owner == LaunchIndex::kNoLaunch && events.external_id(d) >= 0 &&
+                 events.external_id(d) != events.correlation(d)) {
+        wanted.push_back(events.external_id(d));
+      }
+    }
+    std::sort(wanted.begin(), wanted.end());
+    wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+    if (!wanted.empty()) {
+      WalkOpenings(events, host, end_of, [&](Idx k, const std::vector<Opened>& stack) {
+        const Idx i = host[k];
+        const int64_t id = events.external_id(i);
+        if (id >= 0 && can_own(i) && std::binary_search(wanted.begin(), wanted.end(), id)) {
+          id_ops.push_back({id, k, stack.empty() ? kNone : stack.back().k});
+        }
+      });
+      SortMostlySorted(
+          id_ops.data(), id_ops.data() + id_ops.size(), [](const IdOp& a, const IdOp& b) {
+            return a.external_id != b.external_id ? a.external_id < b.external_id : a.k < b.k;
+          });
+    }
+  }
+  // Rule 3 for `launch`: the last op before it in `host` order that carries its External id,
+  // when that op ran on its thread in the same range and ended before it.
+  auto sibling_owner = [&](const OutsideLaunch& launch) -> Idx {
+    const Idx i = host[launch.k];
+    const int64_t id = events.external_id(i);
+    if (id < 0 || id == launch.correlation) return kNone;
+    auto [lo, hi] = EqualRange<IdOp, &IdOp::external_id>(id_ops, id);
+    const IdOp* after = std::partition_point(lo, hi, [&](const IdOp& x) { return x.k < launch.k; });
+    if (after == lo) return kNone;
+    const IdOp& op = after[-1];
+    const bool before_in_same_range = events.thread_key(host[op.k]) == events.thread_key(i) &&
+                                      op.parent == launch.parent &&
+                                      end_of(host[op.k]) <= events.ts_ns(i);
+    return before_in_same_range ? op.k : kNone;
+  };
+  // (owner, device event) of every attributed device event.
+  std::vector<std::pair<Idx, Idx>> owned;
+  owned.reserve(device.size());
+  int64_t device_total_ns = 0;
+  int64_t unattributed_ns = 0;
+  uint64_t unattributed_events = 0;
+  for (Idx d : device) {
+    device_total_ns += dur(d);
+    Idx owner = kNone;
+    const Idx launch_owner = launches.Owner(events.correlation(d));
+    if (launch_owner == LaunchIndex::kOutside) {
+      owner = sibling_owner(launches.Outside(events.correlation(d)));
+    } else if (launch_owner != LaunchIndex::kNoLaunch) {
+      owner = launch_owner;
+    } else if (events.external_id(d) != events.correlation(d)) {
+      auto [lo, hi] = EqualRange<IdOp, &IdOp::external_id>(id_ops, events.external_id(d));
+      if (events.external_id(d) >= 0 && lo != hi) owner = lo->k;
+    }
+    if (owner == kNone) {
+      unattributed_ns += dur(d);
+      ++unattributed_events;
     } else {
-      samples.push_back({r, s, v});
+      owned.emplace_back(owner, d);
+    }
+  }
+  launches = LaunchIndex(0, -1, 0);
+  std::vector<IdOp>().swap(id_ops);
+  summary.kernels = KernelTotals(events, device, trace.strings);
+  summary.has_device_time = device_total_ns > 0;
+  summary.device_total_us = Us(device_total_ns);
+  summary.unattributed_device_us = Us(unattributed_ns);
+  if (unattributed_events > 0) {
+    summary.warnings.push_back(absl::StrFormat(
+        "%d device events (%.3f us) have no launching op in the trace (no launch inside an "
+        "op or carrying an op's External id, no External id match); counted in the device "
+        "total only",
+        unattributed_events, Us(unattributed_ns)));
+  }
+  // Idle: the device's busy intervals against the step windows.
+  const bool any_device = !device.empty();
+  int64_t idle_ns = 0;
+  if (any_device) {
+    std::vector<Interval> step_spans;
+    for (const Window& w : windows) step_spans.emplace_back(w.start, w.end);
+    IdleInsideSteps idle(Union(std::move(step_spans)));
+    // The device events in start order (they mostly come that way, per stream), sorted in place.
+    SortMostlySorted(device.data(), device.data() + device.size(), [&](Idx a, Idx b) {
+      if (events.ts_ns(a) != events.ts_ns(b)) return events.ts_ns(a) < events.ts_ns(b);
+      if (end_of(a) != end_of(b)) return end_of(a) < end_of(b);
+      return a < b;
+    });
+    for (Idx d : device) idle.Add({events.ts_ns(d), end_of(d)});
+    idle_ns = idle.idle_ns();
+  }
+  std::vector<Idx>().swap(device);
+
+  // Figures per row and per step. Own device time per owner first (in `host` order), then one
+  // walk closes every range after its children: self CPU = duration − the children's durations,
+  // total device = own + the children's totals.
+  std::sort(owned.begin(), owned.end());
+  std::vector<RowSums> sums(name_of_row.size());
+  std::vector<int64_t> step_cpu_ns(windows.size(), 0), step_dev_ns(windows.size(), 0);
+  std::vector<Sample> samples;  // one per (row, step) run, merged while the row stays in a step
+  std::vector<Idx> last_sample_of_row(windows.empty() ? 0 : name_of_row.size(), kNone);
+  auto add_sample = [&](Idx r, Idx s, int64_t ns) {
+    Idx& last = last_sample_of_row[r];
+    if (last != kNone && samples[last].step == s) {
+      samples[last].ns += ns;
+    } else {
+      last = static_cast<Idx>(samples.size());
+      samples.push_back({r, s, ns});
     }
   };
-  for (Idx k = 0; k < h; ++k) {
-    if (dev[k] == 0) continue;
+  // The own device time of the owner at owned[*at] (0 when *at is past k), moving *at past it.
+  auto own_dev = [&](Idx k, size_t* at) {
+    int64_t ns = 0;
+    for (; *at < owned.size() && owned[*at].first == k; ++*at) ns += dur(owned[*at].second);
+    return ns;
+  };
+  for (size_t at = 0; at < owned.size();) {
+    const Idx k = owned[at].first;
+    const int64_t ns = own_dev(k, &at);
+    if (ns == 0) continue;
     const Idx i = host[k];
     const Idx r = row_of_name[events.name(i)];
-    sums[r].self_dev += dev[k];
+    sums[r].self_dev += ns;
     if (windows.empty()) continue;
     const Idx s = step_of(events.ts_ns(i));
     if (s == kNone) continue;
-    summary.steps[s].device_us += Us(dev[k]);
-    if (summary.has_device_time) add_sample(r, s, Us(dev[k]));
+    step_dev_ns[s] += ns;
+    if (summary.has_device_time) add_sample(r, s, ns);
   }
-  for (Idx k = h; k-- > 0;) {
-    if (parent[k] != kNone) dev[parent[k]] += dev[k];
-  }
-  for (Idx k = 0; k < h; ++k) sums[row_of_name[events.name(host[k])]].total_dev += dev[k];
-  std::vector<int64_t>().swap(dev);
-  std::vector<int64_t> self_cpu(h);
-  for (Idx k = 0; k < h; ++k) self_cpu[k] = dur(host[k]);
-  for (Idx k = 0; k < h; ++k) {
-    if (parent[k] != kNone) self_cpu[parent[k]] -= dur(host[k]);
-  }
-  std::vector<Idx>().swap(parent);
-
   int64_t self_cpu_total_ns = 0;
   // The host layers (run.proto): framework dispatch is the self time of the framework's ops
   // (cpu_op: not ProfilerStep#N, `## backward ##` or other annotation ranges), runtime
   // scheduling the self time of the runtime/driver calls.
   int64_t dispatch_cpu_ns = 0;
   int64_t runtime_cpu_ns = 0;
-  for (Idx k = 0; k < h; ++k) {
-    const Idx i = host[k];
-    const Idx r = row_of_name[events.name(i)];
-    RowSums& row = sums[r];
-    row.calls += 1;
-    row.self_cpu += self_cpu[k];
-    row.total_cpu += dur(host[k]);
-    self_cpu_total_ns += self_cpu[k];
-    if (kind_of(i) == EventKind::kRuntime) runtime_cpu_ns += self_cpu[k];
-    // Legacy traces carry no category: every range is an op but the step windows.
-    if (kind_of(i) == EventKind::kHostOp &&
-        !ProfilerStepNumber(trace.strings.Get(events.name(i)))) {
-      dispatch_cpu_ns += self_cpu[k];
-    }
-    if (windows.empty()) continue;
-    const Idx s = step_of(events.ts_ns(i));
-    if (s == kNone) continue;
-    summary.steps[s].cpu_us += Us(self_cpu[k]);
-    if (!summary.has_device_time && self_cpu[k] != 0) add_sample(r, s, Us(self_cpu[k]));
+  {
+    struct Frame {
+      Idx k;
+      int64_t children_dur;
+      int64_t total_dev;
+    };
+    size_t at = 0;
+    WalkNesting<Frame>(
+        events, host, end_of,
+        [&](Idx k, std::vector<Frame>& stack) {
+          if (!stack.empty()) stack.back().children_dur += dur(host[k]);
+          return Frame{k, 0, own_dev(k, &at)};
+        },
+        [&](const Frame& f, Frame* parent) {
+          if (parent) parent->total_dev += f.total_dev;
+          const Idx i = host[f.k];
+          const Idx r = row_of_name[events.name(i)];
+          const int64_t self_cpu = dur(i) - f.children_dur;
+          RowSums& row = sums[r];
+          row.calls += 1;
+          row.self_cpu += self_cpu;
+          row.total_cpu += dur(i);
+          row.total_dev += f.total_dev;
+          self_cpu_total_ns += self_cpu;
+          const EventKind kind = kind_of(i);
+          if (kind == EventKind::kRuntime) runtime_cpu_ns += self_cpu;
+          // Legacy traces carry no category: every range is an op but the step windows.
+          if (kind == EventKind::kHostOp &&
+              !ProfilerStepNumber(trace.strings.Get(events.name(i)))) {
+            dispatch_cpu_ns += self_cpu;
+          }
+          if (windows.empty()) return;
+          const Idx s = step_of(events.ts_ns(i));
+          if (s == kNone) return;
+          step_cpu_ns[s] += self_cpu;
+          if (!summary.has_device_time && self_cpu != 0) add_sample(r, s, self_cpu);
+        });
+  }
+  for (size_t s = 0; s < windows.size(); ++s) {
+    summary.steps[s].cpu_us = Us(step_cpu_ns[s]);
+    summary.steps[s].device_us = Us(step_dev_ns[s]);
   }
 
   // Everything per event is done: free it before the rows (one std::string each) are built.
   std::vector<Idx>().swap(host);
-  std::vector<int64_t>().swap(self_cpu);
+  std::vector<std::pair<Idx, Idx>>().swap(owned);
   std::vector<Idx>().swap(row_of_name);
+  std::vector<Idx>().swap(last_sample_of_row);
   if (release) {
     release->events.Release();
     std::vector<LaunchIds>().swap(release->launch_ids);
@@ -700,19 +877,26 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     ops[k++].name = KeyAveragesName(trace.strings.Get(name_of_row[r]));
   }
   std::vector<Idx>().swap(name_of_row);
-  // Grouped by row, each row's samples in step order (cheapest for StepSamples::Add).
-  std::stable_sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
+  // Grouped by row, each row's samples in step order (cheapest for StepSamples::Add); a (row,
+  // step) met twice (on two threads) is summed in exact nanoseconds first, so the order of the
+  // sort does not matter and it needs no buffer.
+  std::sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
     return a.row != b.row ? a.row < b.row : a.step < b.step;
   });
   // The folded rows' samples in one value per window (they come row by row, not in step order).
   std::vector<double> other_samples(fold ? windows.size() : 0);
-  for (const Sample& x : samples) {
+  for (size_t j = 0; j < samples.size();) {
+    const Sample& x = samples[j];
+    int64_t ns = 0;
+    for (; j < samples.size() && samples[j].row == x.row && samples[j].step == x.step; ++j) {
+      ns += samples[j].ns;
+    }
     if (!fold) {
-      ops[x.row].step_self_device_us.Add(x.step, x.value);
+      ops[x.row].step_self_device_us.Add(x.step, Us(ns));
     } else if (slot_of_row[x.row] == kFolded) {
-      other_samples[x.step] += x.value;
+      other_samples[x.step] += Us(ns);
     } else {
-      ops[slot_of_row[x.row]].step_self_device_us.Add(x.step, x.value);
+      ops[slot_of_row[x.row]].step_self_device_us.Add(x.step, Us(ns));
     }
   }
   std::vector<Sample>().swap(samples);

@@ -29,6 +29,30 @@ void ExpectSame(const RawEvent& a, const RawEvent& b, size_t at) {
   EXPECT_EQ(a.external_id, b.external_id) << at;
 }
 
+// Stores `want` in a RawEvents and checks that every accessor gives each value back.
+RawEvents StoreAndCheck(const std::vector<RawEvent>& want) {
+  RawEvents events;
+  for (const RawEvent& e : want) events.push_back(e);
+  for (size_t i = 0; i < want.size() && i < events.size(); ++i) {
+    ExpectSame(events[i], want[i], i);
+    EXPECT_EQ(events.ts_ns(i), want[i].ts_ns) << i;
+    EXPECT_EQ(events.dur_ns(i), want[i].dur_ns) << i;
+    EXPECT_EQ(events.name(i), want[i].name) << i;
+    EXPECT_EQ(events.cat(i), want[i].cat) << i;
+    EXPECT_EQ(events.thread_key(i), uint64_t{want[i].pid} << 32 | want[i].tid) << i;
+    EXPECT_EQ(events.correlation(i), want[i].correlation) << i;
+    EXPECT_EQ(events.external_id(i), want[i].external_id) << i;
+    EXPECT_EQ(events.index(i), want[i].index) << i;
+  }
+  size_t at = 0;  // the iterator carries the index from event to event
+  for (const RawEvent& e : events) {
+    if (at < want.size()) ExpectSame(e, want[at], at);
+    ++at;
+  }
+  EXPECT_EQ(at, want.size());
+  return events;
+}
+
 TEST(RawEvents, KeepsEveryValueExactlyAroundThe32BitEdges) {
   const std::vector<int64_t> durs = {0, 1, k2To32 - 2, k2To32 - 1, k2To32, -1, -k2To32, kMax};
   const std::vector<int64_t> ids = {-1, 0, 7, k2To32 - 3, k2To32 - 2, k2To32 - 1, k2To32, -2, kMax};
@@ -51,26 +75,52 @@ TEST(RawEvents, KeepsEveryValueExactlyAroundThe32BitEdges) {
       want.push_back(e);
     }
   }
-  RawEvents events;
-  for (const RawEvent& e : want) events.push_back(e);
+  RawEvents events = StoreAndCheck(want);
   ASSERT_EQ(events.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    ExpectSame(events[i], want[i], i);
-    EXPECT_EQ(events.ts_ns(i), want[i].ts_ns) << i;
-    EXPECT_EQ(events.dur_ns(i), want[i].dur_ns) << i;
-    EXPECT_EQ(events.name(i), want[i].name) << i;
-    EXPECT_EQ(events.cat(i), want[i].cat) << i;
-    EXPECT_EQ(events.thread_key(i), uint64_t{want[i].pid} << 32 | want[i].tid) << i;
-    EXPECT_EQ(events.correlation(i), want[i].correlation) << i;
-    EXPECT_EQ(events.external_id(i), want[i].external_id) << i;
-    EXPECT_EQ(events.index(i), want[i].index) << i;
-  }
   size_t i = 0;
   for (const RawEvent& e : events) ExpectSame(e, want[i], i), ++i;
   EXPECT_EQ(i, want.size());
   ExpectSame(events.back(), want.back(), want.size() - 1);
   events.Release();
   EXPECT_TRUE(events.empty());
+}
+
+// The 24-byte rows' own edges (issue 23, third pass): timestamps at ±2^31 ns from their block's
+// first event, 65,535 and 65,536 skipped events, indices that do not grow, 70,000 lanes, and
+// all of it across the 64-event block boundaries.
+TEST(RawEvents, KeepsEveryValueExactlyAroundTheBlockEdges) {
+  constexpr int64_t k2To31 = int64_t{1} << 31;
+  const std::vector<int64_t> ts_steps = {0, k2To31 - 1, k2To31, -k2To31, -k2To31 - 1, 1, -1};
+  const std::vector<uint64_t> skips = {0, 65534, 65535, 65536, 3};
+  std::vector<RawEvent> want;
+  uint64_t index = 5;
+  int64_t base = 1'700'000'000'000'000'000;
+  for (size_t e = 0; e < 600; ++e) {
+    RawEvent ev;
+    if (e % 64 == 0) base += 1000;  // the block's first event: its own base
+    ev.ts_ns = base + ts_steps[e % ts_steps.size()];
+    // Indices grow by the skipped count + 1, except every 50th event, which goes back.
+    index = e % 50 == 49 ? index - 2 : index + 1 + skips[e % skips.size()];
+    ev.index = index;
+    ev.name = static_cast<uint32_t>(e);
+    ev.cat = 1;
+    ev.pid = 2;
+    ev.tid = static_cast<uint32_t>(e % 3);
+    ev.dur_ns = static_cast<int64_t>(e);
+    ev.correlation = static_cast<int64_t>(e) - 1;
+    ev.external_id = static_cast<int64_t>(e % 7) - 1;
+    want.push_back(ev);
+  }
+  // Then 70,000 threads: lanes past 16 bits.
+  for (uint32_t t = 0; t < 70'000; ++t) {
+    RawEvent ev;
+    ev.index = ++index;
+    ev.ts_ns = base + t;
+    ev.pid = 9;
+    ev.tid = t;
+    want.push_back(ev);
+  }
+  EXPECT_EQ(StoreAndCheck(want).size(), want.size());
 }
 
 // Resident anonymous memory of this process, in KiB (/proc/self/status RssAnon).
