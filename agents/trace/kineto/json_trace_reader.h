@@ -5,7 +5,7 @@
 // inflated in 4 MiB chunks; events are parsed one at a time by a single-pass, string-aware
 // scanner that reads only the fields devtime uses (ph, name, cat, ts, dur, pid, tid,
 // args.correlation, args["External id"]) and skips every other value. Memory is the RawTrace
-// (about 56 bytes per kept event) plus one chunk, never the whole document.
+// (about 24 bytes per kept event: RawEvents) plus one chunk, never the whole document.
 //
 // Limits (errors say which): nesting deeper than kMaxJsonDepth; one event (or top-level value)
 // larger than kMaxEventBytes; more than kMaxEvents events (io/json_limits.h). Strings devtime keeps
