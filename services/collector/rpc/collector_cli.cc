@@ -71,6 +71,13 @@ void AddFlags(CLI::App& app, Flags& c) {
       "seconds the --read-database replica may lag; beyond (or unreachable), reads go to\n"
       "the primary")
       ->check(CLI::NonNegativeNumber);
+  AddDuration<std::chrono::seconds>(
+      app, "--standby-ack-wait", c.options.store.standby_ack_wait,
+      "seconds to wait, after a run's commit, for a standby to have flushed it before\n"
+      "acknowledging it (UNAVAILABLE after: the agent retries); 0 = the commit alone. Set it\n"
+      "with a replicated PostgreSQL (pg_auto_failover commits on one node while a promoted\n"
+      "primary waits for a standby); the role needs pg_read_all_stats")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--listen", c.options.grpc_listen, "gRPC address host:port (port 0 = any free)")
       ->capture_default_str();
   app.add_option("--metrics-listen", c.options.metrics_listen,

@@ -218,10 +218,13 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const StoreOptions& opt
   auto deadline = std::chrono::steady_clock::now() + wait_for_database;
   while (true) {
     absl::StatusOr<int> version = absl::UnavailableError("not tried");
+    absl::Status role;
     auto status = store->Run("apply schema migrations", [&](pqxx::connection_base& c) {
-      version = ApplyMigrations(c);
+      role = store->CheckStandbyAckRole(c);
+      if (role.ok()) version = ApplyMigrations(c);
       return absl::OkStatus();
     });
+    if (status.ok() && !role.ok()) return role;
     if (status.ok() && !version.ok()) return version.status();
     if (status.ok()) {
       store->schema_version_ = *version;
@@ -231,6 +234,45 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const StoreOptions& opt
       return status;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+absl::Status Database::CheckStandbyAckRole(pqxx::connection_base& connection) const {
+  if (options_.standby_ack_wait.count() <= 0) return absl::OkStatus();
+  pqxx::nontransaction tx{connection};
+  if (tx.exec1("SELECT pg_has_role('pg_read_all_stats', 'USAGE')")[0].as<bool>()) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(
+      "--standby-ack-wait: the database role cannot read the standbys' positions in "
+      "pg_stat_replication; GRANT pg_read_all_stats TO the collector's role (or set "
+      "--standby-ack-wait 0)");
+}
+
+absl::Status Database::AwaitStandbyFlush(pqxx::connection_base& connection,
+                                         const std::string& what) {
+  if (options_.standby_ack_wait.count() <= 0) return absl::OkStatus();
+  const auto deadline = std::chrono::steady_clock::now() + options_.standby_ack_wait;
+  pqxx::nontransaction tx{connection};
+  // This server's flush position after the commit returned: at or past the commit record.
+  const std::string flushed = tx.exec1("SELECT pg_current_wal_flush_lsn()::text")[0].c_str();
+  auto pause = std::chrono::milliseconds(2);
+  while (true) {
+    // Usually true at once: a synchronous standby had flushed the commit before it returned.
+    if (tx.exec_params1("SELECT coalesce(bool_or(flush_lsn >= $1::pg_lsn), false)"
+                        " FROM pg_stat_replication",
+                        flushed)[0]
+            .as<bool>()) {
+      return absl::OkStatus();
+    }
+    if (std::chrono::steady_clock::now() + pause > deadline) {
+      return absl::UnavailableError(
+          what + ": committed on the primary, but no standby has flushed it within " +
+          std::to_string(options_.standby_ack_wait.count()) +
+          " ms (a failover in progress, or no standby streaming); retry");
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(100));
   }
 }
 

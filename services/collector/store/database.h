@@ -48,6 +48,13 @@ struct StoreOptions {
   // Reads go back to the primary while the replica is further behind than this (or
   // unreachable, or no longer streaming).
   std::chrono::milliseconds max_read_lag{5000};
+  // > 0: an ingest is acknowledged only once a standby has flushed its commit, waiting this
+  // long at most (then UNAVAILABLE: the agent retries, and the retry finds the run stored).
+  // For a replicated PostgreSQL: pg_auto_failover turns synchronous replication off while a
+  // promoted primary waits for a standby to follow it (wait_primary), and commits there
+  // return at once, on one node. 0: the commit alone acknowledges (synchronous_commit's
+  // guarantee, whatever it is at that moment). Needs pg_read_all_stats (pg_stat_replication).
+  std::chrono::milliseconds standby_ack_wait{0};
 };
 
 // True when `error` means the connection was lost rather than that the statement was wrong:
@@ -112,6 +119,11 @@ class Database {
   std::optional<double> MeasureReadLag();
   bool has_read_replica() const { return read_pool_ != nullptr; }
 
+  // With StoreOptions::standby_ack_wait > 0, on `connection` right after it committed: waits
+  // until a standby has flushed all the WAL this server had flushed (so that commit too),
+  // UNAVAILABLE naming `what` when none has within the wait. OK at once when the option is 0.
+  absl::Status AwaitStandbyFlush(pqxx::connection_base& connection, const std::string& what);
+
   // Run() with one read-write transaction: `body(pqxx::work&)` returns a Status or a
   // StatusOr; the transaction commits only when it is OK, so a refused request writes
   // nothing. Returns the body's result, or Run()'s error.
@@ -135,6 +147,10 @@ class Database {
   StoreOptions options_;
   // On `connection` (to the replica): its lag in seconds (MeasureReadLag's meaning).
   static double ReplicaLag(pqxx::connection_base& connection);
+  // FAILED_PRECONDITION when standby_ack_wait is set and this role cannot read standbys'
+  // positions in pg_stat_replication (they read as NULL: no ack could ever be given).
+  // (Before the migrations: such a role may not be able to run them either.)
+  absl::Status CheckStandbyAckRole(pqxx::connection_base& connection) const;
 
   std::unique_ptr<Pool> pool_;
   std::unique_ptr<Pool> read_pool_;  // null without a replica
