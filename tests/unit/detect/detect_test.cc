@@ -387,14 +387,20 @@ bench::Score BenchSteps(bench::Scenario scenario, size_t count) {
 // misplaced cut leaves pieces of the ramp and of the step wandering in both neighbours'
 // residuals: they were taken for a walk's and kept as false steps. 200 series: before, 33
 // false steps; now 10 (the quality bench's turning-point row, seed base 1).
-TEST(DetectJoint, ATrendThatTurnsFlatThenStepsHasFewFalseSteps) {
+// The quality bench's turning-point row (seed base 1): a trend of +10..20 % over the first
+// 100-200 runs, then flat, with one 5 % step.
+bench::Scenario TurningScenario() {
   bench::Scenario s;
   s.Steps(1, 1).LabelledDrift(0.10, 0.20);
   s.drift_runs_lo = 100;
   s.drift_runs_hi = 200;
   s.drift_turns = true;
   s.seed = 31;
-  EXPECT_LE(BenchSteps(s, 200).false_positives, 15u);
+  return s;
+}
+
+TEST(DetectJoint, ATrendThatTurnsFlatThenStepsHasFewFalseSteps) {
+  EXPECT_LE(BenchSteps(TurningScenario(), 200).false_positives, 15u);
 }
 
 // A 5 % step on a ramp that turns flat later: the shape test judged the jump on top of the
@@ -422,13 +428,7 @@ TEST(DetectJoint, AStepOnATrendBeforeItTurnsFlatIsKept) {
 // that turns flat with one 5 % step (before: 177 of 200 steps found within +-2 runs), and a
 // drift with two 5-10 % steps (before: 343 of 400).
 TEST(DetectJoint, StepsOnTrendsThatTurnAreFound) {
-  bench::Scenario turning;
-  turning.Steps(1, 1).LabelledDrift(0.10, 0.20);
-  turning.drift_runs_lo = 100;
-  turning.drift_runs_hi = 200;
-  turning.drift_turns = true;
-  turning.seed = 31;
-  EXPECT_GE(BenchSteps(turning, 200).true_positives, 190u);
+  EXPECT_GE(BenchSteps(TurningScenario(), 200).true_positives, 190u);
   bench::Scenario drifting;
   drifting.Steps(2, 2).StepSize(0.05, 0.10).LabelledDrift(0.05, 0.20);
   drifting.seed = 16;
