@@ -128,7 +128,8 @@ class Analysis {
     std::vector<bool> known(taus.size(), false);
     do {
       Prune(taus, verdicts, known);
-    } while (options_.shape_test && RemoveStaircases(taus, verdicts, known));
+    } while (options_.shape_test && (RemoveStaircases(taus, verdicts, known) ||
+                                     RemoveShortExcursion(taus, verdicts, known)));
     std::vector<bool> joint(taus.size(), false);
     std::vector<bool> located(taus.size(), false);
     if (options_.shape_test) {
@@ -380,6 +381,57 @@ class Analysis {
     taus.erase(taus.begin() + at);
     verdicts.erase(verdicts.begin() + at);
     known.erase(known.begin() + at);
+  }
+
+  // A short excursion (two change points in opposite directions around a segment shorter
+  // than the segments on either side) was found as two splits, each corrected for choosing
+  // its own position only; together they chose a start and a length, a search of about
+  // (b - a) x length excursions in [a, b). Its test: the middle segment against the runs on
+  // both sides, Bonferroni-corrected for that search (on stationary mixed noise, a few runs
+  // of chance dip or bump between bimodal runs passed as two steps). Where it fails, the
+  // change point of the pair with the weaker two-level test goes and pruning runs again.
+  bool RemoveShortExcursion(std::vector<size_t>& taus, std::vector<Verdict>& verdicts,
+                            std::vector<bool>& known) {
+    const size_t n = u_.size();
+    size_t worst = taus.size();
+    double worst_p = -1.0;
+    for (size_t i = 0; i + 1 < taus.size(); ++i) {
+      if (verdicts[i].small || verdicts[i + 1].small) continue;
+      const size_t a = Before(taus, i), t1 = taus[i], t2 = taus[i + 1], b = After(taus, i + 1, n);
+      const size_t inside = t2 - t1;
+      if (inside >= t1 - a || inside >= b - t2) continue;
+      const double p = ExcursionP(a, t1, t2, b);
+      if (p <= Threshold(a, t1, b) || p <= worst_p) continue;
+      worst_p = p;
+      worst = Test(a, t1, t2).p_value >= Test(t1, t2, b).p_value ? i : i + 1;
+    }
+    if (worst == taus.size()) return false;
+    Erase(worst, taus, verdicts, known);
+    return true;
+  }
+  // The corrected p of the runs [t1, t2) against those of [a, t1) and [t2, b) together
+  // (0 where the middle is not beyond both sides: a staircase, not an excursion, which this
+  // test does not judge).
+  double ExcursionP(size_t a, size_t t1, size_t t2, size_t b) const {
+    const long double s_in = prefix_[t2] - prefix_[t1];
+    const long double s_out = (prefix_[t1] - prefix_[a]) + (prefix_[b] - prefix_[t2]);
+    const long double q_in = prefix_squares_[t2] - prefix_squares_[t1];
+    const long double q_out =
+        (prefix_squares_[t1] - prefix_squares_[a]) + (prefix_squares_[b] - prefix_squares_[t2]);
+    const double n_in = static_cast<double>(t2 - t1);
+    const double n_out = static_cast<double>((t1 - a) + (b - t2));
+    const double m_in = static_cast<double>(s_in / n_in),
+                 m_out = static_cast<double>(s_out / n_out);
+    const double left = static_cast<double>((prefix_[t1] - prefix_[a]) / (t1 - a));
+    const double right = static_cast<double>((prefix_[b] - prefix_[t2]) / (b - t2));
+    if ((m_in - left) * (m_in - right) <= 0.0) return 0.0;  // the middle is not beyond both
+    const double ss = std::max(0.0, static_cast<double>(q_in - s_in * s_in / n_in)) +
+                      std::max(0.0, static_cast<double>(q_out - s_out * s_out / n_out));
+    const double df = n_in + n_out - 2.0;
+    const double pooled = std::max(kSigmaFloor, std::sqrt(ss / df));
+    const double t = (m_in - m_out) / (pooled * std::sqrt(1.0 / n_in + 1.0 / n_out));
+    const double searched = static_cast<double>(b - a) * n_in;
+    return std::min(1.0, StudentTwoSidedP(t, df) * searched);
   }
 
   // Staircases along a trend (ShapeTester::RedundantSteps): each maximal group of consecutive

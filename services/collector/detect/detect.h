@@ -42,8 +42,12 @@
 //       not reported even when many runs make it statistically visible;
 //     one that is too small stays as a neighbour of the others (two real levels are not
 //     merged into one segment, where they would read as a staircase) but is not reported;
-//     then (shape_test) each group of consecutive change points in one direction competes
-//     with a continuous creep over its span (shape.h, RedundantSteps: BIC of the staircase
+//     then (shape_test) two change points of opposite sign around a segment shorter than
+//     the segments on either side are tested as one excursion (its runs against those on
+//     both sides, Bonferroni-corrected for the search of a start and a length), and the
+//     weaker one goes where it fails; each group of consecutive change points in one
+//     direction competes with a continuous creep over its span (shape.h, RedundantSteps:
+//     BIC of the staircase
 //     against flat-then-linear plus the fewest of its steps); the steps the creep explains go
 //     when DetectDrift reports the creep in what they leave, and pruning runs again: a creep
 //     is one segment with one drift finding, not a staircase of steps;

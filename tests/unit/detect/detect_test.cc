@@ -435,6 +435,22 @@ TEST(DetectJoint, StepsOnTrendsThatTurnAreFound) {
   EXPECT_GE(BenchSteps(drifting, 200).true_positives, 370u);
 }
 
+// A short excursion is one search of a start and a length, not two of a position each: a
+// few runs of chance bump or dip between two change points of opposite sign passed as two
+// steps (quality bench, seed base 1001: a 14-run bump in white noise, a 9-run dip in mixed
+// noise with bimodal runs; before, these first series had 2 and 5 false steps; a 6-run bump
+// of 4 % made of bimodal runs stays).
+TEST(DetectExcursion, AShortChanceBumpIsNoPairOfSteps) {
+  bench::Scenario white;
+  white.Steps(0, 0);
+  white.seed = 1010;
+  EXPECT_EQ(BenchSteps(white, 800).false_positives, 0u);
+  bench::Scenario mixed;
+  mixed.Steps(0, 0).Noise(0.005, 0.05).Dirt(0.02, 0.1, 0.05);
+  mixed.seed = 1011;
+  EXPECT_LE(BenchSteps(mixed, 330).false_positives, 3u);
+}
+
 // A 5 % step on a 5 % cycle of period 12: today the cycle's swing made the step look like
 // serially dependent noise and it was not reported at all; the cycle is taken out first.
 TEST(DetectSeason, AStepOnACycleIsFoundWithinTwoRuns) {
