@@ -47,8 +47,8 @@
 //     both sides, Bonferroni-corrected for the search of a start and a length), and the
 //     weaker one goes where it fails; each group of consecutive change points in one
 //     direction competes with a continuous creep over its span (shape.h, RedundantSteps:
-//     BIC of the staircase
-//     against flat-then-linear plus the fewest of its steps); the steps the creep explains go
+//     BIC of the staircase against flat-then-linear plus the fewest of its steps); the
+//     steps the creep explains go
 //     when DetectDrift reports the creep in what they leave, and pruning runs again: a creep
 //     is one segment with one drift finding, not a staircase of steps;
 //  4b. (shape_test, issue 21) joint models, so that a step and a drift cannot hide each
