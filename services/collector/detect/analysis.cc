@@ -78,13 +78,18 @@ class Analysis {
     struct Job {
       size_t a, b;
       std::vector<uint32_t> sorted;  // a..b-1 ordered by value
+      DistanceProfile profile;       // of [a, b): from its parent's (SplitDistanceProfile)
     };
     std::vector<Job> jobs;
     if (n >= 2 * m) {
-      Job all{0, n, std::vector<uint32_t>(n)};
-      for (size_t i = 0; i < n; ++i) all.sorted[i] = static_cast<uint32_t>(i);
-      std::sort(all.sorted.begin(), all.sorted.end(),
-                [this](uint32_t x, uint32_t y) { return u_[x] < u_[y]; });
+      // Sorted as (value, index) pairs, not indices compared through u_: no indirect loads
+      // (ties may come in another order, which changes nothing: equal values are at distance 0).
+      std::vector<std::pair<double, uint32_t>> order(n);
+      for (size_t i = 0; i < n; ++i) order[i] = {u_[i], static_cast<uint32_t>(i)};
+      std::sort(order.begin(), order.end());
+      Job all{0, n, std::vector<uint32_t>(n), {}};
+      for (size_t i = 0; i < n; ++i) all.sorted[i] = order[i].second;
+      all.profile = DistanceProfileOf(u_, 0, n, all.sorted, energy_);
       jobs.push_back(std::move(all));
     }
     // Binary segmentation; when an interval's best split fails, its halves are explored
@@ -93,20 +98,22 @@ class Analysis {
     while (!jobs.empty()) {
       Job job = std::move(jobs.back());
       jobs.pop_back();
-      const auto candidate = BestSplitKappaFixed(u_, job.a, job.b, m, job.sorted, energy_);
+      const auto candidate = BestSplitOfProfile(job.a, job.b, m, job.profile, energy_);
       if (!candidate) continue;
       std::optional<size_t> tau;
       if (Test(job.a, candidate->tau, job.b).p_value <= options_.max_pvalue) {
         tau = candidate->tau;
       } else {
-        tau = Explore(job.a, job.b, job.sorted, candidate->tau, 1);
+        tau = Explore(job.a, job.b, job.sorted, job.profile, candidate->tau, 1);
       }
       if (!tau) continue;
       taus.push_back(*tau);
       q_hats[*tau] = candidate->tau == *tau ? candidate->q_hat : 0.0;
       auto [left, right] = Partition(job.sorted, *tau);
-      jobs.push_back({job.a, *tau, std::move(left)});
-      jobs.push_back({*tau, job.b, std::move(right)});
+      auto [left_profile, right_profile] =
+          SplitDistanceProfile(u_, job.a, *tau, job.profile, left, right);
+      jobs.push_back({job.a, *tau, std::move(left), std::move(left_profile)});
+      jobs.push_back({*tau, job.b, std::move(right), std::move(right_profile)});
     }
     std::sort(taus.begin(), taus.end());
     // Prune: re-test each change point between its neighbours, for its level and (shape_test)
@@ -121,7 +128,8 @@ class Analysis {
     std::vector<bool> known(taus.size(), false);
     do {
       Prune(taus, verdicts, known);
-    } while (options_.shape_test && RemoveStaircases(taus, verdicts, known));
+    } while (options_.shape_test && (RemoveStaircases(taus, verdicts, known) ||
+                                     RemoveShortExcursion(taus, verdicts, known)));
     std::vector<bool> joint(taus.size(), false);
     std::vector<bool> located(taus.size(), false);
     if (options_.shape_test) {
@@ -373,6 +381,57 @@ class Analysis {
     taus.erase(taus.begin() + at);
     verdicts.erase(verdicts.begin() + at);
     known.erase(known.begin() + at);
+  }
+
+  // A short excursion (two change points in opposite directions around a segment shorter
+  // than the segments on either side) was found as two splits, each corrected for choosing
+  // its own position only; together they chose a start and a length, a search of about
+  // (b - a) x length excursions in [a, b). Its test: the middle segment against the runs on
+  // both sides, Bonferroni-corrected for that search (on stationary mixed noise, a few runs
+  // of chance dip or bump between bimodal runs passed as two steps). Where it fails, the
+  // change point of the pair with the weaker two-level test goes and pruning runs again.
+  bool RemoveShortExcursion(std::vector<size_t>& taus, std::vector<Verdict>& verdicts,
+                            std::vector<bool>& known) {
+    const size_t n = u_.size();
+    size_t worst = taus.size();
+    double worst_p = -1.0;
+    for (size_t i = 0; i + 1 < taus.size(); ++i) {
+      if (verdicts[i].small || verdicts[i + 1].small) continue;
+      const size_t a = Before(taus, i), t1 = taus[i], t2 = taus[i + 1], b = After(taus, i + 1, n);
+      const size_t inside = t2 - t1;
+      if (inside >= t1 - a || inside >= b - t2) continue;
+      const double p = ExcursionP(a, t1, t2, b);
+      if (p <= Threshold(a, t1, b) || p <= worst_p) continue;
+      worst_p = p;
+      worst = Test(a, t1, t2).p_value >= Test(t1, t2, b).p_value ? i : i + 1;
+    }
+    if (worst == taus.size()) return false;
+    Erase(worst, taus, verdicts, known);
+    return true;
+  }
+  // The corrected p of the runs [t1, t2) against those of [a, t1) and [t2, b) together
+  // (0 where the middle is not beyond both sides: a staircase, not an excursion, which this
+  // test does not judge).
+  double ExcursionP(size_t a, size_t t1, size_t t2, size_t b) const {
+    const long double s_in = prefix_[t2] - prefix_[t1];
+    const long double s_out = (prefix_[t1] - prefix_[a]) + (prefix_[b] - prefix_[t2]);
+    const long double q_in = prefix_squares_[t2] - prefix_squares_[t1];
+    const long double q_out =
+        (prefix_squares_[t1] - prefix_squares_[a]) + (prefix_squares_[b] - prefix_squares_[t2]);
+    const double n_in = static_cast<double>(t2 - t1);
+    const double n_out = static_cast<double>((t1 - a) + (b - t2));
+    const double m_in = static_cast<double>(s_in / n_in),
+                 m_out = static_cast<double>(s_out / n_out);
+    const double left = static_cast<double>((prefix_[t1] - prefix_[a]) / (t1 - a));
+    const double right = static_cast<double>((prefix_[b] - prefix_[t2]) / (b - t2));
+    if ((m_in - left) * (m_in - right) <= 0.0) return 0.0;  // the middle is not beyond both
+    const double ss = std::max(0.0, static_cast<double>(q_in - s_in * s_in / n_in)) +
+                      std::max(0.0, static_cast<double>(q_out - s_out * s_out / n_out));
+    const double df = n_in + n_out - 2.0;
+    const double pooled = std::max(kSigmaFloor, std::sqrt(ss / df));
+    const double t = (m_in - m_out) / (pooled * std::sqrt(1.0 / n_in + 1.0 / n_out));
+    const double searched = static_cast<double>(b - a) * n_in;
+    return std::min(1.0, StudentTwoSidedP(t, df) * searched);
   }
 
   // Staircases along a trend (ShapeTester::RedundantSteps): each maximal group of consecutive
@@ -871,11 +930,12 @@ class Analysis {
     const double m1 = static_cast<double>(n - 1);
     const double white =
         m1 * (std::log(2.0 * std::numbers::pi * std::max(squares / m1, 1e-300)) + 1.0);
+    LocalLevelFit walk = FitLocalLevel(u_, 1.0, /*smooth=*/false);
     if (white - inside.neg2_loglik < kWalkLikelihoodRatio &&
-        !WalkBeatsSegments(FitLocalLevel(u_, 1.0, /*smooth=*/false), residuals, taus.size())) {
+        !WalkBeatsSegments(walk, residuals, taus.size())) {
       return false;
     }
-    const LocalLevelFit walk = FitLocalLevel(u_, 1.0);
+    SmoothLocalLevel(u_, 1.0, walk);
     if (walk.auxiliary.empty()) return false;
     // Under the walk the least-squares split of two long segments lands where the walk moved
     // most, not at the jump: the jump is looked for within +-refine_window runs (between the
@@ -1016,19 +1076,21 @@ class Analysis {
   // Looks for a change inside [a, split) and [split, b), each tested at max_pvalue / 2^depth
   // (a Bonferroni share per exploration level), recursing up to kMaxExploreDepth levels.
   std::optional<size_t> Explore(size_t a, size_t b, const std::vector<uint32_t>& sorted,
-                                size_t split, int depth) {
+                                const DistanceProfile& profile, size_t split, int depth) {
     constexpr int kMaxExploreDepth = 2;
     const size_t m = std::max<size_t>(1, options_.min_segment);
     const double threshold = options_.max_pvalue / std::ldexp(1.0, depth);
     auto halves = Partition(sorted, split);
+    auto profiles = SplitDistanceProfile(u_, a, split, profile, halves.first, halves.second);
     const std::pair<size_t, size_t> bounds[2] = {{a, split}, {split, b}};
     const std::vector<uint32_t>* orders[2] = {&halves.first, &halves.second};
+    const DistanceProfile* half_profiles[2] = {&profiles.first, &profiles.second};
     std::optional<size_t> best;
     double best_p = 2.0;
     size_t next_split[2] = {0, 0};
     for (int h = 0; h < 2; ++h) {
       const auto [lo, hi] = bounds[h];
-      const auto candidate = BestSplitKappaFixed(u_, lo, hi, m, *orders[h], energy_);
+      const auto candidate = BestSplitOfProfile(lo, hi, m, *half_profiles[h], energy_);
       if (!candidate) continue;
       next_split[h] = candidate->tau;
       const SideTest test = Test(lo, candidate->tau, hi);
@@ -1041,7 +1103,9 @@ class Analysis {
     for (int h = 0; h < 2; ++h) {
       const auto [lo, hi] = bounds[h];
       if (next_split[h] == 0 || hi - lo < 4 * m) continue;
-      if (auto found = Explore(lo, hi, *orders[h], next_split[h], depth + 1)) return found;
+      if (auto found = Explore(lo, hi, *orders[h], *half_profiles[h], next_split[h], depth + 1)) {
+        return found;
+      }
     }
     return std::nullopt;
   }

@@ -20,7 +20,8 @@
 //     (a fixed period up to 60 runs, season.h) is subtracted: the steps are searched, tested
 //     and located on the deseasonalised levels;
 //  3. E-Divisive means over the whole history, hierarchically: each interval's best split
-//     (energy statistic, alpha = 1, kappa = interval end, O(L log L)) is kept when a pooled
+//     (energy statistic, alpha = 1, kappa = interval end; O(n log n) for the whole history,
+//     then O(L) per part from its parent's distance sums, edivisive.h) is kept when a pooled
 //     t-test of the two sides, corrected for having chosen the best of all splits
 //     (Siegmund's approximation for the maximum of a standardised two-sample statistic,
 //     capped by Bonferroni), gives p <= max_pvalue; when one side has at most
@@ -30,7 +31,8 @@
 //  4. a pruning pass re-tests every change point between its final neighbours and removes
 //     the weakest failing one until all pass; besides step 3's test (shape_test) the split
 //     must be a jump of the level, not a piece of a trend, a slope change, a cycle or a random
-//     walk (shape.h: against the best continuous kinked line, with an effective sample size
+//     walk (shape.h: against the best continuous kinked line, whose kink is chosen with the
+//     jump in the model where that fits clearly better, with an effective sample size
 //     from the residuals' serial dependence), and a split that leaves fewer than edge_segment
 //     runs at either end needs p <= max_pvalue x edge_pvalue_factor. A change point that
 //     passes is reported only when its effect is large enough:
@@ -40,9 +42,13 @@
 //       not reported even when many runs make it statistically visible;
 //     one that is too small stays as a neighbour of the others (two real levels are not
 //     merged into one segment, where they would read as a staircase) but is not reported;
-//     then (shape_test) each group of consecutive change points in one direction competes
-//     with a continuous creep over its span (shape.h, RedundantSteps: BIC of the staircase
-//     against flat-then-linear plus the fewest of its steps); the steps the creep explains go
+//     then (shape_test) two change points of opposite sign around a segment shorter than
+//     the segments on either side are tested as one excursion (its runs against those on
+//     both sides, Bonferroni-corrected for the search of a start and a length), and the
+//     weaker one goes where it fails; each group of consecutive change points in one
+//     direction competes with a continuous creep over its span (shape.h, RedundantSteps:
+//     BIC of the staircase against flat-then-linear plus the fewest of its steps); the
+//     steps the creep explains go
 //     when DetectDrift reports the creep in what they leave, and pruning runs again: a creep
 //     is one segment with one drift finding, not a staircase of steps;
 //  4b. (shape_test, issue 21) joint models, so that a step and a drift cannot hide each

@@ -69,6 +69,8 @@ struct LocalLevelFit {
   std::vector<double> auxiliary;
 };
 LocalLevelFit FitLocalLevel(std::span<const double> x, double sigma, bool smooth = true);
+// Sets fit.auxiliary for fit.q (a FitLocalLevel of the same x and sigma without `smooth`).
+void SmoothLocalLevel(std::span<const double> x, double sigma, LocalLevelFit& fit);
 
 // shift >= ratio x median of the known (finite, > 0) values of `noise`; true when none is known.
 bool AtLeastRatioTimesMedian(std::span<const double> noise, double ratio, double shift);

@@ -116,6 +116,64 @@ System Gram(const std::vector<Real>& prefix_, const std::vector<Real>& prefix_in
 
 }  // namespace
 
+size_t ShapeTester::JointKink(size_t a, size_t tau, size_t b, size_t kappa) const {
+  // RSS(kink at k) = RSS(line + jump) - (k~ . u~)^2 / (k~ . k~), ~ = the residual on the
+  // regressors (1, c, J), which do not depend on k: one 3 x 3 inverse, then O(1) per k with
+  // running sums (k goes down), in double as Test's own kink scan.
+  const System base = Gram(prefix_, prefix_index_, prefix_squares_, a, tau, b, tau);
+  const Matrix& g = base.gram;
+  const std::array<std::array<double, 3>, 3> m = {
+      {{static_cast<double>(g[kOne][kOne]), static_cast<double>(g[kOne][kSlope]),
+        static_cast<double>(g[kOne][kJump])},
+       {static_cast<double>(g[kSlope][kOne]), static_cast<double>(g[kSlope][kSlope]),
+        static_cast<double>(g[kSlope][kJump])},
+       {static_cast<double>(g[kJump][kOne]), static_cast<double>(g[kJump][kSlope]),
+        static_cast<double>(g[kJump][kJump])}}};
+  const double det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
+                     m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+                     m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+  if (!(std::fabs(det) > 1e-12)) return kappa;
+  std::array<std::array<double, 3>, 3> inverse{};
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 3; ++c) {  // the adjugate: cofactor of (c, r)
+      const int r1 = (c + 1) % 3, r2 = (c + 2) % 3, c1 = (r + 1) % 3, c2 = (r + 2) % 3;
+      inverse[r][c] = (m[r1][c1] * m[r2][c2] - m[r1][c2] * m[r2][c1]) / det;
+    }
+  }
+  auto project = [&](const std::array<double, 3>& x, const std::array<double, 3>& y) {
+    double sum = 0.0;
+    for (int r = 0; r < 3; ++r) {
+      sum += x[r] * (inverse[r][0] * y[0] + inverse[r][1] * y[1] + inverse[r][2] * y[2]);
+    }
+    return sum;
+  };
+  const std::array<double, 3> xu = {static_cast<double>(base.xu[kOne]),
+                                    static_cast<double>(base.xu[kSlope]),
+                                    static_cast<double>(base.xu[kJump])};
+  const double t = static_cast<double>(tau);
+  size_t best = kappa;
+  double best_gain = -1.0;
+  double tail_u = u_[b - 1], tail_cu = u_[b - 1] * (static_cast<double>(b - 1) - t);
+  for (size_t k = b - 2; k > a; --k) {
+    tail_u += u_[k];  // sums over i >= k of u and of (i - tau) u
+    tail_cu += u_[k] * (static_cast<double>(k) - t);
+    const double n = static_cast<double>(b - k), d = static_cast<double>(k) - t;
+    const double sj = n * (n - 1) / 2, sj2 = (n - 1) * n * (2 * n - 1) / 6;
+    // The kink term (i - k)+ over the jump's runs i >= max(k, tau).
+    const double skip = k < tau ? static_cast<double>(tau - k) : 0.0;
+    const std::array<double, 3> kx = {sj, sj2 + d * sj, sj - skip * (skip - 1) / 2};
+    const double kk = sj2 - project(kx, kx);
+    if (!(kk > 1e-9 * sj2)) continue;
+    const double ku = (tail_cu - d * tail_u) - project(kx, xu);
+    const double gain = ku * ku / kk;
+    if (gain >= best_gain) {  // ties -> the smallest k
+      best_gain = gain;
+      best = k;
+    }
+  }
+  return best;
+}
+
 ShapeTester::ShapeTester(std::span<const double> u) : u_(u) {
   prefix_.assign(u.size() + 1, 0.0L);
   prefix_index_.assign(u.size() + 1, 0.0L);
@@ -201,6 +259,41 @@ ShapeVerdict ShapeTester::Test(size_t a, size_t tau, size_t b, double sigma_floo
   // Only the test that decides (see ShapeVerdict) is computed: the long-run variance costs
   // O(K (b - a)).
   if (jump_on_trend) v.step_like = false;
+  // The jump is judged on the kinked line that fits best WITH it (a joint model): the kinked
+  // line's own best kink, fitted without the jump, moves to the jump to take part of it (a
+  // trend that turns flat with a 5 % step near the turn: the kink sat at the step, the jump
+  // on top of it was small, and the step was pruned), and the kinked line then misses the
+  // real turn, whose residuals inflate the variance as well.
+  if (!v.step_like) {
+    const size_t joint = JointKink(a, tau, b, kappa);
+    if (joint != kappa) {
+      const System moved = Gram(prefix_, prefix_index_, prefix_squares_, a, tau, b, joint);
+      const Matrix& h = moved.gram;
+      const Vector xs = {h[kOne][kJump], h[kSlope][kJump], h[kKink][kJump], h[kJump][kJump]};
+      Vector f{}, j{};
+      Real rf = 0, rj = 0;
+      // The kink moves only where the fit with the jump gains clearly, kJointKinkGain log n
+      // residual variances: choosing the kink for the jump is a search (its best of ~L
+      // positions gains some 2 log L by chance) that the jump's p-value does not pay for.
+      // Measured on the quality bench (1000 series, seed bases 1, 1001, 2001): with no margin
+      // a pure drift got 0.12 false steps per series instead of 0.01; with 3, one false step
+      // in 1000 short stationary series and a few more on mixed stationary noise; with 6 the
+      // stationary, drift and random-walk rows as before, and the turning point + 5 % step
+      // F1 0.89 -> 0.96.
+      constexpr double kJointKinkGain = 6.0;
+      const double margin =
+          kJointKinkGain * std::log(length) * static_cast<double>(rss_full) / (length - 4.0);
+      if (Fit(h, moved.xu, moved.uu, {kOne, kSlope, kKink, kJump}, f, rf) &&
+          static_cast<double>(rss_full - rf) > margin &&
+          Fit(h, xs, h[kJump][kJump], {kOne, kSlope, kKink}, j, rj) && rj > 0) {
+        kappa = joint;
+        v.kappa = joint;
+        full = f;
+        rss_full = rf;
+        jump_rss = rj;
+      }
+    }
+  }
   if (v.step_like) {
     v.inflation = white ? 1.0 : ResidualInflation(u_, a, tau, b, kappa, step);
     const double f_step = 1.0 / v.inflation;

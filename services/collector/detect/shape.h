@@ -10,7 +10,9 @@
 //    then the two-level test decides (level_p): a plain step keeps its full power;
 //  - otherwise the jump must be significant with the kinked line in the model (trend_p), so a
 //    staircase along a trend or at the start of a creep is not a step, and a step on top of a
-//    trend still is;
+//    trend still is; the kink is then the one that fits best with the jump (a joint model),
+//    where that beats the kinked line's own kink by a clear margin (a kink fitted without
+//    the jump moves to the step, takes part of it and misses the trend's real turn);
 //  - both use an effective sample size n / inflation, inflation = the long-run variance of
 //    the deciding model's residuals over their variance (LongRunVarianceInflation, stats.h):
 //    serially dependent residuals (a random walk, a slow wander, an unmodelled curve) carry
@@ -87,6 +89,10 @@ class ShapeTester {
   double TrendRss(size_t a, size_t b, std::span<const size_t> jumps, size_t min_tail) const;
 
  private:
+  // The kink in (a, b) where a line with that kink and a jump at tau fits best (a grid of
+  // about 30 positions, then every position within a grid step of the best; `kappa` competes).
+  size_t JointKink(size_t a, size_t tau, size_t b, size_t kappa) const;
+
   std::span<const double> u_;
   std::vector<long double> prefix_;          // sums of u
   std::vector<long double> prefix_index_;    // sums of i u

@@ -1,6 +1,6 @@
 // Detection quality of the default detector and the Otava reference mode, side by side
 // (issue 5 item 7, issue 13 item 5, issue 21 item 5). Usage: detect_quality_bench
-// [--series N] [--seed-base S] [--smoke] [--only TEXT] [--mode default|otava|both].
+// [--series N] [--seed-base S] [--smoke] [--only TEXT] [--mode default|otava|both] [--misses].
 // --seed-base shifts every scenario's seed (scenario k uses S + k; default S = 1), so a change
 // can be checked on data it was not tuned on. --only runs just the scenarios whose name
 // contains TEXT (their seeds unchanged), to re-measure a few at scale; --mode runs one
@@ -66,11 +66,30 @@ struct Quality {
   }
 };
 
+// Lists series `i` of `scenario` when its step findings miss a label or add a false step.
+void PrintMisses(const Scenario& scenario, size_t i, const std::vector<size_t>& labels,
+                 const std::vector<size_t>& steps, const std::vector<size_t>& drift_starts) {
+  Score alone;
+  alone.Add(labels, steps, 2);
+  if (alone.false_negatives == 0 && alone.false_positives == 0) return;
+  auto list = [](const std::vector<size_t>& v) {
+    std::string text;
+    for (size_t x : v) text += (text.empty() ? "" : " ") + std::to_string(x);
+    return "[" + text + "]";
+  };
+  std::printf("  miss %s #%zu (seed %llu): labels %s steps %s drifts %s\n", scenario.name.c_str(),
+              i, static_cast<unsigned long long>(scenario.seed), list(labels).c_str(),
+              list(steps).c_str(), list(drift_starts).c_str());
+}
+
+bool g_misses = false;  // --misses
+
 Quality Evaluate(const Scenario& scenario, Mode mode) {
   DetectorOptions options;
   options.mode = mode;
   Quality q;
   for (const auto& series : Generate(scenario)) {
+    const size_t i = q.series;
     const auto findings = devtime::detect::Analyze(series.points, options);
     if (!findings.ok()) {
       std::fprintf(stderr, "analyze failed: %s\n",
@@ -83,6 +102,9 @@ Quality Evaluate(const Scenario& scenario, Mode mode) {
       (f.kind == FindingKind::kStep ? steps : drift_starts).push_back(f.index);
     }
     q.steps.Add(series.changes, steps, 2);
+    if (g_misses && mode == Mode::kDefault) {
+      PrintMisses(scenario, i, series.changes, steps, drift_starts);
+    }
     if (!series.changes.empty()) {
       ++q.labelled;
       Score alone;
@@ -280,6 +302,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--seed-base") == 0 && i + 1 < argc)
       seed_base = std::strtoull(argv[++i], nullptr, 10);
     if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+    if (std::strcmp(argv[i], "--misses") == 0) g_misses = true;
     if (std::strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
       const std::string m = argv[++i];
       modes.clear();

@@ -1,6 +1,9 @@
 #include "services/collector/detect/edivisive.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -70,6 +73,53 @@ TEST(DetectEDivisive, KappaFixedMatchesDefinition) {
     EXPECT_EQ(fast->tau, best_tau) << "trial " << trial;
     EXPECT_NEAR(fast->q_hat, best_q, 1e-9 * std::max(1.0, std::fabs(best_q)));
     EXPECT_EQ(fast->kappa, z.size());
+  }
+}
+
+// Indices begin..end-1 of z ordered by value.
+std::vector<uint32_t> ValueOrder(const std::vector<double>& z, size_t begin, size_t end) {
+  std::vector<uint32_t> order(end - begin);
+  std::iota(order.begin(), order.end(), static_cast<uint32_t>(begin));
+  std::sort(order.begin(), order.end(), [&z](uint32_t a, uint32_t b) { return z[a] < z[b]; });
+  return order;
+}
+
+// The hierarchical search derives each part's distance profile from its parent's: it must be
+// the part's own profile (each value's distance sums to the part's values before and after
+// it, straight from the definition), ties included, down several levels.
+TEST(DetectEDivisive, SplitProfilesAreThePartsOwnProfiles) {
+  std::mt19937_64 rng(5);
+  EnergyScratch scratch;
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<double> z = RandomSeries(rng, 40 + 7 * static_cast<size_t>(trial));
+    if (trial % 3 == 0) z[z.size() / 2] = z[z.size() / 4];  // ties across the parts
+    size_t begin = 0, end = z.size();
+    DistanceProfile profile = DistanceProfileOf(z, begin, end, ValueOrder(z, begin, end), scratch);
+    for (int level = 0; level < 3; ++level) {
+      const size_t tau = begin + (end - begin) / 3 + static_cast<size_t>(level);
+      auto [left, right] = SplitDistanceProfile(z, begin, tau, profile, ValueOrder(z, begin, tau),
+                                                ValueOrder(z, tau, end));
+      // Keep the right part on even levels, the left on odd ones.
+      const bool keep_right = level % 2 == 0;
+      profile = keep_right ? right : left;
+      (keep_right ? begin : end) = tau;
+      ASSERT_EQ(profile.before.size(), end - begin);
+      for (size_t t = begin; t < end; ++t) {
+        double before = 0.0, after = 0.0;
+        for (size_t i = begin; i < t; ++i) before += std::fabs(z[t] - z[i]);
+        for (size_t j = t + 1; j < end; ++j) after += std::fabs(z[t] - z[j]);
+        EXPECT_NEAR(profile.before[t - begin], before, 1e-9 * (1.0 + before))
+            << "trial " << trial << " level " << level << " t " << t;
+        EXPECT_NEAR(profile.after[t - begin], after, 1e-9 * (1.0 + after))
+            << "trial " << trial << " level " << level << " t " << t;
+      }
+      const auto from_profile = BestSplitOfProfile(begin, end, 2, profile, scratch);
+      std::vector<double> part(z.begin() + static_cast<std::ptrdiff_t>(begin),
+                               z.begin() + static_cast<std::ptrdiff_t>(end));
+      const auto direct = BestSplitKappaFixed(part, 0, part.size(), 2, scratch);
+      ASSERT_TRUE(from_profile.has_value() && direct.has_value());
+      EXPECT_EQ(from_profile->tau, begin + direct->tau) << "trial " << trial;
+    }
   }
 }
 
