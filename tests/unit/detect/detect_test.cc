@@ -406,6 +406,20 @@ TEST(DetectWalk, StepsInWhiteNoiseAreNotTakenForAWalk) {
   EXPECT_LE(false_steps, 60u);
 }
 
+// A trend of up to 10 % over the series with three 5 % steps (the quality bench's row, seed
+// base 1): a noisy stretch of a gently sloped segment passed as two levels, since two levels
+// fit it about as well as the shape test's kinked line; with a line in the model the jump is
+// not significant. 300 series: before, 78 false steps; now 27, the steps found 896 of 900
+// either way.
+TEST(DetectShape, AGentleSlopeInsideASegmentIsNoStep) {
+  bench::Scenario s;
+  s.drift_max = 0.10;
+  s.seed = 15;
+  const bench::Score score = BenchSteps(s, 300);
+  EXPECT_LE(score.false_positives, 40u);
+  EXPECT_GE(score.true_positives, 890u);
+}
+
 // A trend that turns flat, then one 5 % step: the search put the step a few runs off, and the
 // random-walk tests judged the segments before the change points were located, where a
 // misplaced cut leaves pieces of the ramp and of the step wandering in both neighbours'
