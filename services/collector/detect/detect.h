@@ -33,7 +33,9 @@
 //     must be a jump of the level, not a piece of a trend, a slope change, a cycle or a random
 //     walk (shape.h: against the best continuous kinked line, whose kink is chosen with the
 //     jump in the model where that fits clearly better, with an effective sample size
-//     from the residuals' serial dependence), and a split that leaves fewer than edge_segment
+//     from the residuals' serial dependence; between neighbours 60 or more runs apart, also a
+//     jump with a straight line in the model, analysis.cc, JumpOnLineHolds: a gentle slope
+//     is no step), and a split that leaves fewer than edge_segment
 //     runs at either end needs p <= max_pvalue x edge_pvalue_factor. A change point that
 //     passes is reported only when its effect is large enough:
 //     - |after/before - 1| >= min_relative_change, and
@@ -60,7 +62,9 @@
 //     drift finding. Then the random-walk null: where the series is a local level (robust.h,
 //     FitLocalLevel: a random walk under white noise, Kalman filter by concentrated ML)
 //     rather than the segments found (their residuals still wander, or the walk has the
-//     lower BIC), each change point must be a jump of the walk's level, an auxiliary
+//     lower BIC and its smoothed movement is not concentrated at the cuts it would drop, as a
+//     walk fitted to steps in white noise is: analysis.cc, MovesAtCuts), each change point
+//     must be a jump of the walk's level, an auxiliary
 //     residual of at least 4 within +-refine_window runs, and moves there (each change point
 //     first placed as in step 5, so that a cut a few runs off leaves no piece of its step in
 //     the segments' residuals)
