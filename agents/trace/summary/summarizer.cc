@@ -59,6 +59,8 @@ std::vector<StepWindow> StepWindows(const RawTrace& trace, const SummarizeOption
   // Whether each category is a host-op category: -1 not yet looked up (once per category, not
   // per event).
   std::vector<int8_t> host_cat(trace.strings.size(), -1);
+  // Whether each name is a ProfilerStep#N: -1 not yet looked up (once per name).
+  std::vector<int8_t> step_name(trace.strings.size(), -1);
   const RawEvents& events = trace.events;
   for (size_t i = 0; i < events.size(); ++i) {
     if (const uint32_t cat = events.cat(i); cat != 0) {
@@ -67,6 +69,9 @@ std::vector<StepWindow> StepWindows(const RawTrace& trace, const SummarizeOption
         host = options.host_op_categories.contains(std::string(trace.strings.Get(cat))) ? 1 : 0;
       if (host == 0) continue;
     }
+    int8_t& step = step_name[events.name(i)];
+    if (step < 0) step = ProfilerStepNumber(trace.strings.Get(events.name(i))).has_value();
+    if (step == 0) continue;
     if (auto num = ProfilerStepNumber(trace.strings.Get(events.name(i)))) {
       out.push_back(
           {events.ts_ns(i), events.ts_ns(i) + std::max<int64_t>(events.dur_ns(i), 0), *num});
@@ -355,6 +360,37 @@ class LaunchIndex {
   std::vector<OutsideLaunch> outside_;  // sorted by (correlation, k)
 };
 
+// A ProfilerStep#N window of the host ops.
+struct Window {
+  int64_t start, end;
+  uint32_t number;
+};
+
+// The window containing a time: the last one starting at or before it, if it has not ended
+// (`ts == start` counts, for a zero-length step). The walks ask in time order within a thread,
+// so the answer moves forward from the previous one; a time before it (the next thread) falls
+// back to a binary search. `windows` are sorted by start.
+class StepCursor {
+ public:
+  explicit StepCursor(const std::vector<Window>& windows) : w_(windows) {}
+  Idx At(int64_t ts) {
+    if (w_.empty()) return kNone;
+    if (ts < w_[at_].start) {
+      auto it = std::upper_bound(w_.begin(), w_.end(), ts,
+                                 [](int64_t t, const Window& w) { return t < w.start; });
+      if (it == w_.begin()) return kNone;
+      at_ = static_cast<size_t>(it - w_.begin()) - 1;
+    }
+    while (at_ + 1 < w_.size() && w_[at_ + 1].start <= ts) ++at_;
+    const Window& w = w_[at_];
+    return ts < w.end || ts == w.start ? static_cast<Idx>(at_) : kNone;
+  }
+
+ private:
+  const std::vector<Window>& w_;
+  size_t at_ = 0;  // the last answer's window (or 0)
+};
+
 // What the events of category `cat_id` are to the summary.
 EventKind KindOfCategory(uint32_t cat_id, const StringTable& strings,
                          const SummarizeOptions& options) {
@@ -555,51 +591,40 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   }
   // From here on positions in `host` (k) name the host events.
 
+  // Rows by key_averages() name. Distinct strings are distinct names except for the
+  // ProfilerStep#N rewrite, so every name that becomes "ProfilerStep*" shares one row and no
+  // name-keyed merge (a second copy of every name) is needed. Rows are numbered in order of
+  // first occurrence in `host`; `name_of_row` keeps one string id per row. Whether a name
+  // opens a step window (ProfilerStepNumber) is decided here once per name, not per event.
+  std::vector<Idx> row_of_name(trace.strings.size(), kNone);
+  std::vector<Idx> name_of_row;
+  std::vector<uint8_t> window_name(trace.strings.size(), 0);
   // Steps: ProfilerStep#N windows, in time order.
-  struct Window {
-    int64_t start, end;
-    uint32_t number;
-  };
   std::vector<Window> windows;
-  for (Idx i : host) {
-    if (auto num = ProfilerStepNumber(trace.strings.Get(events.name(i)))) {
-      windows.push_back({events.ts_ns(i), end_of(i), *num});
+  {
+    Idx step_row = kNone;  // the "ProfilerStep*" row
+    for (Idx i : host) {
+      const uint32_t name = events.name(i);
+      if (row_of_name[name] == kNone) {
+        window_name[name] = ProfilerStepNumber(trace.strings.Get(name)).has_value();
+        const bool step = trace.strings.Get(name).starts_with("ProfilerStep#");
+        if (step && step_row != kNone) {
+          row_of_name[name] = step_row;
+        } else {
+          row_of_name[name] = static_cast<Idx>(name_of_row.size());
+          if (step) step_row = row_of_name[name];
+          name_of_row.push_back(name);
+        }
+      }
+      if (window_name[name]) {
+        windows.push_back(
+            {events.ts_ns(i), end_of(i), *ProfilerStepNumber(trace.strings.Get(name))});
+      }
     }
   }
   std::stable_sort(windows.begin(), windows.end(),
                    [](const Window& a, const Window& b) { return a.start < b.start; });
   for (const Window& w : windows) summary.steps.push_back(StepStats{w.number, 0, 0});
-  // The window containing `ts`: the last one starting at or before it, if it has not ended.
-  auto step_of = [&](int64_t ts) -> Idx {
-    auto it = std::upper_bound(windows.begin(), windows.end(), ts,
-                               [](int64_t t, const Window& w) { return t < w.start; });
-    if (it == windows.begin()) return kNone;
-    --it;
-    if (ts < it->end || ts == it->start) return static_cast<Idx>(it - windows.begin());
-    return kNone;
-  };
-
-  // Rows by key_averages() name. Distinct strings are distinct names except for the
-  // ProfilerStep#N rewrite, so every name that becomes "ProfilerStep*" shares one row and no
-  // name-keyed merge (a second copy of every name) is needed. Rows are numbered in order of
-  // first occurrence in `host`; `name_of_row` keeps one string id per row.
-  std::vector<Idx> row_of_name(trace.strings.size(), kNone);
-  std::vector<Idx> name_of_row;
-  {
-    Idx step_row = kNone;  // the "ProfilerStep*" row
-    for (Idx i : host) {
-      const uint32_t name = events.name(i);
-      if (row_of_name[name] != kNone) continue;
-      const bool step = trace.strings.Get(name).starts_with("ProfilerStep#");
-      if (step && step_row != kNone) {
-        row_of_name[name] = step_row;
-        continue;
-      }
-      row_of_name[name] = static_cast<Idx>(name_of_row.size());
-      if (step) step_row = row_of_name[name];
-      name_of_row.push_back(name);
-    }
-  }
 
   // Attribute device events to the op that launched them, the way torch does (§1.8, §7.1):
   // device event → the runtime event with the same correlation (its launch) → the op. The
@@ -745,7 +770,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   // Figures per row and per step. Own device time per owner first (in `host` order), then one
   // walk closes every range after its children: self CPU = duration − the children's durations,
   // total device = own + the children's totals.
-  std::sort(owned.begin(), owned.end());
+  SortMostlySorted(owned.data(), owned.data() + owned.size(), std::less<>());
   std::vector<RowSums> sums(name_of_row.size());
   std::vector<int64_t> step_cpu_ns(windows.size(), 0), step_dev_ns(windows.size(), 0);
   std::vector<Sample> samples;  // one per (row, step) run, merged while the row stays in a step
@@ -765,6 +790,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     for (; *at < owned.size() && owned[*at].first == k; ++*at) ns += dur(owned[*at].second);
     return ns;
   };
+  StepCursor own_dev_steps(windows);  // asked in `host` order: time order within a thread
   for (size_t at = 0; at < owned.size();) {
     const Idx k = owned[at].first;
     const int64_t ns = own_dev(k, &at);
@@ -772,8 +798,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     const Idx i = host[k];
     const Idx r = row_of_name[events.name(i)];
     sums[r].self_dev += ns;
-    if (windows.empty()) continue;
-    const Idx s = step_of(events.ts_ns(i));
+    const Idx s = own_dev_steps.At(events.ts_ns(i));
     if (s == kNone) continue;
     step_dev_ns[s] += ns;
     if (summary.has_device_time) add_sample(r, s, ns);
@@ -789,13 +814,16 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
       Idx k;
       int64_t children_dur;
       int64_t total_dev;
+      Idx step;  // the window the op starts in, or kNone
     };
     size_t at = 0;
+    StepCursor steps(windows);  // asked as ranges open: time order within a thread
     WalkNesting<Frame>(
         events, host, end_of,
         [&](Idx k, std::vector<Frame>& stack) {
-          if (!stack.empty()) stack.back().children_dur += dur(host[k]);
-          return Frame{k, 0, own_dev(k, &at)};
+          const Idx i = host[k];
+          if (!stack.empty()) stack.back().children_dur += dur(i);
+          return Frame{k, 0, own_dev(k, &at), steps.At(events.ts_ns(i))};
         },
         [&](const Frame& f, Frame* parent) {
           if (parent) parent->total_dev += f.total_dev;
@@ -811,12 +839,10 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
           const EventKind kind = kind_of(i);
           if (kind == EventKind::kRuntime) runtime_cpu_ns += self_cpu;
           // Legacy traces carry no category: every range is an op but the step windows.
-          if (kind == EventKind::kHostOp &&
-              !ProfilerStepNumber(trace.strings.Get(events.name(i)))) {
+          if (kind == EventKind::kHostOp && !window_name[events.name(i)]) {
             dispatch_cpu_ns += self_cpu;
           }
-          if (windows.empty()) return;
-          const Idx s = step_of(events.ts_ns(i));
+          const Idx s = f.step;
           if (s == kNone) return;
           step_cpu_ns[s] += self_cpu;
           if (!summary.has_device_time && self_cpu != 0) add_sample(r, s, self_cpu);
@@ -831,6 +857,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   std::vector<Idx>().swap(host);
   std::vector<std::pair<Idx, Idx>>().swap(owned);
   std::vector<Idx>().swap(row_of_name);
+  std::vector<uint8_t>().swap(window_name);
   std::vector<Idx>().swap(last_sample_of_row);
   if (release) {
     release->events.Release();
