@@ -97,6 +97,7 @@ class RawEvents {
     const size_t position = rows_.size();
     if (position % kBlock == 0) blocks_.push_back({e.ts_ns, e.index});
     const uint32_t lane = LaneOf(e.cat, e.pid, e.tid);
+    ++lanes_[lane].events;
     // Each field must fit its bits (ids as id + 1), and no narrow dur may read as kWide.
     auto fits = [](int64_t v, int64_t lo) { return v >= lo && v < int64_t{kWide} + lo; };
     int64_t ts_off = 0;
@@ -140,6 +141,9 @@ class RawEvents {
   }
   size_t lane_count() const { return lanes_.size(); }
   uint32_t lane_cat(uint32_t lane) const { return lanes_[lane].cat; }
+  // How many events the lane holds: a summarizer sizes its per-thread arrays from these
+  // instead of counting the events in a pass of its own.
+  uint64_t lane_events(uint32_t lane) const { return lanes_[lane].events; }
   [[gnu::always_inline]] uint64_t lane_thread_key(uint32_t lane) const {
     const Lane& l = lanes_[lane];
     return (uint64_t{l.pid} << 32) | l.tid;
@@ -200,6 +204,7 @@ class RawEvents {
   };
   struct Lane {
     uint32_t cat, pid, tid;
+    uint64_t events = 0;
   };
   struct WideFields {
     int64_t ts_ns, dur_ns, correlation, external_id;

@@ -443,7 +443,7 @@ std::vector<Idx> RowSlots(const std::vector<RowSums>& sums, const std::vector<Id
     const std::string_view n = strings.Get(name_of_row[r]);
     return n.starts_with("ProfilerStep#") ? std::string_view(kStepRowName) : n;
   };
-  auto more = [&](Idx a, Idx b) {
+  auto more = [&](Idx a, Idx b) __attribute__((always_inline)) {
     const RowSums& x = sums[a];
     const RowSums& y = sums[b];
     const int64_t xd = std::max<int64_t>(x.self_dev, 0), yd = std::max<int64_t>(y.self_dev, 0);
@@ -498,14 +498,20 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   for (uint32_t l = 0; l < lanes; ++l) {
     kind_of_lane[l] = KindOfCategory(events.lane_cat(l), trace.strings, options);
   }
-  auto kind_of = [&](Idx i) { return kind_of_lane[events.lane(i)]; };
-  auto is_host = [](EventKind k) {
+  // The per-event lambdas and comparators are forced inline: in a function this large GCC
+  // otherwise calls them (5-8 % of a summary in calls to one-line lambdas).
+  auto kind_of = [&](Idx i) __attribute__((always_inline)) { return kind_of_lane[events.lane(i)]; };
+  auto is_host = [](EventKind k) __attribute__((always_inline)) {
     return k == EventKind::kHostOp || k == EventKind::kAnnotation || k == EventKind::kRuntime;
   };
   // Negative durations count as 0 (and make the capture INVALID below).
-  auto dur = [&](Idx i) { return std::max<int64_t>(events.dur_ns(i), 0); };
-  auto end_of = [&](Idx i) { return events.ts_ns(i) + dur(i); };
-  auto can_own = [&](Idx i) { return kind_of(i) == EventKind::kHostOp; };
+  auto dur = [&](Idx i) __attribute__((always_inline)) {
+    return std::max<int64_t>(events.dur_ns(i), 0);
+  };
+  auto end_of = [&](Idx i) __attribute__((always_inline)) { return events.ts_ns(i) + dur(i); };
+  auto can_own = [&](Idx i) __attribute__((always_inline)) {
+    return kind_of(i) == EventKind::kHostOp;
+  };
 
   // Host events grouped by thread (threads in thread-key order, each in file order) with their
   // exact count, so that sorting them below moves only the few out of order within a thread.
@@ -524,54 +530,51 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     }
     bucket_start.assign(threads.size() + 1, 0);
   }
-  // The host events' span: when the capture ran (device events may sit on another clock).
-  int64_t first_host_start = INT64_MAX;
-  int64_t last_host_end = INT64_MIN;
+  // Each thread's exact count of host events, from the lanes' counts (no pass over the events).
   size_t device_count = 0;
-  // Runtime events with a correlation (launches): how many, and their ids' range.
-  size_t launch_count = 0;
-  int64_t launch_lo = INT64_MAX, launch_hi = INT64_MIN;
-  for (Idx i = 0; i < n; ++i) {
-    const int64_t ts = events.ts_ns(i);
-    if (events.dur_ns(i) < 0 && !summary.invalid_reason) {
-      summary.invalid_reason = absl::StrFormat("negative duration at event %d", events.index(i));
-    }
-    if (legacy && i > 0 && ts < events.ts_ns(i - 1) && !summary.invalid_reason) {
-      // torch 1.13 writes legacy traces sorted by start time.
-      summary.invalid_reason =
-          absl::StrFormat("timestamps go backwards at event %d", events.index(i));
-    }
-    const uint32_t l = events.lane(i);
-    if (is_host(kind_of_lane[l])) {
-      ++bucket_start[bucket_of_lane[l] + 1];
-      if (const int64_t c = events.correlation(i);
-          c >= 0 && kind_of_lane[l] == EventKind::kRuntime) {
-        ++launch_count;
-        launch_lo = std::min(launch_lo, c);
-        launch_hi = std::max(launch_hi, c);
-      }
-      first_host_start = std::min(first_host_start, ts);
-      last_host_end = std::max(last_host_end, end_of(i));
-    } else if (kind_of_lane[l] == EventKind::kDevice) {
-      ++device_count;
-    }
-  }
   for (uint32_t l = 0; l < lanes; ++l) {
-    if (!is_host(kind_of_lane[l])) continue;
-    const std::string_view cat = trace.strings.Get(events.lane_cat(l));
-    if (cat.starts_with("privateuse1_")) saw_privateuse1 = true;
-    if (cat.starts_with("cuda_")) saw_cuda_runtime = true;
+    if (is_host(kind_of_lane[l])) {
+      bucket_start[bucket_of_lane[l] + 1] += events.lane_events(l);
+      const std::string_view cat = trace.strings.Get(events.lane_cat(l));
+      if (cat.starts_with("privateuse1_")) saw_privateuse1 = true;
+      if (cat.starts_with("cuda_")) saw_cuda_runtime = true;
+    } else if (kind_of_lane[l] == EventKind::kDevice) {
+      device_count += events.lane_events(l);
+    }
   }
   for (size_t b = 1; b < bucket_start.size(); ++b) bucket_start[b] += bucket_start[b - 1];
   std::vector<Idx> host(bucket_start.back());  // host ops and runtime events
   std::vector<Idx> device;                     // device events
   device.reserve(device_count);
+  // The host events' span: when the capture ran (device events may sit on another clock).
+  int64_t first_host_start = INT64_MAX;
+  int64_t last_host_end = INT64_MIN;
+  // Runtime events with a correlation (launches): how many, and their ids' range.
+  size_t launch_count = 0;
+  int64_t launch_lo = INT64_MAX, launch_hi = INT64_MIN;
   {
     std::vector<size_t> next(bucket_start.begin(), bucket_start.end() - 1);
     for (Idx i = 0; i < n; ++i) {
+      const int64_t ts = events.ts_ns(i);
+      if (events.dur_ns(i) < 0 && !summary.invalid_reason) {
+        summary.invalid_reason = absl::StrFormat("negative duration at event %d", events.index(i));
+      }
+      if (legacy && i > 0 && ts < events.ts_ns(i - 1) && !summary.invalid_reason) {
+        // torch 1.13 writes legacy traces sorted by start time.
+        summary.invalid_reason =
+            absl::StrFormat("timestamps go backwards at event %d", events.index(i));
+      }
       const uint32_t l = events.lane(i);
       if (is_host(kind_of_lane[l])) {
         host[next[bucket_of_lane[l]]++] = i;
+        if (const int64_t c = events.correlation(i);
+            c >= 0 && kind_of_lane[l] == EventKind::kRuntime) {
+          ++launch_count;
+          launch_lo = std::min(launch_lo, c);
+          launch_hi = std::max(launch_hi, c);
+        }
+        first_host_start = std::min(first_host_start, ts);
+        last_host_end = std::max(last_host_end, end_of(i));
       } else if (kind_of_lane[l] == EventKind::kDevice) {
         device.push_back(i);
       }
@@ -581,13 +584,13 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
 
   // torch nests by (start, -end), ties in file order, per thread.
   for (size_t t = 0; t + 1 < bucket_start.size(); ++t) {
-    SortMostlySorted(host.data() + bucket_start[t], host.data() + bucket_start[t + 1],
-                     [&](Idx a, Idx b) {
-                       if (events.ts_ns(a) != events.ts_ns(b))
-                         return events.ts_ns(a) < events.ts_ns(b);
-                       if (end_of(a) != end_of(b)) return end_of(a) > end_of(b);
-                       return a < b;  // file order
-                     });
+    SortMostlySorted(
+        host.data() + bucket_start[t],
+        host.data() + bucket_start[t + 1], [&](Idx a, Idx b) __attribute__((always_inline)) {
+          if (events.ts_ns(a) != events.ts_ns(b)) return events.ts_ns(a) < events.ts_ns(b);
+          if (end_of(a) != end_of(b)) return end_of(a) > end_of(b);
+          return a < b;  // file order
+        });
   }
   // From here on positions in `host` (k) name the host events.
 
@@ -595,36 +598,30 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   // ProfilerStep#N rewrite, so every name that becomes "ProfilerStep*" shares one row and no
   // name-keyed merge (a second copy of every name) is needed. Rows are numbered in order of
   // first occurrence in `host`; `name_of_row` keeps one string id per row. Whether a name
-  // opens a step window (ProfilerStepNumber) is decided here once per name, not per event.
+  // opens a step window (ProfilerStepNumber) is decided once per name, not per event. Called
+  // for each host op in `host` order by the launches' walk below (one pass fewer).
   std::vector<Idx> row_of_name(trace.strings.size(), kNone);
   std::vector<Idx> name_of_row;
   std::vector<uint8_t> window_name(trace.strings.size(), 0);
-  // Steps: ProfilerStep#N windows, in time order.
-  std::vector<Window> windows;
-  {
-    Idx step_row = kNone;  // the "ProfilerStep*" row
-    for (Idx i : host) {
-      const uint32_t name = events.name(i);
-      if (row_of_name[name] == kNone) {
-        window_name[name] = ProfilerStepNumber(trace.strings.Get(name)).has_value();
-        const bool step = trace.strings.Get(name).starts_with("ProfilerStep#");
-        if (step && step_row != kNone) {
-          row_of_name[name] = step_row;
-        } else {
-          row_of_name[name] = static_cast<Idx>(name_of_row.size());
-          if (step) step_row = row_of_name[name];
-          name_of_row.push_back(name);
-        }
-      }
-      if (window_name[name]) {
-        windows.push_back(
-            {events.ts_ns(i), end_of(i), *ProfilerStepNumber(trace.strings.Get(name))});
+  std::vector<Window> windows;  // ProfilerStep#N windows, sorted by start after the walk
+  Idx step_row = kNone;         // the "ProfilerStep*" row
+  auto add_row_and_window = [&](Idx i) __attribute__((always_inline)) {
+    const uint32_t name = events.name(i);
+    if (row_of_name[name] == kNone) {
+      window_name[name] = ProfilerStepNumber(trace.strings.Get(name)).has_value();
+      const bool step = trace.strings.Get(name).starts_with("ProfilerStep#");
+      if (step && step_row != kNone) {
+        row_of_name[name] = step_row;
+      } else {
+        row_of_name[name] = static_cast<Idx>(name_of_row.size());
+        if (step) step_row = row_of_name[name];
+        name_of_row.push_back(name);
       }
     }
-  }
-  std::stable_sort(windows.begin(), windows.end(),
-                   [](const Window& a, const Window& b) { return a.start < b.start; });
-  for (const Window& w : windows) summary.steps.push_back(StepStats{w.number, 0, 0});
+    if (window_name[name]) {
+      windows.push_back({events.ts_ns(i), end_of(i), *ProfilerStepNumber(trace.strings.Get(name))});
+    }
+  };
 
   // Attribute device events to the op that launched them, the way torch does (§1.8, §7.1):
   // device event → the runtime event with the same correlation (its launch) → the op. The
@@ -648,6 +645,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     constexpr size_t kMaxEnclosing = 256;
     WalkOpenings(events, host, end_of, [&](Idx k, const std::vector<Opened>& stack) {
       const Idx i = host[k];
+      add_row_and_window(i);
       if (kind_of(i) != EventKind::kRuntime || events.correlation(i) < 0) return;
       const int64_t id = events.external_id(i);
       Idx owner = kNone;
@@ -666,6 +664,9 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     });
   }
   launches.Finish(bucket_start);
+  std::stable_sort(windows.begin(), windows.end(),
+                   [](const Window& a, const Window& b) { return a.start < b.start; });
+  for (const Window& w : windows) summary.steps.push_back(StepStats{w.number, 0, 0});
   // The ops (can own device time) carrying an External id asked for, sorted by (id, k).
   std::vector<IdOp> id_ops;
   {
@@ -757,11 +758,13 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     for (const Window& w : windows) step_spans.emplace_back(w.start, w.end);
     IdleInsideSteps idle(Union(std::move(step_spans)));
     // The device events in start order (they mostly come that way, per stream), sorted in place.
-    SortMostlySorted(device.data(), device.data() + device.size(), [&](Idx a, Idx b) {
-      if (events.ts_ns(a) != events.ts_ns(b)) return events.ts_ns(a) < events.ts_ns(b);
-      if (end_of(a) != end_of(b)) return end_of(a) < end_of(b);
-      return a < b;
-    });
+    SortMostlySorted(
+        device.data(),
+        device.data() + device.size(), [&](Idx a, Idx b) __attribute__((always_inline)) {
+          if (events.ts_ns(a) != events.ts_ns(b)) return events.ts_ns(a) < events.ts_ns(b);
+          if (end_of(a) != end_of(b)) return end_of(a) < end_of(b);
+          return a < b;
+        });
     for (Idx d : device) idle.Add({events.ts_ns(d), end_of(d)});
     idle_ns = idle.idle_ns();
   }
