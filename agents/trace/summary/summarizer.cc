@@ -554,6 +554,17 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   int64_t launch_lo = INT64_MAX, launch_hi = INT64_MIN;
   {
     std::vector<size_t> next(bucket_start.begin(), bucket_start.end() - 1);
+    // torch nests by (start, -end), ties in file order, per thread. Kineto writes a thread's
+    // events mostly in that order: each one in order after the last one kept in place on its
+    // thread stays, the others (ProfilerStep#N, written after its children) are set aside in
+    // `late`, sorted and merged back below. SortMostlySorted's split, done in this pass
+    // instead of another one over `host`.
+    struct LastKept {
+      int64_t ts = 0, end = 0;
+      bool any = false;
+    };
+    std::vector<LastKept> last_kept(bucket_start.size() - 1);
+    std::vector<std::vector<Idx>> late(bucket_start.size() - 1);
     for (Idx i = 0; i < n; ++i) {
       const int64_t ts = events.ts_ns(i);
       if (events.dur_ns(i) < 0 && !summary.invalid_reason) {
@@ -566,7 +577,15 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
       }
       const uint32_t l = events.lane(i);
       if (is_host(kind_of_lane[l])) {
-        host[next[bucket_of_lane[l]]++] = i;
+        const uint32_t b = bucket_of_lane[l];
+        const int64_t end = end_of(i);
+        if (LastKept& last = last_kept[b];
+            !last.any || last.ts < ts || (last.ts == ts && last.end >= end)) {
+          host[next[b]++] = i;
+          last = {ts, end, true};
+        } else {
+          late[b].push_back(i);
+        }
         if (const int64_t c = events.correlation(i);
             c >= 0 && kind_of_lane[l] == EventKind::kRuntime) {
           ++launch_count;
@@ -574,24 +593,27 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
           launch_hi = std::max(launch_hi, c);
         }
         first_host_start = std::min(first_host_start, ts);
-        last_host_end = std::max(last_host_end, end_of(i));
+        last_host_end = std::max(last_host_end, end);
       } else if (kind_of_lane[l] == EventKind::kDevice) {
         device.push_back(i);
       }
     }
+    auto before = [&](Idx a, Idx b) {
+      if (events.ts_ns(a) != events.ts_ns(b)) return events.ts_ns(a) < events.ts_ns(b);
+      if (end_of(a) != end_of(b)) return end_of(a) > end_of(b);
+      return a < b;  // file order
+    };
+    for (size_t t = 0; t < late.size(); ++t) {
+      if (late[t].empty()) continue;
+      std::sort(late[t].begin(), late[t].end(), before);
+      std::copy(late[t].begin(), late[t].end(), host.data() + next[t]);
+      std::vector<Idx>().swap(late[t]);  // inplace_merge takes a buffer of its own
+      std::inplace_merge(host.data() + bucket_start[t], host.data() + next[t],
+                         host.data() + bucket_start[t + 1], before);
+    }
   }
   if (release) release->strings.ReleaseIndex();  // only Get() from here on
 
-  // torch nests by (start, -end), ties in file order, per thread.
-  for (size_t t = 0; t + 1 < bucket_start.size(); ++t) {
-    SortMostlySorted(
-        host.data() + bucket_start[t],
-        host.data() + bucket_start[t + 1], [&](Idx a, Idx b) __attribute__((always_inline)) {
-          if (events.ts_ns(a) != events.ts_ns(b)) return events.ts_ns(a) < events.ts_ns(b);
-          if (end_of(a) != end_of(b)) return end_of(a) > end_of(b);
-          return a < b;  // file order
-        });
-  }
   // From here on positions in `host` (k) name the host events.
 
   // Rows by key_averages() name. Distinct strings are distinct names except for the
