@@ -174,7 +174,10 @@ absl::StatusOr<TraceSummary> SummarizeFile(const fs::path& path, const Summarize
   read_options.host_categories = &options.host_op_categories;
   absl::StatusOr<RawTrace> raw = ReadTraceFile(path, read_options);
   if (!raw.ok()) return raw.status();
-  std::vector<StepWindow> absolute = StepWindows(*raw, options);
+  // Only a directory's summary (its windows) and the Neuron join use the windows: a plain file
+  // skips this pass over the events.
+  std::vector<StepWindow> absolute;
+  if (windows || neuron) absolute = StepWindows(*raw, options);
   for (StepWindow& w : absolute) {
     w.start_ns += raw->base_time_ns.value_or(0);
     w.end_ns += raw->base_time_ns.value_or(0);

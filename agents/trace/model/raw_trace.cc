@@ -124,7 +124,7 @@ uint32_t RawEvents::FindLane(uint32_t cat, uint32_t pid, uint32_t tid) {
   }
   // Fewer lanes than events, and the reader keeps fewer than 2^32 events.
   last_lane_ = static_cast<uint32_t>(lanes_.size());
-  lanes_.push_back({cat, pid, tid});
+  lanes_.push_back({cat, pid, tid, 0});
   lane_slots_[s] = last_lane_ + 1;
   return last_lane_;
 }

@@ -59,6 +59,8 @@ std::vector<StepWindow> StepWindows(const RawTrace& trace, const SummarizeOption
   // Whether each category is a host-op category: -1 not yet looked up (once per category, not
   // per event).
   std::vector<int8_t> host_cat(trace.strings.size(), -1);
+  // Whether each name is a ProfilerStep#N: -1 not yet looked up (once per name).
+  std::vector<int8_t> step_name(trace.strings.size(), -1);
   const RawEvents& events = trace.events;
   for (size_t i = 0; i < events.size(); ++i) {
     if (const uint32_t cat = events.cat(i); cat != 0) {
@@ -67,6 +69,9 @@ std::vector<StepWindow> StepWindows(const RawTrace& trace, const SummarizeOption
         host = options.host_op_categories.contains(std::string(trace.strings.Get(cat))) ? 1 : 0;
       if (host == 0) continue;
     }
+    int8_t& step = step_name[events.name(i)];
+    if (step < 0) step = ProfilerStepNumber(trace.strings.Get(events.name(i))).has_value();
+    if (step == 0) continue;
     if (auto num = ProfilerStepNumber(trace.strings.Get(events.name(i)))) {
       out.push_back(
           {events.ts_ns(i), events.ts_ns(i) + std::max<int64_t>(events.dur_ns(i), 0), *num});
@@ -355,6 +360,37 @@ class LaunchIndex {
   std::vector<OutsideLaunch> outside_;  // sorted by (correlation, k)
 };
 
+// A ProfilerStep#N window of the host ops.
+struct Window {
+  int64_t start, end;
+  uint32_t number;
+};
+
+// The window containing a time: the last one starting at or before it, if it has not ended
+// (`ts == start` counts, for a zero-length step). The walks ask in time order within a thread,
+// so the answer moves forward from the previous one; a time before it (the next thread) falls
+// back to a binary search. `windows` are sorted by start.
+class StepCursor {
+ public:
+  explicit StepCursor(const std::vector<Window>& windows) : w_(windows) {}
+  Idx At(int64_t ts) {
+    if (w_.empty()) return kNone;
+    if (ts < w_[at_].start) {
+      auto it = std::upper_bound(w_.begin(), w_.end(), ts,
+                                 [](int64_t t, const Window& w) { return t < w.start; });
+      if (it == w_.begin()) return kNone;
+      at_ = static_cast<size_t>(it - w_.begin()) - 1;
+    }
+    while (at_ + 1 < w_.size() && w_[at_ + 1].start <= ts) ++at_;
+    const Window& w = w_[at_];
+    return ts < w.end || ts == w.start ? static_cast<Idx>(at_) : kNone;
+  }
+
+ private:
+  const std::vector<Window>& w_;
+  size_t at_ = 0;  // the last answer's window (or 0)
+};
+
 // What the events of category `cat_id` are to the summary.
 EventKind KindOfCategory(uint32_t cat_id, const StringTable& strings,
                          const SummarizeOptions& options) {
@@ -407,7 +443,7 @@ std::vector<Idx> RowSlots(const std::vector<RowSums>& sums, const std::vector<Id
     const std::string_view n = strings.Get(name_of_row[r]);
     return n.starts_with("ProfilerStep#") ? std::string_view(kStepRowName) : n;
   };
-  auto more = [&](Idx a, Idx b) {
+  auto more = [&](Idx a, Idx b) __attribute__((always_inline)) {
     const RowSums& x = sums[a];
     const RowSums& y = sums[b];
     const int64_t xd = std::max<int64_t>(x.self_dev, 0), yd = std::max<int64_t>(y.self_dev, 0);
@@ -462,14 +498,20 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   for (uint32_t l = 0; l < lanes; ++l) {
     kind_of_lane[l] = KindOfCategory(events.lane_cat(l), trace.strings, options);
   }
-  auto kind_of = [&](Idx i) { return kind_of_lane[events.lane(i)]; };
-  auto is_host = [](EventKind k) {
+  // The per-event lambdas and comparators are forced inline: in a function this large GCC
+  // otherwise calls them (5-8 % of a summary in calls to one-line lambdas).
+  auto kind_of = [&](Idx i) __attribute__((always_inline)) { return kind_of_lane[events.lane(i)]; };
+  auto is_host = [](EventKind k) __attribute__((always_inline)) {
     return k == EventKind::kHostOp || k == EventKind::kAnnotation || k == EventKind::kRuntime;
   };
   // Negative durations count as 0 (and make the capture INVALID below).
-  auto dur = [&](Idx i) { return std::max<int64_t>(events.dur_ns(i), 0); };
-  auto end_of = [&](Idx i) { return events.ts_ns(i) + dur(i); };
-  auto can_own = [&](Idx i) { return kind_of(i) == EventKind::kHostOp; };
+  auto dur = [&](Idx i) __attribute__((always_inline)) {
+    return std::max<int64_t>(events.dur_ns(i), 0);
+  };
+  auto end_of = [&](Idx i) __attribute__((always_inline)) { return events.ts_ns(i) + dur(i); };
+  auto can_own = [&](Idx i) __attribute__((always_inline)) {
+    return kind_of(i) == EventKind::kHostOp;
+  };
 
   // Host events grouped by thread (threads in thread-key order, each in file order) with their
   // exact count, so that sorting them below moves only the few out of order within a thread.
@@ -488,118 +530,120 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     }
     bucket_start.assign(threads.size() + 1, 0);
   }
-  // The host events' span: when the capture ran (device events may sit on another clock).
-  int64_t first_host_start = INT64_MAX;
-  int64_t last_host_end = INT64_MIN;
+  // Each thread's exact count of host events, from the lanes' counts (no pass over the events).
   size_t device_count = 0;
-  // Runtime events with a correlation (launches): how many, and their ids' range.
-  size_t launch_count = 0;
-  int64_t launch_lo = INT64_MAX, launch_hi = INT64_MIN;
-  for (Idx i = 0; i < n; ++i) {
-    const int64_t ts = events.ts_ns(i);
-    if (events.dur_ns(i) < 0 && !summary.invalid_reason) {
-      summary.invalid_reason = absl::StrFormat("negative duration at event %d", events.index(i));
-    }
-    if (legacy && i > 0 && ts < events.ts_ns(i - 1) && !summary.invalid_reason) {
-      // torch 1.13 writes legacy traces sorted by start time.
-      summary.invalid_reason =
-          absl::StrFormat("timestamps go backwards at event %d", events.index(i));
-    }
-    const uint32_t l = events.lane(i);
-    if (is_host(kind_of_lane[l])) {
-      ++bucket_start[bucket_of_lane[l] + 1];
-      if (const int64_t c = events.correlation(i);
-          c >= 0 && kind_of_lane[l] == EventKind::kRuntime) {
-        ++launch_count;
-        launch_lo = std::min(launch_lo, c);
-        launch_hi = std::max(launch_hi, c);
-      }
-      first_host_start = std::min(first_host_start, ts);
-      last_host_end = std::max(last_host_end, end_of(i));
-    } else if (kind_of_lane[l] == EventKind::kDevice) {
-      ++device_count;
-    }
-  }
   for (uint32_t l = 0; l < lanes; ++l) {
-    if (!is_host(kind_of_lane[l])) continue;
-    const std::string_view cat = trace.strings.Get(events.lane_cat(l));
-    if (cat.starts_with("privateuse1_")) saw_privateuse1 = true;
-    if (cat.starts_with("cuda_")) saw_cuda_runtime = true;
+    if (is_host(kind_of_lane[l])) {
+      bucket_start[bucket_of_lane[l] + 1] += events.lane_events(l);
+      const std::string_view cat = trace.strings.Get(events.lane_cat(l));
+      if (cat.starts_with("privateuse1_")) saw_privateuse1 = true;
+      if (cat.starts_with("cuda_")) saw_cuda_runtime = true;
+    } else if (kind_of_lane[l] == EventKind::kDevice) {
+      device_count += events.lane_events(l);
+    }
   }
   for (size_t b = 1; b < bucket_start.size(); ++b) bucket_start[b] += bucket_start[b - 1];
   std::vector<Idx> host(bucket_start.back());  // host ops and runtime events
   std::vector<Idx> device;                     // device events
   device.reserve(device_count);
+  // The host events' span: when the capture ran (device events may sit on another clock).
+  int64_t first_host_start = INT64_MAX;
+  int64_t last_host_end = INT64_MIN;
+  // Runtime events with a correlation (launches): how many, and their ids' range.
+  size_t launch_count = 0;
+  int64_t launch_lo = INT64_MAX, launch_hi = INT64_MIN;
   {
     std::vector<size_t> next(bucket_start.begin(), bucket_start.end() - 1);
+    // torch nests by (start, -end), ties in file order, per thread. Kineto writes a thread's
+    // events mostly in that order: each one in order after the last one kept in place on its
+    // thread stays, the others (ProfilerStep#N, written after its children) are set aside in
+    // `late`, sorted and merged back below. SortMostlySorted's split, done in this pass
+    // instead of another one over `host`.
+    struct LastKept {
+      int64_t ts = 0, end = 0;
+      bool any = false;
+    };
+    std::vector<LastKept> last_kept(bucket_start.size() - 1);
+    std::vector<std::vector<Idx>> late(bucket_start.size() - 1);
     for (Idx i = 0; i < n; ++i) {
+      const int64_t ts = events.ts_ns(i);
+      if (events.dur_ns(i) < 0 && !summary.invalid_reason) {
+        summary.invalid_reason = absl::StrFormat("negative duration at event %d", events.index(i));
+      }
+      if (legacy && i > 0 && ts < events.ts_ns(i - 1) && !summary.invalid_reason) {
+        // torch 1.13 writes legacy traces sorted by start time.
+        summary.invalid_reason =
+            absl::StrFormat("timestamps go backwards at event %d", events.index(i));
+      }
       const uint32_t l = events.lane(i);
       if (is_host(kind_of_lane[l])) {
-        host[next[bucket_of_lane[l]]++] = i;
+        const uint32_t b = bucket_of_lane[l];
+        const int64_t end = end_of(i);
+        if (LastKept& last = last_kept[b];
+            !last.any || last.ts < ts || (last.ts == ts && last.end >= end)) {
+          host[next[b]++] = i;
+          last = {ts, end, true};
+        } else {
+          late[b].push_back(i);
+        }
+        if (const int64_t c = events.correlation(i);
+            c >= 0 && kind_of_lane[l] == EventKind::kRuntime) {
+          ++launch_count;
+          launch_lo = std::min(launch_lo, c);
+          launch_hi = std::max(launch_hi, c);
+        }
+        first_host_start = std::min(first_host_start, ts);
+        last_host_end = std::max(last_host_end, end);
       } else if (kind_of_lane[l] == EventKind::kDevice) {
         device.push_back(i);
       }
     }
+    auto before = [&](Idx a, Idx b) {
+      if (events.ts_ns(a) != events.ts_ns(b)) return events.ts_ns(a) < events.ts_ns(b);
+      if (end_of(a) != end_of(b)) return end_of(a) > end_of(b);
+      return a < b;  // file order
+    };
+    for (size_t t = 0; t < late.size(); ++t) {
+      if (late[t].empty()) continue;
+      std::sort(late[t].begin(), late[t].end(), before);
+      std::copy(late[t].begin(), late[t].end(), host.data() + next[t]);
+      std::vector<Idx>().swap(late[t]);  // inplace_merge takes a buffer of its own
+      std::inplace_merge(host.data() + bucket_start[t], host.data() + next[t],
+                         host.data() + bucket_start[t + 1], before);
+    }
   }
   if (release) release->strings.ReleaseIndex();  // only Get() from here on
 
-  // torch nests by (start, -end), ties in file order, per thread.
-  for (size_t t = 0; t + 1 < bucket_start.size(); ++t) {
-    SortMostlySorted(host.data() + bucket_start[t], host.data() + bucket_start[t + 1],
-                     [&](Idx a, Idx b) {
-                       if (events.ts_ns(a) != events.ts_ns(b))
-                         return events.ts_ns(a) < events.ts_ns(b);
-                       if (end_of(a) != end_of(b)) return end_of(a) > end_of(b);
-                       return a < b;  // file order
-                     });
-  }
   // From here on positions in `host` (k) name the host events.
-
-  // Steps: ProfilerStep#N windows, in time order.
-  struct Window {
-    int64_t start, end;
-    uint32_t number;
-  };
-  std::vector<Window> windows;
-  for (Idx i : host) {
-    if (auto num = ProfilerStepNumber(trace.strings.Get(events.name(i)))) {
-      windows.push_back({events.ts_ns(i), end_of(i), *num});
-    }
-  }
-  std::stable_sort(windows.begin(), windows.end(),
-                   [](const Window& a, const Window& b) { return a.start < b.start; });
-  for (const Window& w : windows) summary.steps.push_back(StepStats{w.number, 0, 0});
-  // The window containing `ts`: the last one starting at or before it, if it has not ended.
-  auto step_of = [&](int64_t ts) -> Idx {
-    auto it = std::upper_bound(windows.begin(), windows.end(), ts,
-                               [](int64_t t, const Window& w) { return t < w.start; });
-    if (it == windows.begin()) return kNone;
-    --it;
-    if (ts < it->end || ts == it->start) return static_cast<Idx>(it - windows.begin());
-    return kNone;
-  };
 
   // Rows by key_averages() name. Distinct strings are distinct names except for the
   // ProfilerStep#N rewrite, so every name that becomes "ProfilerStep*" shares one row and no
   // name-keyed merge (a second copy of every name) is needed. Rows are numbered in order of
-  // first occurrence in `host`; `name_of_row` keeps one string id per row.
+  // first occurrence in `host`; `name_of_row` keeps one string id per row. Whether a name
+  // opens a step window (ProfilerStepNumber) is decided once per name, not per event. Called
+  // for each host op in `host` order by the launches' walk below (one pass fewer).
   std::vector<Idx> row_of_name(trace.strings.size(), kNone);
   std::vector<Idx> name_of_row;
-  {
-    Idx step_row = kNone;  // the "ProfilerStep*" row
-    for (Idx i : host) {
-      const uint32_t name = events.name(i);
-      if (row_of_name[name] != kNone) continue;
+  std::vector<uint8_t> window_name(trace.strings.size(), 0);
+  std::vector<Window> windows;  // ProfilerStep#N windows, sorted by start after the walk
+  Idx step_row = kNone;         // the "ProfilerStep*" row
+  auto add_row_and_window = [&](Idx i) __attribute__((always_inline)) {
+    const uint32_t name = events.name(i);
+    if (row_of_name[name] == kNone) {
+      window_name[name] = ProfilerStepNumber(trace.strings.Get(name)).has_value();
       const bool step = trace.strings.Get(name).starts_with("ProfilerStep#");
       if (step && step_row != kNone) {
         row_of_name[name] = step_row;
-        continue;
+      } else {
+        row_of_name[name] = static_cast<Idx>(name_of_row.size());
+        if (step) step_row = row_of_name[name];
+        name_of_row.push_back(name);
       }
-      row_of_name[name] = static_cast<Idx>(name_of_row.size());
-      if (step) step_row = row_of_name[name];
-      name_of_row.push_back(name);
     }
-  }
+    if (window_name[name]) {
+      windows.push_back({events.ts_ns(i), end_of(i), *ProfilerStepNumber(trace.strings.Get(name))});
+    }
+  };
 
   // Attribute device events to the op that launched them, the way torch does (§1.8, §7.1):
   // device event → the runtime event with the same correlation (its launch) → the op. The
@@ -623,6 +667,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     constexpr size_t kMaxEnclosing = 256;
     WalkOpenings(events, host, end_of, [&](Idx k, const std::vector<Opened>& stack) {
       const Idx i = host[k];
+      add_row_and_window(i);
       if (kind_of(i) != EventKind::kRuntime || events.correlation(i) < 0) return;
       const int64_t id = events.external_id(i);
       Idx owner = kNone;
@@ -641,6 +686,9 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     });
   }
   launches.Finish(bucket_start);
+  std::stable_sort(windows.begin(), windows.end(),
+                   [](const Window& a, const Window& b) { return a.start < b.start; });
+  for (const Window& w : windows) summary.steps.push_back(StepStats{w.number, 0, 0});
   // The ops (can own device time) carrying an External id asked for, sorted by (id, k).
   std::vector<IdOp> id_ops;
   {
@@ -732,11 +780,13 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     for (const Window& w : windows) step_spans.emplace_back(w.start, w.end);
     IdleInsideSteps idle(Union(std::move(step_spans)));
     // The device events in start order (they mostly come that way, per stream), sorted in place.
-    SortMostlySorted(device.data(), device.data() + device.size(), [&](Idx a, Idx b) {
-      if (events.ts_ns(a) != events.ts_ns(b)) return events.ts_ns(a) < events.ts_ns(b);
-      if (end_of(a) != end_of(b)) return end_of(a) < end_of(b);
-      return a < b;
-    });
+    SortMostlySorted(
+        device.data(),
+        device.data() + device.size(), [&](Idx a, Idx b) __attribute__((always_inline)) {
+          if (events.ts_ns(a) != events.ts_ns(b)) return events.ts_ns(a) < events.ts_ns(b);
+          if (end_of(a) != end_of(b)) return end_of(a) < end_of(b);
+          return a < b;
+        });
     for (Idx d : device) idle.Add({events.ts_ns(d), end_of(d)});
     idle_ns = idle.idle_ns();
   }
@@ -745,7 +795,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   // Figures per row and per step. Own device time per owner first (in `host` order), then one
   // walk closes every range after its children: self CPU = duration − the children's durations,
   // total device = own + the children's totals.
-  std::sort(owned.begin(), owned.end());
+  SortMostlySorted(owned.data(), owned.data() + owned.size(), std::less<>());
   std::vector<RowSums> sums(name_of_row.size());
   std::vector<int64_t> step_cpu_ns(windows.size(), 0), step_dev_ns(windows.size(), 0);
   std::vector<Sample> samples;  // one per (row, step) run, merged while the row stays in a step
@@ -765,6 +815,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     for (; *at < owned.size() && owned[*at].first == k; ++*at) ns += dur(owned[*at].second);
     return ns;
   };
+  StepCursor own_dev_steps(windows);  // asked in `host` order: time order within a thread
   for (size_t at = 0; at < owned.size();) {
     const Idx k = owned[at].first;
     const int64_t ns = own_dev(k, &at);
@@ -772,8 +823,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     const Idx i = host[k];
     const Idx r = row_of_name[events.name(i)];
     sums[r].self_dev += ns;
-    if (windows.empty()) continue;
-    const Idx s = step_of(events.ts_ns(i));
+    const Idx s = own_dev_steps.At(events.ts_ns(i));
     if (s == kNone) continue;
     step_dev_ns[s] += ns;
     if (summary.has_device_time) add_sample(r, s, ns);
@@ -789,13 +839,16 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
       Idx k;
       int64_t children_dur;
       int64_t total_dev;
+      Idx step;  // the window the op starts in, or kNone
     };
     size_t at = 0;
+    StepCursor steps(windows);  // asked as ranges open: time order within a thread
     WalkNesting<Frame>(
         events, host, end_of,
         [&](Idx k, std::vector<Frame>& stack) {
-          if (!stack.empty()) stack.back().children_dur += dur(host[k]);
-          return Frame{k, 0, own_dev(k, &at)};
+          const Idx i = host[k];
+          if (!stack.empty()) stack.back().children_dur += dur(i);
+          return Frame{k, 0, own_dev(k, &at), steps.At(events.ts_ns(i))};
         },
         [&](const Frame& f, Frame* parent) {
           if (parent) parent->total_dev += f.total_dev;
@@ -811,12 +864,10 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
           const EventKind kind = kind_of(i);
           if (kind == EventKind::kRuntime) runtime_cpu_ns += self_cpu;
           // Legacy traces carry no category: every range is an op but the step windows.
-          if (kind == EventKind::kHostOp &&
-              !ProfilerStepNumber(trace.strings.Get(events.name(i)))) {
+          if (kind == EventKind::kHostOp && !window_name[events.name(i)]) {
             dispatch_cpu_ns += self_cpu;
           }
-          if (windows.empty()) return;
-          const Idx s = step_of(events.ts_ns(i));
+          const Idx s = f.step;
           if (s == kNone) return;
           step_cpu_ns[s] += self_cpu;
           if (!summary.has_device_time && self_cpu != 0) add_sample(r, s, self_cpu);
@@ -831,6 +882,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   std::vector<Idx>().swap(host);
   std::vector<std::pair<Idx, Idx>>().swap(owned);
   std::vector<Idx>().swap(row_of_name);
+  std::vector<uint8_t>().swap(window_name);
   std::vector<Idx>().swap(last_sample_of_row);
   if (release) {
     release->events.Release();

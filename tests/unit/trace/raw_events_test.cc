@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -167,6 +168,30 @@ TEST(RawEvents, AMillionEventsTakeAtMost40BytesEach) {
 
 // Fields past 32 bits (a 6 s step, a 4.5 s kernel, 33- and 41-bit ids) reach the summary
 // exactly: attribution by correlation, by External id, self and total times.
+// lane_events(): the summarizer sizes its per-thread arrays from these counts, so each lane's
+// count must be its events exactly, wide ones included.
+TEST(RawEvents, CountsTheEventsOfEachLane) {
+  std::vector<RawEvent> want;
+  for (uint32_t i = 0; i < 1000; ++i) {
+    RawEvent e;
+    e.index = i;
+    e.cat = 1 + i % 3;
+    e.pid = 7;
+    e.tid = (i * 7919) % 5;
+    e.ts_ns = int64_t{i} * 1000;
+    e.dur_ns = i % 97 == 0 ? 10 * k2To32 : 5;  // some wide rows
+    want.push_back(e);
+  }
+  const RawEvents events = StoreAndCheck(want);
+  std::map<std::pair<uint32_t, uint64_t>, uint64_t> count;  // (cat, thread key) → events
+  for (const RawEvent& e : want) ++count[{e.cat, uint64_t{e.pid} << 32 | e.tid}];
+  ASSERT_EQ(events.lane_count(), count.size());
+  for (uint32_t l = 0; l < events.lane_count(); ++l) {
+    EXPECT_EQ(events.lane_events(l), (count[{events.lane_cat(l), events.lane_thread_key(l)}]))
+        << "lane " << l;
+  }
+}
+
 TEST(RawEvents, WideValuesSummarizeExactly) {
   const std::string text = R"({"traceEvents": [
     {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1,
