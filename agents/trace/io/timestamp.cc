@@ -3,9 +3,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstddef>
-#include <cstring>
 #include <limits>
 #include <string>
+
+#include "agents/trace/io/words.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -25,18 +26,11 @@ uint64_t DigitsValue(uint64_t v) {
   return v & 0xFFFFFFFFULL;
 }
 
-uint64_t Word(const char* p) {
-  uint64_t v = 0;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-
 // The value of the eight decimal digits at p, or false when one of them is not a digit (SWAR:
 // Kineto timestamps have 13-16 whole digits, and the byte loop was a twentieth of a summary).
 bool EightDigits(const char* p, uint64_t* out) {
   if constexpr (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) return false;  // the byte loop then
-  uint64_t v = 0;
-  std::memcpy(&v, p, 8);
+  const uint64_t v = LoadWord<uint64_t>(p);
   // Every byte is 0x30..0x39: its high nibble is 3, and adding 6 does not carry out of it.
   if (((v & 0xF0F0F0F0F0F0F0F0ULL) |
        (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) != 0x3333333333333333ULL) {
@@ -80,9 +74,10 @@ const char* ScanMicros32(const char* p, int64_t* ns, bool* done) {
   if (!*done || whole == 0) return nullptr;
   uint64_t us = 0;
   if (whole <= 8) {
-    us = DigitsValue(Word(p) << (8 * (8 - whole)));
+    us = DigitsValue(LoadWord<uint64_t>(p) << (8 * (8 - whole)));
   } else {
-    us = DigitsValue(Word(p) << (8 * (16 - whole))) * 100000000 + DigitsValue(Word(p + whole - 8));
+    us = DigitsValue(LoadWord<uint64_t>(p) << (8 * (16 - whole))) * 100000000 +
+         DigitsValue(LoadWord<uint64_t>(p + whole - 8));
   }
   const char* end = p + whole;
   int64_t sub = 0;

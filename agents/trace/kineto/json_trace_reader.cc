@@ -20,6 +20,7 @@
 #include "agents/trace/io/json_scanner.h"
 #include "agents/trace/io/quote.h"
 #include "agents/trace/io/timestamp.h"
+#include "agents/trace/io/words.h"
 
 namespace devtime::trace {
 namespace {
@@ -112,21 +113,17 @@ class Parser : private stream::JsonScanner {
     const size_t n = s.size();
     Ends x;
     if (n >= 8) {
-      x.first = Word(p);
-      if (n > 8) x.last = Word(p + n - 8);
+      x.first = LoadWord<uint64_t>(p);
+      if (n > 8) x.last = LoadWord<uint64_t>(p + n - 8);
     } else if (n >= 4) {  // two 4-byte loads, overlapping where n < 8
-      x.first = uint64_t{Word4(p)} | uint64_t{Word4(p + n - 4)} << (8 * (n - 4));
+      x.first = uint64_t{LoadWord<uint32_t>(p)} | uint64_t{LoadWord<uint32_t>(p + n - 4)}
+                                                      << (8 * (n - 4));
     } else if (n > 0) {  // bytes 0, n / 2 and n - 1 are every byte of 1-3
       x.first = uint64_t{static_cast<uint8_t>(p[0])} |
                 uint64_t{static_cast<uint8_t>(p[n / 2])} << (8 * (n / 2)) |
                 uint64_t{static_cast<uint8_t>(p[n - 1])} << (8 * (n - 1));
     }
     return x;
-  }
-  static uint32_t Word4(const char* p) {
-    uint32_t w = 0;
-    std::memcpy(&w, p, 4);
-    return w;
   }
   static size_t CheapHash(const Ends& x, size_t size) {
     const uint64_t h = (x.first * 0x9E3779B97F4A7C15ULL) ^ (x.last * 0xC2B2AE3D27D4EB4FULL) ^ size;
@@ -137,8 +134,9 @@ class Parser : private stream::JsonScanner {
   // (memcmp was 5 % of a summary, perf).
   static bool SameMiddle(const char* a, const char* b, size_t n) {
     uint64_t diff = 0;
-    for (size_t i = 8; i + 16 < n; i += 8) diff |= Word(a + i) ^ Word(b + i);
-    return (diff | (Word(a + n - 16) ^ Word(b + n - 16))) == 0;
+    for (size_t i = 8; i + 16 < n; i += 8)
+      diff |= LoadWord<uint64_t>(a + i) ^ LoadWord<uint64_t>(b + i);
+    return (diff | (LoadWord<uint64_t>(a + n - 16) ^ LoadWord<uint64_t>(b + n - 16))) == 0;
   }
   // Names longer than this bypass the cache: caching one would copy it (a 100 MB op name once
   // cost a second 100 MB here), and long names are rare enough that the table's hash is cheap.
@@ -367,7 +365,8 @@ class Parser : private stream::JsonScanner {
     constexpr size_t n = N - 1;
     if (e_ - q < static_cast<ptrdiff_t>(n)) return false;
     if constexpr (n >= 8 && n <= 16) {
-      return Word(q) == Word(lit) && Word(q + n - 8) == Word(lit + n - 8);
+      return LoadWord<uint64_t>(q) == LoadWord<uint64_t>(lit) &&
+             LoadWord<uint64_t>(q + n - 8) == LoadWord<uint64_t>(lit + n - 8);
     } else if constexpr (n < 8) {
       for (size_t i = 0; i < n; ++i) {
         if (q[i] != lit[i]) return false;
@@ -376,11 +375,6 @@ class Parser : private stream::JsonScanner {
     } else {
       return std::memcmp(q, lit, n) == 0;
     }
-  }
-  static uint64_t Word(const char* p) {
-    uint64_t w = 0;
-    std::memcpy(&w, p, 8);
-    return w;
   }
   // A string without escapes whose content starts at q: its end quote, or nullptr.
   const char* PlainStringEnd(const char* q) const {

@@ -94,8 +94,8 @@ class RawEvents {
   size_t storage_bytes() const { return rows_.capacity() * sizeof(Row); }
   // Inline: the reader calls it for every kept event.
   void push_back(const RawEvent& e) {
-    const size_t position = rows_.size();
-    if (position % kBlock == 0) blocks_.push_back({e.ts_ns, e.index});
+    const bool first = rows_.size() % kBlock == 0;  // of its block
+    if (first) blocks_.push_back({e.ts_ns, e.index});
     const uint32_t lane = LaneOf(e.cat, e.pid, e.tid);
     ++lanes_[lane].events;
     // Each field must fit its bits (ids as id + 1), and no narrow dur may read as kWide.
@@ -103,7 +103,6 @@ class RawEvents {
     int64_t ts_off = 0;
     const bool ts_fits = !__builtin_sub_overflow(e.ts_ns, blocks_.back().ts_base, &ts_off) &&
                          ts_off >= INT32_MIN && ts_off <= INT32_MAX;
-    const bool first = position % kBlock == 0;
     const uint64_t skipped = first ? 0 : e.index - last_index_ - 1;
     if (ts_fits && fits(e.dur_ns, 0) && fits(e.correlation, -1) && fits(e.external_id, -1) &&
         lane < kWideLane && (first || (e.index > last_index_ && skipped <= UINT16_MAX))) {

@@ -250,7 +250,7 @@ absl::Status Database::CheckStandbyAckRole(pqxx::connection_base& connection) co
 }
 
 absl::Status Database::AwaitStandbyFlush(pqxx::connection_base& connection,
-                                         const std::string& what) {
+                                         const std::string& run_id) {
   if (options_.standby_ack_wait.count() <= 0) return absl::OkStatus();
   const auto deadline = std::chrono::steady_clock::now() + options_.standby_ack_wait;
   pqxx::nontransaction tx{connection};
@@ -267,7 +267,8 @@ absl::Status Database::AwaitStandbyFlush(pqxx::connection_base& connection,
     }
     if (std::chrono::steady_clock::now() + pause > deadline) {
       return absl::UnavailableError(
-          what + ": committed on the primary, but no standby has flushed it within " +
+          "store run " + run_id +
+          ": committed on the primary, but no standby has flushed it within " +
           std::to_string(options_.standby_ack_wait.count()) +
           " ms (a failover in progress, or no standby streaming); retry");
     }

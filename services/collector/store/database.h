@@ -121,8 +121,8 @@ class Database {
 
   // With StoreOptions::standby_ack_wait > 0, on `connection` right after it committed: waits
   // until a standby has flushed all the WAL this server had flushed (so that commit too),
-  // UNAVAILABLE naming `what` when none has within the wait. OK at once when the option is 0.
-  absl::Status AwaitStandbyFlush(pqxx::connection_base& connection, const std::string& what);
+  // UNAVAILABLE naming `run_id` when none has within the wait. OK at once when the option is 0.
+  absl::Status AwaitStandbyFlush(pqxx::connection_base& connection, const std::string& run_id);
 
   // Run() with one read-write transaction: `body(pqxx::work&)` returns a Status or a
   // StatusOr; the transaction commits only when it is OK, so a refused request writes

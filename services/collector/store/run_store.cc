@@ -472,7 +472,7 @@ absl::StatusOr<IngestOutcome> RunStore::IngestRun(const v1::RunSummary& run) {
       }
       outcome = {IngestResult::kDuplicate, FromMicros(existing[1].as<long long>())};
       // A retry of an ack that waited in vain: the first commit may still be on one node.
-      return db_.AwaitStandbyFlush(c, "store run " + id.run_id());
+      return db_.AwaitStandbyFlush(c, id.run_id());
     }
     const std::string at = TimeUtil::ToString(run.started_at());
     WriteOpStats(tx, run, at);
@@ -484,7 +484,7 @@ absl::StatusOr<IngestOutcome> RunStore::IngestRun(const v1::RunSummary& run) {
     tx.commit();
     series_->Add(group, learned);
     outcome = {IngestResult::kStored, FromMicros(inserted[0][0].as<long long>())};
-    return db_.AwaitStandbyFlush(c, "store run " + id.run_id());
+    return db_.AwaitStandbyFlush(c, id.run_id());
   });
   if (!status.ok()) return status;
   return outcome;
