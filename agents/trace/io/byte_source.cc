@@ -48,6 +48,43 @@ void MappedInput::Consumed(const char* upto) {
   dropped_ = reinterpret_cast<const char*>(end);
 }
 
+FileInput::FileInput(const MappedFile& file, size_t chunk)
+    : file_(file), chunk_(chunk), head_(chunk / 4), buf_(new char[chunk / 4 + chunk]) {
+  // The window starts empty: the reader's first More() reads the first chunk.
+  begin_ = end_ = buf_.get() + head_;
+}
+
+bool FileInput::More(const char* keep) {
+  if (mapped_ || read_to_ >= file_.size()) return false;
+  const size_t kept = static_cast<size_t>(end_ - keep);
+  if (kept > head_) {
+    const uint64_t at = read_to_ - kept;
+    mapped_.emplace(reinterpret_cast<const char*>(file_.bytes()) + at, file_.size() - at);
+    begin_ = mapped_->begin();
+    end_ = mapped_->end();
+    read_to_ = file_.size();
+    return true;
+  }
+  // The carried-over bytes go just before where the new ones will be, first: they may lie
+  // where the new ones are read to.
+  char* const out = buf_.get() + head_;
+  std::memmove(out - kept, keep, kept);
+  begin_ = out - kept;
+  end_ = out;
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(chunk_, file_.size() - read_to_));
+  size_t got = 0;
+  while (got < want) {
+    const ssize_t n = pread(file_.fd(), out + got, want - got, static_cast<off_t>(read_to_ + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw ParseError{std::string("cannot read: ") + std::strerror(errno)};
+    if (n == 0) break;  // the file shrank since it was opened: the input ends here
+    got += static_cast<size_t>(n);
+  }
+  end_ = out + got;
+  read_to_ += got;
+  return got > 0;
+}
+
 std::string GunzipBudget::Add(uint64_t in, uint64_t out) {
   in_ += in;
   out_ += out;
@@ -253,10 +290,12 @@ absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::filesyst
     if (errno == ENOENT) return absl::NotFoundError(origin + ": no such file");
     return absl::PermissionDeniedError(origin + ": cannot open: " + std::strerror(errno));
   }
-  // The mapping outlives the descriptor; close it on every path out.
+  // Closed on every path out but success, where the MappedFile owns it.
   struct Closer {
     int fd;
-    ~Closer() { close(fd); }
+    ~Closer() {
+      if (fd >= 0) close(fd);
+    }
   } closer{fd};
   struct stat st {};
   if (fstat(fd, &st) != 0) {
@@ -270,9 +309,14 @@ absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::filesyst
     return absl::InternalError(origin + ": cannot map: " + std::strerror(errno));
   }
   madvise(addr, size, MADV_SEQUENTIAL);
-  return std::unique_ptr<MappedFile>(new MappedFile(addr, size));
+  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);  // FileInput's reads: a larger readahead
+  closer.fd = -1;
+  return std::unique_ptr<MappedFile>(new MappedFile(addr, size, fd));
 }
 
-MappedFile::~MappedFile() { munmap(addr_, size_); }
+MappedFile::~MappedFile() {
+  munmap(addr_, size_);
+  close(fd_);
+}
 
 }  // namespace devtime::trace::stream

@@ -803,7 +803,8 @@ absl::StatusOr<RawTrace> ReadTraceFile(const std::filesystem::path& path,
   absl::StatusOr<std::unique_ptr<stream::MappedFile>> file = stream::MappedFile::Open(path);
   if (!file.ok()) return file.status();
   const stream::MappedFile& map = **file;
-  stream::MappedInput in(reinterpret_cast<const char*>(map.bytes()), map.size());
+  stream::FileInput in(
+      map, options.file_chunk_bytes > 0 ? options.file_chunk_bytes : stream::FileInput::kChunk);
   return ParseBytes(map.bytes(), map.size(), in, path.string(), options);
 }
 

@@ -1,8 +1,8 @@
 // Parses one Chrome-trace JSON document — Kineto's object form {"traceEvents": [...], ...}
 // or the legacy bare array torch 1.13 writes without Kineto — into a RawTrace.
 //
-// Streaming: a plain file is memory-mapped and a gzip file (magic bytes 1f 8b, any name) is
-// inflated in 4 MiB chunks; events are parsed one at a time by a single-pass, string-aware
+// Streaming: a plain file is read in 256 KiB chunks and a gzip file (magic bytes 1f 8b, any
+// name) is inflated in 4 MiB chunks; events are parsed one at a time by a single-pass, string-aware
 // scanner that reads only the fields devtime uses (ph, name, cat, ts, dur, pid, tid,
 // args.correlation, args["External id"]) and skips every other value. Memory is the RawTrace
 // (about 24 bytes per kept event: RawEvents) plus one chunk, never the whole document.
@@ -31,6 +31,8 @@ struct TraceReadOptions {
   // Host-operator categories (not runtime/driver): only args["External id"] is read from their
   // args, the rest is skipped. nullptr: read both ids for every event.
   const std::set<std::string>* host_categories = nullptr;
+  // Tests only: a plain file is read this many bytes at a time (0: stream::FileInput::kChunk).
+  size_t file_chunk_bytes = 0;
 };
 
 // Reads `path` (.json or gzip by magic bytes) and parses it. Errors are kInvalidArgument

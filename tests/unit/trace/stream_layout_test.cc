@@ -5,11 +5,14 @@
 // compare (the JSON is the same). The inputs are the variants the layout path must either read
 // alike or hand back: whitespace, literals, nested values, duplicate keys, escapes, wrong types,
 // syntax errors, dropped categories, args read partly, flows skipped after "ph".
+// TraceStreamFile: the same variants read from a file in small chunks (FileInput, every unit
+// crossing a chunk's end at every offset) against the same text parsed from memory.
 #include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "agents/trace/io/byte_source.h"
 #include "agents/trace/kineto/json_trace_reader.h"
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
@@ -18,8 +21,7 @@ namespace devtime::trace::testing {
 namespace {
 
 // The outcome of a parse as text: the error, or every field of every kept event.
-std::string Outcome(const std::string& text, const TraceReadOptions& options) {
-  absl::StatusOr<RawTrace> t = ParseTraceJson(text.data(), text.size(), "in", options);
+std::string Outcome(const absl::StatusOr<RawTrace>& t) {
   if (!t.ok()) return "error: " + std::string(t.status().message());
   std::string out = t->format + " total=" + std::to_string(t->total_events) +
                     " complete=" + std::to_string(t->complete_events) + "\n";
@@ -35,6 +37,11 @@ std::string Outcome(const std::string& text, const TraceReadOptions& options) {
            std::to_string(l.sequence_id) + "\n";
   }
   return out;
+}
+
+std::string Outcome(const std::string& text, const TraceReadOptions& options,
+                    const std::string& origin = "in") {
+  return Outcome(ParseTraceJson(text.data(), text.size(), origin, options));
 }
 
 // `text` with a space after the '{' of every event in Kineto's layout and of every `args`
@@ -247,6 +254,106 @@ TEST(TraceStreamLayout, FixturesReadAlike) {
     ++files;
   }
   EXPECT_GT(files, 5);
+}
+
+// ReadTraceFile of `text` written to a file, read `chunk` bytes at a time, against the same
+// text parsed from memory (one window): the same events, counts and errors.
+void ExpectFileReadsAlike(const TempDir& dir, const std::string& text,
+                          const std::vector<size_t>& chunks, const TraceReadOptions& options) {
+  const std::filesystem::path p = dir.Write("t.json", text);
+  const std::string whole = Outcome(text, options, p.string());
+  for (size_t chunk : chunks) {
+    TraceReadOptions o = options;
+    o.file_chunk_bytes = chunk;
+    ASSERT_EQ(Outcome(ReadTraceFile(p, o)), whole) << "chunk " << chunk << "\n" << text;
+  }
+}
+
+TEST(TraceStreamFile, EachVariantAcrossChunkEnds) {
+  const std::set<std::string> host = {"cpu_op", "user_annotation"};
+  const std::set<std::string> keep = {"cpu_op", "kernel", "cuda_runtime", "user_annotation"};
+  TempDir dir;
+  for (const std::string& ev : Variants()) {
+    // Chunks of 192-260 bytes hold the variants whole (the carried-over room is a quarter
+    // chunk: longer ones switch to the mapping); padding moves each across the chunk's end.
+    for (int pad = 0; pad < 70; pad += 5) {
+      const std::string text = R"({"traceEvents": [)" + std::string(static_cast<size_t>(pad), ' ') +
+                               Variants()[0] + ",\n  " + ev + ", " + Variants()[0] + ", " +
+                               Variants()[1] + "]}";
+      TraceReadOptions options;
+      options.host_categories = &host;
+      options.keep_categories = &keep;
+      ExpectFileReadsAlike(dir, text, {192, 200, 211, 223, 256, 260, 4096}, options);
+      ExpectFileReadsAlike(dir, text, {211}, {});
+    }
+  }
+}
+
+TEST(TraceStreamFile, AllVariantsTogetherAtManyChunkSizes) {
+  std::string text = R"({"traceEvents": [)";
+  bool first = true;
+  for (int rep = 0; rep < 3; ++rep) {
+    for (const std::string& ev : Variants()) {
+      const std::string alone = R"({"traceEvents": [)" + ev + "]}";
+      if (Outcome(alone, {}).starts_with("error")) continue;
+      if (!first) text += ",\n  ";
+      first = false;
+      text += ev;
+    }
+  }
+  text += "]}";
+  std::vector<size_t> chunks;
+  for (size_t c = 400; c < 700; ++c) chunks.push_back(c);  // every offset of every event
+  TempDir dir;
+  ExpectFileReadsAlike(dir, text, chunks, {});
+  // A legacy array, and the document's end cut at every byte of the last events.
+  ExpectFileReadsAlike(dir, text.substr(16, text.size() - 17), {401, 512}, {});
+  for (size_t cut = text.size() - 400; cut < text.size(); cut += 3) {
+    ExpectFileReadsAlike(dir, text.substr(0, cut), {401, 512}, {});
+  }
+}
+
+TEST(TraceStreamFile, LargeEventSwitchesToTheMapping) {
+  // Units longer than the carried-over room (a quarter chunk) continue from the mapped file:
+  // one early, one late, one the whole rest of the file, and a huge trailing whitespace.
+  const std::string big =
+      R"({"ph": "X", "cat": "cpu_op", "name": ")" + std::string(5000, 'n') +
+      R"(", "pid": 1, "tid": 2, "ts": 7, "dur": 1, "args": {"External id": 1}})";
+  std::string text = R"({"traceEvents": [)";
+  for (int i = 0; i < 200; ++i) {
+    text += (i == 0 ? "" : ",\n  ") + (i == 3 || i == 150 ? big : Variants()[i % 2]);
+  }
+  TempDir dir;
+  ExpectFileReadsAlike(dir, text + "]}", {256, 1024, 1500}, {});
+  ExpectFileReadsAlike(dir, text + "]}" + std::string(10000, ' '), {256, 1024}, {});
+  ExpectFileReadsAlike(dir, text + ", " + big, {1024}, {});  // truncated inside the big one
+}
+
+TEST(TraceStreamFile, WindowsAreTheFileBytes) {
+  // FileInput itself: each window is the file's bytes from the kept position on, the kept
+  // bytes carried in front, and the input ends where the file does.
+  std::string text;
+  for (int i = 0; i < 3000; ++i) text += static_cast<char>('a' + i % 23);
+  TempDir dir;
+  const std::filesystem::path p = dir.Write("bytes", text);
+  absl::StatusOr<std::unique_ptr<stream::MappedFile>> file = stream::MappedFile::Open(p);
+  ASSERT_TRUE(file.ok());
+  stream::FileInput in(**file, 400);  // 100 bytes of room
+  size_t offset = 0;                  // of in.begin() in the file
+  size_t reads = 0;
+  const char* keep = in.begin();
+  while (in.More(keep)) {
+    ++reads;
+    const std::string window(in.begin(), in.end());
+    ASSERT_EQ(window, text.substr(offset, window.size())) << "read " << reads;
+    ASSERT_LE(window.size(), 500u);
+    // Keep the last 37 bytes (then 0, then 99): carried over, as a reader would.
+    const size_t kept = reads % 3 == 0 ? 37 : (reads % 3 == 1 ? 0 : 99);
+    keep = in.end() - std::min(kept, window.size());
+    offset += static_cast<size_t>(keep - in.begin());
+  }
+  EXPECT_EQ(offset + static_cast<size_t>(in.end() - keep), text.size());
+  EXPECT_GE(reads, 7u);
 }
 
 }  // namespace
