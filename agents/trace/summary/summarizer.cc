@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "agents/trace/io/timestamp.h"
+#include "agents/trace/model/large_array.h"
 
 namespace devtime::trace {
 namespace {
@@ -114,9 +115,24 @@ struct RowSums {
 // back in place. Host events come that way (a thread's ops in start order; the ranges written
 // after their children, such as ProfilerStep#N, are the exceptions), and sorting them all was a
 // tenth of the run time. The extra memory is the out-of-order part, not a copy of the whole.
+// Merges `late` (sorted, last - kept of them) into [first, last), whose [first, kept) is sorted,
+// from the back: no buffer is needed (std::inplace_merge took one of its own, a fresh allocation
+// faulted in each time). With a strict total order, equal elements never meet.
+template <typename T, typename Before>
+void MergeBack(T* first, T* kept, T* last, const T* late, Before before) {
+  const T* j = late + (last - kept);  // past the last late element not yet placed
+  T* i = kept;                        // past the last kept one not yet placed
+  for (T* out = last; j != late;) {
+    if (i != first && before(j[-1], i[-1])) {
+      *--out = *--i;
+    } else {
+      *--out = *--j;
+    }
+  }
+}
 template <typename T, typename Before>
 void SortMostlySorted(T* first, T* last, Before before) {
-  std::vector<T> late;
+  LargeVector<T> late;
   T* kept = first;
   for (T* p = first; p != last; ++p) {
     if (kept == first || before(kept[-1], *p)) {
@@ -127,9 +143,7 @@ void SortMostlySorted(T* first, T* last, Before before) {
   }
   if (late.empty()) return;
   std::sort(late.begin(), late.end(), before);
-  std::copy(late.begin(), late.end(), kept);
-  std::vector<T>().swap(late);  // inplace_merge takes a buffer of its own
-  std::inplace_merge(first, kept, last, before);
+  MergeBack(first, kept, last, late.data(), before);
 }
 
 using Interval = std::pair<int64_t, int64_t>;  // [start, end) in ns
@@ -214,7 +228,7 @@ void SetCaptureTime(int64_t first, int64_t last, std::optional<int64_t> base, Ca
 // when a range closes, after all its children (`parent`: the enclosing frame or nullptr). Only a
 // stack lives, never an array per event (issue 23: the summarizer's memory per event).
 template <typename Frame, typename EndOf, typename Enter, typename Leave>
-void WalkNesting(const RawEvents& events, const std::vector<Idx>& host, EndOf end_of, Enter enter,
+void WalkNesting(const RawEvents& events, const LargeVector<Idx>& host, EndOf end_of, Enter enter,
                  Leave leave) {
   std::vector<Frame> stack;
   std::vector<int64_t> ends;  // end_of() of each frame's op
@@ -246,7 +260,7 @@ struct Opened {
   Idx k;
 };
 template <typename EndOf, typename Visit>
-void WalkOpenings(const RawEvents& events, const std::vector<Idx>& host, EndOf end_of,
+void WalkOpenings(const RawEvents& events, const LargeVector<Idx>& host, EndOf end_of,
                   Visit visit) {
   WalkNesting<Opened>(
       events, host, end_of,
@@ -403,7 +417,7 @@ EventKind KindOfCategory(uint32_t cat_id, const StringTable& strings,
 }
 
 // Per-kernel totals: device events grouped by name, most device time first (ties by name).
-std::vector<KernelStats> KernelTotals(const RawEvents& events, const std::vector<Idx>& device,
+std::vector<KernelStats> KernelTotals(const RawEvents& events, const LargeVector<Idx>& device,
                                       const StringTable& strings) {
   std::vector<KernelStats> kernels;
   std::vector<Idx> row_of_kernel(strings.size(), kNone);
@@ -543,8 +557,9 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     }
   }
   for (size_t b = 1; b < bucket_start.size(); ++b) bucket_start[b] += bucket_start[b - 1];
-  std::vector<Idx> host(bucket_start.back());  // host ops and runtime events
-  std::vector<Idx> device;                     // device events
+  // Per-event arrays: LargeVector (huge pages: model/large_array.h).
+  LargeVector<Idx> host(bucket_start.back());  // host ops and runtime events
+  LargeVector<Idx> device;                     // device events
   device.reserve(device_count);
   // The host events' span: when the capture ran (device events may sit on another clock).
   int64_t first_host_start = INT64_MAX;
@@ -606,10 +621,9 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     for (size_t t = 0; t < late.size(); ++t) {
       if (late[t].empty()) continue;
       std::sort(late[t].begin(), late[t].end(), before);
-      std::copy(late[t].begin(), late[t].end(), host.data() + next[t]);
-      std::vector<Idx>().swap(late[t]);  // inplace_merge takes a buffer of its own
-      std::inplace_merge(host.data() + bucket_start[t], host.data() + next[t],
-                         host.data() + bucket_start[t + 1], before);
+      MergeBack(host.data() + bucket_start[t], host.data() + next[t],
+                host.data() + bucket_start[t + 1], late[t].data(), before);
+      std::vector<Idx>().swap(late[t]);
     }
   }
   if (release) release->strings.ReleaseIndex();  // only Get() from here on
@@ -735,7 +749,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     return before_in_same_range ? op.k : kNone;
   };
   // (owner, device event) of every attributed device event.
-  std::vector<std::pair<Idx, Idx>> owned;
+  LargeVector<std::pair<Idx, Idx>> owned;
   owned.reserve(device.size());
   int64_t device_total_ns = 0;
   int64_t unattributed_ns = 0;
@@ -790,7 +804,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     for (Idx d : device) idle.Add({events.ts_ns(d), end_of(d)});
     idle_ns = idle.idle_ns();
   }
-  std::vector<Idx>().swap(device);
+  LargeVector<Idx>().swap(device);
 
   // Figures per row and per step. Own device time per owner first (in `host` order), then one
   // walk closes every range after its children: self CPU = duration − the children's durations,
@@ -879,8 +893,8 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
   }
 
   // Everything per event is done: free it before the rows (one std::string each) are built.
-  std::vector<Idx>().swap(host);
-  std::vector<std::pair<Idx, Idx>>().swap(owned);
+  LargeVector<Idx>().swap(host);
+  LargeVector<std::pair<Idx, Idx>>().swap(owned);
   std::vector<Idx>().swap(row_of_name);
   std::vector<uint8_t>().swap(window_name);
   std::vector<Idx>().swap(last_sample_of_row);
