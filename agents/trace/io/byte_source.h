@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agents/trace/model/large_array.h"
 
 struct inflate_state;  // ISA-L <isa-l/igzip_lib.h>
 
@@ -100,7 +101,7 @@ class FileInput : public Input {
   const MappedFile& file_;
   const size_t chunk_;
   const size_t head_;
-  std::unique_ptr<char[]> buf_;        // head_ + chunk_ bytes
+  LargeVector<char> buf_;              // head_ + chunk_ bytes (a huge page: large_array.h)
   uint64_t read_to_ = 0;               // the file offset of end_
   std::optional<MappedInput> mapped_;  // the window once a unit outgrew head_
 };

@@ -231,7 +231,7 @@ class RawEvents {
   // Huge pages (model/large_array.h): the rows are written once, front to back (~23 MB for a
   // 256 MB trace), and 4 KiB page faults were ~7 % of a summary.
   LargeVector<Row> rows_;
-  std::vector<Block> blocks_;  // one per kBlock rows
+  LargeVector<Block> blocks_;  // one per kBlock rows
   std::vector<Lane> lanes_;
   // Open-addressing index of lanes_ (lane id + 1; 0 empty), power-of-two sized.
   std::vector<uint32_t> lane_slots_;

@@ -133,6 +133,9 @@ void MergeBack(T* first, T* kept, T* last, const T* late, Before before) {
 template <typename T, typename Before>
 void SortMostlySorted(T* first, T* last, Before before) {
   LargeVector<T> late;
+  // Room up front for a large array's worth (huge pages, untouched until used): growing by
+  // doubling from small heap blocks faulted every 4 KiB page in on the way.
+  late.reserve(std::min<size_t>(static_cast<size_t>(last - first), kLargeArrayBytes / sizeof(T)));
   T* kept = first;
   for (T* p = first; p != last; ++p) {
     if (kept == first || before(kept[-1], *p)) {

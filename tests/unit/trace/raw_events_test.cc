@@ -1,5 +1,6 @@
 // RawEvents (agents/trace/model/raw_trace.h): the compact event store is exact for every value
-// a RawEvent can hold, and costs at most 40 bytes an event (issue 23: 56 as RawEvents).
+// a RawEvent can hold, and costs at most 40 bytes an event (issue 23: 56 as RawEvents). And
+// LargeVector (model/large_array.h), which its rows and the summarizer's arrays live in.
 #include <cstdint>
 #include <fstream>
 #include <limits>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "agents/trace/kineto/json_trace_reader.h"
+#include "agents/trace/model/large_array.h"
 #include "agents/trace/summary/summarizer.h"
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"
@@ -239,6 +241,32 @@ TEST(RawEvents, WideValuesSummarizeExactly) {
   EXPECT_DOUBLE_EQ(op("ProfilerStep*").total_device_us, 4500031.0);
   ASSERT_EQ(s.steps.size(), 1u);
   EXPECT_DOUBLE_EQ(s.steps[0].device_us, 4500031.0);
+}
+
+int64_t g_mapped = 0;  // large arrays' bytes mapped, through large_array_observer
+
+TEST(LargeVector, GrowsKeepsValuesAndUnmapsWhatItMapped) {
+  large_array_observer = [](int64_t delta) { g_mapped += delta; };
+  {
+    LargeVector<uint32_t> v;
+    for (uint32_t i = 0; i < 1'000'000; ++i) {
+      v.push_back(i * 7);
+      if (v.capacity() * sizeof(uint32_t) >= kLargeArrayBytes) {
+        // Mapped on its own, at a 2 MiB boundary (huge pages); small ones from the heap.
+        ASSERT_EQ(reinterpret_cast<uintptr_t>(v.data()) % (uintptr_t{2} << 20), 0u) << i;
+        ASSERT_EQ(g_mapped, static_cast<int64_t>(v.capacity() * sizeof(uint32_t))) << i;
+      } else {
+        ASSERT_EQ(g_mapped, 0) << i;
+      }
+    }
+    for (uint32_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], i * 7) << i;
+    LargeVector<uint32_t> copy = v;
+    EXPECT_EQ(copy, v);
+    LargeVector<uint32_t>().swap(v);
+    EXPECT_EQ(g_mapped, static_cast<int64_t>(copy.capacity() * sizeof(uint32_t)));
+  }
+  EXPECT_EQ(g_mapped, 0);
+  large_array_observer = nullptr;
 }
 
 }  // namespace
