@@ -49,9 +49,9 @@ void MappedInput::Consumed(const char* upto) {
 }
 
 FileInput::FileInput(const MappedFile& file, size_t chunk)
-    : file_(file), chunk_(chunk), head_(chunk / 4), buf_(chunk / 4 + chunk) {
+    : file_(file), chunk_(chunk), head_(chunk / 4), buf_(MakeLargeBuffer(chunk / 4 + chunk)) {
   // The window starts empty: the reader's first More() reads the first chunk.
-  begin_ = end_ = buf_.data() + head_;
+  begin_ = end_ = buf_.get() + head_;
 }
 
 bool FileInput::More(const char* keep) {
@@ -67,7 +67,7 @@ bool FileInput::More(const char* keep) {
   }
   // The carried-over bytes go just before where the new ones will be, first: they may lie
   // where the new ones are read to.
-  char* const out = buf_.data() + head_;
+  char* const out = buf_.get() + head_;
   std::memmove(out - kept, keep, kept);
   begin_ = out - kept;
   end_ = out;
@@ -139,8 +139,8 @@ GzipInput::GzipInput(const unsigned char* data, size_t size)
   isal_inflate_init(state_.get());
   StartMember(state_.get(), in_, in_size_);
   for (int i = 0; i < kBuffers; ++i) {
-    // new[] without () leaves the bytes uninitialised: only what inflate writes is resident.
-    free_.push_back({std::unique_ptr<char[]>(new char[kHead + kChunk]), 0});
+    // Uninitialised: only the huge pages inflate writes to are resident.
+    free_.push_back({MakeLargeBuffer(kHead + kChunk), 0});
   }
   thread_ = std::thread([this] { Produce(); });
 }

@@ -53,4 +53,15 @@ struct LargeArrayAllocator {
 template <typename T>
 using LargeVector = std::vector<T, LargeArrayAllocator<T>>;
 
+// An uninitialised buffer of chars from LargeArrayAllocator (a vector would zero-fill it, making
+// every page resident up front).
+struct LargeBufferDeleter {
+  size_t bytes = 0;
+  void operator()(char* p) const { LargeArrayAllocator<char>().deallocate(p, bytes); }
+};
+using LargeBuffer = std::unique_ptr<char[], LargeBufferDeleter>;
+inline LargeBuffer MakeLargeBuffer(size_t bytes) {
+  return LargeBuffer(LargeArrayAllocator<char>().allocate(bytes), LargeBufferDeleter{bytes});
+}
+
 }  // namespace devtime::trace
