@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agents/trace/model/large_array.h"
+#include "agents/trace/io/large_array.h"
 
 struct inflate_state;  // ISA-L <isa-l/igzip_lib.h>
 
@@ -143,7 +143,7 @@ class GzipInput : public Input {
   // Room before each chunk for the unfinished unit More() carries over (usually part of one
   // event), so that the chunk the inflater wrote becomes the window without being copied.
   static constexpr size_t kHead = size_t{64} << 10;
-  // Room and chunk are 4 MiB: two huge pages (model/large_array.h; in 4 KiB pages the first
+  // Room and chunk are 4 MiB: two huge pages (io/large_array.h; in 4 KiB pages the first
   // fill of the 3 chunks faulted ~3,100 times, ~15 us each on the VMs measured).
   static constexpr size_t kChunk = (size_t{4} << 20) - kHead;
   static constexpr int kBuffers = 3;

@@ -5,6 +5,7 @@
 #include "agents/trace/kineto/json_trace_reader.h"
 
 #include <simdjson.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -745,6 +746,18 @@ class Parser : private stream::JsonScanner {
   Last last_pid_, last_tid_;
 };
 
+// Asks for transparent huge pages on the whole 2 MiB pages of [p, p + bytes) (where the system
+// has them on "madvise"): the events array is written once, front to back (~130 MB for a 1 GB
+// trace), and 2 MiB pages fault 512 times less often than 4 KiB ones. Costs at most one
+// partly used 2 MiB page.
+void AdviseHugePages(const void* p, size_t bytes) {
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t begin = (at + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t end = (at + bytes) & ~(kHuge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
+
 // `size_hint`: JSON bytes expected (0: unknown). Reserving room for the events up front avoids
 // the vector's grow-and-copy peak; untouched reserved pages cost address space, not memory.
 absl::StatusOr<RawTrace> Parse(Input& in, const std::string& origin,
@@ -753,6 +766,7 @@ absl::StatusOr<RawTrace> Parse(Input& in, const std::string& origin,
   constexpr uint64_t kMinEventBytes = 100;  // smaller than any real Kineto event
   trace.events.reserve(
       static_cast<size_t>(std::min<uint64_t>(size_hint / kMinEventBytes, 64u << 20)));
+  AdviseHugePages(trace.events.storage(), trace.events.storage_bytes());
   try {
     Parser parser(in, options, &trace);
     parser.Run();

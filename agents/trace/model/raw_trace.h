@@ -11,8 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "agents/trace/model/large_array.h"
-
 namespace devtime::trace {
 
 // Interns strings into dense uint32 ids. Id 0 is always the empty string.
@@ -91,6 +89,9 @@ class RawEvents {
     rows_.reserve(n);
     blocks_.reserve(n / kBlock + 1);
   }
+  // The rows' reserved storage, for a reader that advises the kernel on it (huge pages).
+  const void* storage() const { return rows_.data(); }
+  size_t storage_bytes() const { return rows_.capacity() * sizeof(Row); }
   // Inline: the reader calls it for every kept event.
   void push_back(const RawEvent& e) {
     const bool first = rows_.size() % kBlock == 0;  // of its block
@@ -228,10 +229,8 @@ class RawEvents {
   }
   const WideFields& Wide(size_t i) const;
 
-  // Huge pages (model/large_array.h): the rows are written once, front to back (~23 MB for a
-  // 256 MB trace), and 4 KiB page faults were ~7 % of a summary.
-  LargeVector<Row> rows_;
-  LargeVector<Block> blocks_;  // one per kBlock rows
+  std::vector<Row> rows_;
+  std::vector<Block> blocks_;  // one per kBlock rows
   std::vector<Lane> lanes_;
   // Open-addressing index of lanes_ (lane id + 1; 0 empty), power-of-two sized.
   std::vector<uint32_t> lane_slots_;

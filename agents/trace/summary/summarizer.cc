@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "agents/trace/io/timestamp.h"
-#include "agents/trace/model/large_array.h"
+#include "agents/trace/io/large_array.h"
 
 namespace devtime::trace {
 namespace {
@@ -560,7 +560,7 @@ TraceSummary Summarize(const RawTrace& trace, const SummarizeOptions& options, R
     }
   }
   for (size_t b = 1; b < bucket_start.size(); ++b) bucket_start[b] += bucket_start[b - 1];
-  // Per-event arrays: LargeVector (huge pages: model/large_array.h).
+  // Per-event arrays: LargeVector (huge pages: io/large_array.h).
   LargeVector<Idx> host(bucket_start.back());  // host ops and runtime events
   LargeVector<Idx> device;                     // device events
   device.reserve(device_count);

@@ -1,6 +1,6 @@
 // RawEvents (agents/trace/model/raw_trace.h): the compact event store is exact for every value
 // a RawEvent can hold, and costs at most 40 bytes an event (issue 23: 56 as RawEvents). And
-// LargeVector (model/large_array.h), which its rows and the summarizer's arrays live in.
+// LargeVector (io/large_array.h), which the summarizer's arrays and the readers' buffers live in.
 #include <cstdint>
 #include <fstream>
 #include <limits>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "agents/trace/io/large_array.h"
 #include "agents/trace/kineto/json_trace_reader.h"
-#include "agents/trace/model/large_array.h"
 #include "agents/trace/summary/summarizer.h"
 #include "gtest/gtest.h"
 #include "tests/unit/trace/test_util.h"

@@ -3,7 +3,7 @@
 // kept events). Measured with an allocation counter (this binary replaces operator new and
 // delete), so the figures are bytes the code asks for — deterministic, not a timing and not
 // the kernel's page accounting. The summarizer's large arrays, mapped on their own
-// (model/large_array.h), are counted through large_array_observer, as mapped.
+// (io/large_array.h), are counted through large_array_observer, as mapped.
 #include <malloc.h>
 
 #include <algorithm>
@@ -12,7 +12,7 @@
 #include <new>
 #include <string>
 
-#include "agents/trace/model/large_array.h"
+#include "agents/trace/io/large_array.h"
 #include "agents/trace/summary/summarizer.h"
 #include "gtest/gtest.h"
 

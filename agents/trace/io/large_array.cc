@@ -1,4 +1,4 @@
-#include "agents/trace/model/large_array.h"
+#include "agents/trace/io/large_array.h"
 
 #include <sys/mman.h>
 
