@@ -617,8 +617,6 @@ class Parser : private stream::JsonScanner {
     if (index_ >= kMaxEvents) Fail("more than " + std::to_string(kMaxEvents) + " events (limit)");
   }
 
-  static constexpr ptrdiff_t kPrefetchBytes = 2048;
-
   void ReadEventArray() {
     Unit([&] {
       Expect('[');
@@ -632,21 +630,8 @@ class Parser : private stream::JsonScanner {
         done = true;
       }
     });
-    const char* prefetched = p_;
-    const char* window = in_.begin();
     while (!done) {
       in_event_ = true;
-      // Every line of input kPrefetchBytes ahead is asked for once: 3/4 of the structural
-      // skipper's samples sat on its loads (perf annotate), the bytes not yet in cache.
-      if (in_.begin() != window) {  // a new window (gzip): pointers into the old one are stale
-        window = in_.begin();
-        prefetched = p_;
-      }
-      if (prefetched < p_) prefetched = p_;
-      for (const char* ahead = p_ + std::min<ptrdiff_t>(kPrefetchBytes, e_ - p_);
-           prefetched < ahead; prefetched += 64) {
-        __builtin_prefetch(prefetched);
-      }
       Unit([&] { ReadEvent(); });
       in_.Consumed(p_);
       // The usual separator (",\n  ") inline; the window's end or anything else: CloseOrComma.
