@@ -49,7 +49,12 @@ void MappedInput::Consumed(const char* upto) {
 }
 
 FileInput::FileInput(const MappedFile& file, size_t chunk)
-    : file_(file), chunk_(chunk), head_(chunk / 4), buf_(MakeLargeBuffer(chunk / 4 + chunk)) {
+    // A file smaller than a chunk is read whole into a buffer its size: a small trace does not
+    // take a huge page.
+    : file_(file),
+      chunk_(static_cast<size_t>(std::min<uint64_t>(chunk, file.size()))),
+      head_(chunk / 4),
+      buf_(MakeLargeBuffer(head_ + chunk_)) {
   // The window starts empty: the reader's first More() reads the first chunk.
   begin_ = end_ = buf_.get() + head_;
 }
