@@ -5,8 +5,8 @@
 #include <string_view>
 
 #include "absl/strings/str_format.h"
-#include "agents/trace/io/timestamp.h"
 #include "agents/trace/io/large_array.h"
+#include "agents/trace/io/timestamp.h"
 
 namespace devtime::trace {
 namespace {
