@@ -423,6 +423,27 @@ TEST(DetectWalk, AChangePointTheWalkScreenMovesStillPassesThere) {
   EXPECT_EQ(found, 0u);
 }
 
+// One 2 % step at 1 % noise (t 16 as a step): the within-segment differences of about 1 in 80
+// such white series read as a walk at 2.5 standard errors, and the step then failed the
+// windowed test against that walk's wander; another test took lone steps whose own jump
+// reads as a walk across their cut. The quality bench's one-step row (seed base 1): these
+// four series had no step at all; each is now found within +-2 runs.
+TEST(DetectWalk, ALoneStepInWhiteNoiseIsNotTakenForAWalk) {
+  bench::Scenario s;
+  s.Steps(1, 1).StepSize(0.02, 0.02);
+  s.seed = 24;
+  s.series = 755;
+  const auto all = bench::Generate(s);
+  for (size_t i : {150u, 275u, 631u, 754u}) {
+    SCOPED_TRACE(i);
+    ASSERT_EQ(all[i].changes.size(), 1u);
+    bench::Score score;
+    score.Add(all[i].changes, DetectIndices(all[i].points), 2);
+    EXPECT_EQ(score.true_positives, 1u);
+    EXPECT_EQ(score.false_positives, 0u);
+  }
+}
+
 // Three 2 % steps under 1 % noise, where the segments' residuals are white: a walk (q about
 // 0.03 of the noise) fits them at nearly the BIC of the three steps, and where it won, the
 // random-walk screen wiped all three. Its smoothed level moves in bursts at the steps, which a
