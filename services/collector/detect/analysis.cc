@@ -440,7 +440,10 @@ class Analysis {
       const size_t inside = t2 - t1;
       if (inside >= t1 - a || inside >= b - t2) continue;
       const double p = ExcursionP(a, t1, t2, b);
-      if (p <= Threshold(a, t1, b) || p <= worst_p) continue;
+      // A middle of fewer than edge_segment runs needs the edge rule's strength too: its
+      // mean rests on a few runs, as an end segment's does.
+      const double factor = inside < options_.edge_segment ? options_.edge_pvalue_factor : 1.0;
+      if (p <= factor * Threshold(a, t1, b) || p <= worst_p) continue;
       worst_p = p;
       worst = Test(a, t1, t2).p_value >= Test(t1, t2, b).p_value ? i : i + 1;
     }

@@ -46,7 +46,8 @@
 //     merged into one segment, where they would read as a staircase) but is not reported;
 //     then (shape_test) two change points of opposite sign around a segment shorter than
 //     the segments on either side are tested as one excursion (its runs against those on
-//     both sides, Bonferroni-corrected for the search of a start and a length), and the
+//     both sides, Bonferroni-corrected for the search of a start and a length; a middle of
+//     fewer than edge_segment runs needs edge_pvalue_factor too), and the
 //     weaker one goes where it fails; each group of consecutive change points in one
 //     direction competes with a continuous creep over its span (shape.h, RedundantSteps:
 //     BIC of the staircase against flat-then-linear plus the fewest of its steps); the
