@@ -900,8 +900,9 @@ class Analysis {
       // Only where all segments show a walk. Testing also where the wander across one cut
       // showed one (that cut left out) took lone 2 % steps at 1 % noise, whose own jump reads
       // as a walk across their cut, and the local-level screen now takes the walks it was
-      // for (with kWalkSigmas 3 instead of 2.5, robust.cc, quality bench: 2 % steps F1 +0.002
-      // to +0.004, the trend that turns flat with a step better on 5 of 6 seed bases).
+      // for (with kWalkSigmas 3 instead of 2.5, robust.cc, quality bench, six seed bases: 2 %
+      // steps F1 +0.002 to +0.004; the trend that turns flat with a step F1 +0.001 to +0.004
+      // on four, the same on one, -0.002 on one).
       const LocalLevel all = EstimateLocalLevel(u_, bounds);
       if (!all.significant) return;
       const size_t m = std::max<size_t>(1, options_.min_segment);
