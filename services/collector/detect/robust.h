@@ -28,7 +28,7 @@ std::vector<double> ReplaceOutliers(std::span<const double> x, double sigma,
 // `noise`), both in the units of the input. Estimated from the spread of the differences at
 // lag 1 and lag kWalkLag inside the segments (none spans a change point), centred on their
 // median (a constant drift moves them all alike) and winsorised at 4 robust sigmas:
-// Var(x[t + k] - x[t]) = 2 noise + k walk. `significant` when the walk exceeds 2.5 standard
+// Var(x[t + k] - x[t]) = 2 noise + k walk. `significant` when the walk exceeds 3 standard
 // errors of its estimate under white noise (sqrt(8 / N) noise / (k - 1), N differences):
 // noisy shared hosts wander like this, and their wander is not a step.
 inline constexpr size_t kWalkLag = 20;
@@ -39,18 +39,6 @@ struct LocalLevel {
 };
 // bounds: the segments' starts, sorted, then x.size().
 LocalLevel EstimateLocalLevel(std::span<const double> x, std::span<const size_t> bounds);
-
-// EstimateLocalLevel for each inner bound left out in turn (its two segments merged), in
-// O(kWalkLag) per bound on top of one estimate: the segments were cut where a walk moved most,
-// and those cuts hide it from the estimate over all of them, while the wander across one cut
-// shows it again (a real step adds only its own kWalkLag differences, about one standard
-// error for a step of 2 noise sigmas over 300 runs). The centring and winsorising limits are
-// those of the estimate over all segments. Element i is for bounds[i + 1]. Leaving one cut out
-// needs 4 standard errors, not 2.5: that cut is one of many, and a real step across it adds
-// its own differences. `all`, when given, is set to EstimateLocalLevel(x, bounds).
-std::vector<LocalLevel> EstimateLocalLevelLeavingOut(std::span<const double> x,
-                                                     std::span<const size_t> bounds,
-                                                     LocalLevel* all = nullptr);
 
 // The local level model (Harvey; Durbin & Koopman ch. 2), y[t] = mu[t] + eps[t],
 // mu[t + 1] = mu[t] + eta[t], fitted by concentrated maximum likelihood over a grid of
