@@ -423,6 +423,20 @@ TEST(DetectWalk, AChangePointTheWalkScreenMovesStillPassesThere) {
   EXPECT_EQ(found, 0u);
 }
 
+// Each of the chosen series (which hold `steps` labelled steps each) has every step found
+// within +-2 runs and no other change point.
+void ExpectEveryStepFoundAndNoOther(const std::vector<bench::LabelledSeries>& all,
+                                    std::initializer_list<size_t> chosen, size_t steps) {
+  for (size_t i : chosen) {
+    SCOPED_TRACE(i);
+    ASSERT_EQ(all[i].changes.size(), steps);
+    bench::Score score;
+    score.Add(all[i].changes, DetectIndices(all[i].points), 2);
+    EXPECT_EQ(score.true_positives, steps);
+    EXPECT_EQ(score.false_positives, 0u);
+  }
+}
+
 // One 2 % step at 1 % noise (t 16 as a step): the within-segment differences of about 1 in 80
 // such white series read as a walk at 2.5 standard errors, and the step then failed the
 // windowed test against that walk's wander; another test took lone steps whose own jump
@@ -433,15 +447,7 @@ TEST(DetectWalk, ALoneStepInWhiteNoiseIsNotTakenForAWalk) {
   s.Steps(1, 1).StepSize(0.02, 0.02);
   s.seed = 24;
   s.series = 755;
-  const auto all = bench::Generate(s);
-  for (size_t i : {150u, 275u, 631u, 754u}) {
-    SCOPED_TRACE(i);
-    ASSERT_EQ(all[i].changes.size(), 1u);
-    bench::Score score;
-    score.Add(all[i].changes, DetectIndices(all[i].points), 2);
-    EXPECT_EQ(score.true_positives, 1u);
-    EXPECT_EQ(score.false_positives, 0u);
-  }
+  ExpectEveryStepFoundAndNoOther(bench::Generate(s), {150, 275, 631, 754}, 1);
 }
 
 // Three 2 % steps under 1 % noise, where the segments' residuals are white: a walk (q about
@@ -476,15 +482,7 @@ TEST(DetectWalk, ThreeTwoPercentStepsBeatAWalkThatBarelyFitsBetter) {
   bench::Scenario s;
   s.StepSize(0.02, 0.02);
   s.series = 930;
-  const auto all = bench::Generate(s);
-  for (size_t i : {477u, 929u}) {
-    SCOPED_TRACE(i);
-    ASSERT_EQ(all[i].changes.size(), 3u);
-    bench::Score score;
-    score.Add(all[i].changes, DetectIndices(all[i].points), 2);
-    EXPECT_EQ(score.true_positives, 3u);
-    EXPECT_EQ(score.false_positives, 0u);
-  }
+  ExpectEveryStepFoundAndNoOther(bench::Generate(s), {477, 929}, 3);
 }
 
 // A trend of up to 10 % over the series with three 5 % steps (the quality bench's row, seed
