@@ -110,11 +110,6 @@ struct RowSums {
   int64_t self_cpu = 0, total_cpu = 0, self_dev = 0, total_dev = 0;
 };
 
-// Sorts [first, last) by `before`, a strict total order, where most elements already are in
-// order: the longest in-order run kept greedily stays put, only the rest is sorted and merged
-// back in place. Host events come that way (a thread's ops in start order; the ranges written
-// after their children, such as ProfilerStep#N, are the exceptions), and sorting them all was a
-// tenth of the run time. The extra memory is the out-of-order part, not a copy of the whole.
 // Merges `late` (sorted, last - kept of them) into [first, last), whose [first, kept) is sorted,
 // from the back: no buffer is needed (std::inplace_merge took one of its own, a fresh allocation
 // faulted in each time). With a strict total order, equal elements never meet.
@@ -130,6 +125,12 @@ void MergeBack(T* first, T* kept, T* last, const T* late, Before before) {
     }
   }
 }
+
+// Sorts [first, last) by `before`, a strict total order, where most elements already are in
+// order: the longest in-order run kept greedily stays put, only the rest is sorted and merged
+// back in place. Host events come that way (a thread's ops in start order; the ranges written
+// after their children, such as ProfilerStep#N, are the exceptions), and sorting them all was a
+// tenth of the run time. The extra memory is the out-of-order part, not a copy of the whole.
 template <typename T, typename Before>
 void SortMostlySorted(T* first, T* last, Before before) {
   LargeVector<T> late;
