@@ -77,14 +77,7 @@ bool FileInput::More(const char* keep) {
   begin_ = out - kept;
   end_ = out;
   const size_t want = static_cast<size_t>(std::min<uint64_t>(chunk_, file_.size() - read_to_));
-  size_t got = 0;
-  while (got < want) {
-    const ssize_t n = pread(file_.fd(), out + got, want - got, static_cast<off_t>(read_to_ + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw ParseError{std::string("cannot read: ") + std::strerror(errno)};
-    if (n == 0) break;  // the file shrank since it was opened: the input ends here
-    got += static_cast<size_t>(n);
-  }
+  const size_t got = file_.ReadAt(read_to_, out, want);  // short: the file shrank, it ends here
   end_ = out + got;
   read_to_ += got;
   return got > 0;
@@ -317,6 +310,18 @@ absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::filesyst
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);  // FileInput's reads: a larger readahead
   closer.fd = -1;
   return std::unique_ptr<MappedFile>(new MappedFile(addr, size, fd));
+}
+
+size_t MappedFile::ReadAt(uint64_t offset, char* out, size_t n) const {
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = pread(fd_, out + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw ParseError{std::string("cannot read: ") + std::strerror(errno)};
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  return got;
 }
 
 MappedFile::~MappedFile() {

@@ -211,14 +211,16 @@ class MappedFile {
 
   const unsigned char* bytes() const { return static_cast<const unsigned char*>(addr_); }
   size_t size() const { return size_; }
-  // Open for reading (FileInput) until destruction.
-  int fd() const { return fd_; }
+  // Reads up to `n` bytes at `offset` into `out` with pread() (retried on EINTR and short
+  // reads): fewer only where the file ends (or shrank since it was opened). Throws ParseError
+  // naming the system's error.
+  size_t ReadAt(uint64_t offset, char* out, size_t n) const;
 
  private:
   MappedFile(void* addr, size_t size, int fd) : addr_(addr), size_(size), fd_(fd) {}
   void* addr_;
   size_t size_;
-  int fd_;
+  int fd_;  // open until destruction, for ReadAt
 };
 
 }  // namespace devtime::trace::stream

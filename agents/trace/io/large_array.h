@@ -20,6 +20,11 @@ namespace devtime::trace {
 
 inline constexpr size_t kLargeArrayBytes = size_t{256} << 10;
 
+// Asks for transparent huge pages on the whole 2 MiB pages of [p, p + bytes) (where the system
+// has them on "madvise" or "always"): for an array allocated elsewhere (RawEvents' rows, a
+// std::vector the reader reserves), at the cost of at most one partly used 2 MiB page.
+void AdviseHugePages(const void* p, size_t bytes);
+
 // `bytes` (>= kLargeArrayBytes) mapped as above; throws std::bad_alloc when mmap fails.
 void* MapLargeArray(size_t bytes);
 void UnmapLargeArray(void* p, size_t bytes);

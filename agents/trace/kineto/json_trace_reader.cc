@@ -5,7 +5,6 @@
 #include "agents/trace/kineto/json_trace_reader.h"
 
 #include <simdjson.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -18,6 +17,7 @@
 #include "absl/status/status.h"
 #include "agents/trace/io/byte_source.h"
 #include "agents/trace/io/json_scanner.h"
+#include "agents/trace/io/large_array.h"
 #include "agents/trace/io/quote.h"
 #include "agents/trace/io/timestamp.h"
 #include "agents/trace/io/words.h"
@@ -138,9 +138,10 @@ class Parser : private stream::JsonScanner {
   // zero-filled cache was ~60 page faults per parse, most of a small trace's time (libFuzzer's
   // executions per second: 390 before, fuzz_kineto_json) and of the collector's tests'.
   static int NameCacheBits(uint64_t size_hint) {
+    if (size_hint == 0) return 12;
     int bits = 6;
     while (bits < 12 && (uint64_t{256} << bits) < size_hint) ++bits;
-    return size_hint == 0 ? 12 : bits;
+    return bits;
   }
   // a[8, n - 8) == b[8, n - 8) for n > 16, in 8-byte words (the last one overlapping): op and
   // kernel names are 17-100 bytes, for which the call to memcmp cost more than the compare
@@ -745,18 +746,6 @@ class Parser : private stream::JsonScanner {
   Last last_pid_, last_tid_;
 };
 
-// Asks for transparent huge pages on the whole 2 MiB pages of [p, p + bytes) (where the system
-// has them on "madvise"): the events array is written once, front to back (~130 MB for a 1 GB
-// trace), and 2 MiB pages fault 512 times less often than 4 KiB ones. Costs at most one
-// partly used 2 MiB page.
-void AdviseHugePages(const void* p, size_t bytes) {
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  const auto at = reinterpret_cast<uintptr_t>(p);
-  const uintptr_t begin = (at + kHuge - 1) & ~(kHuge - 1);
-  const uintptr_t end = (at + bytes) & ~(kHuge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
-
 // `size_hint`: JSON bytes expected (0: unknown). Reserving room for the events up front avoids
 // the vector's grow-and-copy peak; untouched reserved pages cost address space, not memory.
 absl::StatusOr<RawTrace> Parse(Input& in, const std::string& origin,
@@ -765,6 +754,7 @@ absl::StatusOr<RawTrace> Parse(Input& in, const std::string& origin,
   constexpr uint64_t kMinEventBytes = 100;  // smaller than any real Kineto event
   trace.events.reserve(
       static_cast<size_t>(std::min<uint64_t>(size_hint / kMinEventBytes, 64u << 20)));
+  // The events array is written once, front to back (~130 MB for a 1 GB trace).
   AdviseHugePages(trace.events.storage(), trace.events.storage_bytes());
   try {
     Parser parser(in, options, &trace, size_hint);

@@ -10,41 +10,29 @@
 // fifth pass: 123 MB/s so, where devtime's summary runs from a reused buffer).
 #include "tests/bench/trace/ondemand_baseline.h"
 
-#include <fcntl.h>
 #include <simdjson.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
+#include "agents/trace/io/byte_source.h"
 #include "agents/trace/io/large_array.h"
 
 namespace devtime::trace::bench {
 
 OnDemandResult OnDemandSummarize(const std::string& path) {
   OnDemandResult r;
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  struct stat st {};
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    r.error = path + ": " + std::strerror(errno);
-    if (fd >= 0) close(fd);
+  absl::StatusOr<std::unique_ptr<stream::MappedFile>> file = stream::MappedFile::Open(path);
+  if (!file.ok()) {
+    r.error = std::string(file.status().message());
     return r;
   }
-  const size_t size = static_cast<size_t>(st.st_size);
+  const size_t size = (*file)->size();
   const LargeBuffer json = MakeLargeBuffer(size + simdjson::SIMDJSON_PADDING);
-  size_t got = 0;
-  while (got < size) {
-    const ssize_t n = pread(fd, json.get() + got, size - got, static_cast<off_t>(got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  close(fd);
-  if (got != size) {
+  if ((*file)->ReadAt(0, json.get(), size) != size) {
     r.error = path + ": short read";
     return r;
   }
