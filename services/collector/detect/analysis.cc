@@ -839,14 +839,14 @@ class Analysis {
           shape_->Test(a, tau, b, kSigmaFloor, /*jump_on_trend=*/true, /*white=*/true);
       if (!white.applicable) return 1.0;
       const double p = CorrectForSelection(white.trend_p, static_cast<double>(b - a));
-      if (p > kJointPvalueFactor * Threshold(a, tau, b)) return p;
+      if (p > JointThreshold(a, tau, b)) return p;
     }
     const ShapeVerdict& v = JumpOnTrend(a, tau, b);
     if (!v.applicable) return 1.0;
     return CorrectForSelection(v.trend_p, static_cast<double>(b - a));
   }
   bool JointStepHolds(size_t a, size_t tau, size_t b, double p) {
-    if (p > kJointPvalueFactor * Threshold(a, tau, b)) return false;
+    if (p > JointThreshold(a, tau, b)) return false;
     const BreakLevels f = FitAt(a, tau, b);
     const double before = center_ + sigma_ * f.before;
     const double after = center_ + sigma_ * f.after;
@@ -1027,7 +1027,7 @@ class Analysis {
   // Whether a change point at tau between a and b passes its own significance test there: a
   // joint step's (the jump on the kinked line, JointP), else the two-level test.
   bool PassesAt(size_t a, size_t tau, size_t b, bool is_joint) {
-    if (is_joint) return JointP(a, tau, b) <= kJointPvalueFactor * Threshold(a, tau, b);
+    if (is_joint) return JointP(a, tau, b) <= JointThreshold(a, tau, b);
     return Test(a, tau, b).p_value <= Threshold(a, tau, b);
   }
   // Whether the local level fitted to u_ (walk: start level, noise, q) has a lower BIC than
@@ -1163,8 +1163,9 @@ class Analysis {
     return short_edge ? options_.max_pvalue * options_.edge_pvalue_factor : options_.max_pvalue;
   }
 
-  bool Passes(const SideTest& test, double max_pvalue) const {
-    return test.effect_ok && test.p_value <= max_pvalue;
+  // A joint step's (the jump on a kinked line) threshold: kJointPvalueFactor x Threshold.
+  double JointThreshold(size_t a, size_t tau, size_t b) const {
+    return kJointPvalueFactor * Threshold(a, tau, b);
   }
 
   static size_t Before(const std::vector<size_t>& taus, size_t i) {

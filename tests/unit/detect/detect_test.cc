@@ -389,6 +389,15 @@ TEST(DetectWalk, TwoPercentStepsInWhiteNoiseAreKept) {
   EXPECT_GE(found, 18u);
 }
 
+// The quality bench's "stationary, 0.5-5% noise, 2% outliers, 10% bimodal, 5% missing" row,
+// its series drawn from `seed`.
+bench::Scenario StationaryWithDirt(uint64_t seed) {
+  bench::Scenario s;
+  s.Steps(0, 0).Noise(0.005, 0.05).Dirt(0.02, 0.1, 0.05);
+  s.seed = seed;
+  return s;
+}
+
 // The quality bench's scenario (tests/bench/detect/generator.h) on its own seed-base-1 data,
 // first `count` series: the steps found within +-2 runs, and the false ones.
 bench::Score BenchSteps(bench::Scenario scenario, size_t count) {
@@ -409,9 +418,7 @@ bench::Score BenchSteps(bench::Scenario scenario, size_t count) {
 TEST(DetectWalk, AChangePointTheWalkScreenMovesStillPassesThere) {
   size_t found = 0;
   for (const auto& [seed, count] : {std::pair{3011, 236}, std::pair{4011, 160}}) {
-    bench::Scenario mixed;
-    mixed.Steps(0, 0).Noise(0.005, 0.05).Dirt(0.02, 0.1, 0.05);
-    mixed.seed = seed;
+    bench::Scenario mixed = StationaryWithDirt(seed);
     mixed.series = count;
     for (const auto& series : bench::Generate(mixed)) {
       const auto cps = Detect(series.points, {});
@@ -562,10 +569,7 @@ TEST(DetectExcursion, AShortChanceBumpIsNoPairOfSteps) {
   white.Steps(0, 0);
   white.seed = 1010;
   EXPECT_EQ(BenchSteps(white, 800).false_positives, 0u);
-  bench::Scenario mixed;
-  mixed.Steps(0, 0).Noise(0.005, 0.05).Dirt(0.02, 0.1, 0.05);
-  mixed.seed = 1011;
-  EXPECT_LE(BenchSteps(mixed, 330).false_positives, 3u);
+  EXPECT_LE(BenchSteps(StationaryWithDirt(1011), 330).false_positives, 3u);
 }
 
 // A bump of fewer than edge_segment runs rests on a few runs, as a short end segment does: it
@@ -575,9 +579,7 @@ TEST(DetectExcursion, AShortChanceBumpIsNoPairOfSteps) {
 TEST(DetectExcursion, ABumpOfAFewRunsNeedsTheEdgeRulesStrength) {
   for (const auto& [seed, index] : {std::pair{1011, 322u}, std::pair{5011, 876u}}) {
     SCOPED_TRACE(seed);
-    bench::Scenario mixed;
-    mixed.Steps(0, 0).Noise(0.005, 0.05).Dirt(0.02, 0.1, 0.05);
-    mixed.seed = seed;
+    bench::Scenario mixed = StationaryWithDirt(seed);
     mixed.series = index + 1;
     EXPECT_THAT(DetectIndices(bench::Generate(mixed)[index].points), IsEmpty());
   }
