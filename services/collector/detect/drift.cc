@@ -22,12 +22,25 @@ constexpr size_t kExactTheilSen = 700;
 
 double TwoSidedNormalP(double z) { return std::erfc(std::fabs(z) / std::numbers::sqrt2); }
 
-// LongRunVarianceInflation (stats.h) of x less its Theil-Sen line.
-double TrendResidualInflation(std::span<const double> at, std::span<const double> x, double slope) {
-  std::vector<double> residual(x.size());
-  for (size_t i = 0; i < x.size(); ++i) residual[i] = x[i] - slope * at[i];
-  const double center = Median(residual);
-  for (double& r : residual) r -= center;
+// LongRunVarianceInflation (stats.h) of x less its least-squares hinge from `start`:
+// x ~ a + b h, h = max(0, at - at[start]) (HingeFit's model).
+double HingeResidualInflation(std::span<const double> at, std::span<const double> x, size_t start) {
+  using Real = long double;
+  const size_t n = x.size();
+  auto h = [&](size_t i) { return i >= start ? static_cast<Real>(at[i] - at[start]) : 0.0L; };
+  Real sh = 0, shh = 0, sx = 0, shx = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sh += h(i);
+    shh += h(i) * h(i);
+    sx += x[i];
+    shx += h(i) * x[i];
+  }
+  const Real count = static_cast<Real>(n);
+  const Real centred_hh = shh - sh * sh / count;
+  const Real slope = centred_hh > 0 ? (shx - sh * sx / count) / centred_hh : 0.0L;
+  const Real level = (sx - slope * sh) / count;
+  std::vector<double> residual(n);
+  for (size_t i = 0; i < n; ++i) residual[i] = static_cast<double>(x[i] - level - slope * h(i));
   return LongRunVarianceInflation(residual);
 }
 
@@ -167,13 +180,23 @@ absl::StatusOr<std::optional<Drift>> DetectDrift(std::span<const Point> points,
   if (TwoSidedNormalP(continuity / std::sqrt(mk.variance)) > options.drift_max_pvalue) return none;
   std::vector<double> at(n);
   for (size_t i = 0; i < n; ++i) at[i] = static_cast<double>(valid.index[i]);
-  const double inflation = TrendResidualInflation(at, clean, TheilSenSlope(at, clean));
+  // Where the creep starts, and its line from there.
+  const Hinge hinge = HingeFit(at, clean, n - kMinCreepRuns);
+  // The autocorrelation correction is taken from the residuals of the model fitted, the hinge,
+  // not of one straight line through the whole span: a creep over the last 30-60 runs of a
+  // long flat history leaves a straight line long runs of residuals of one sign, whose
+  // inflation made a 5-10 % creep (5-10 noise sigmas) insignificant, and nothing at all was
+  // reported (quality bench, recent creep, 1000 series, seed bases 1/1001/2001/3001/4001/5001:
+  // drift found in 0.0 and 0.2 % of series on seed bases 1 and 2001, with 0.09 and 0.13 false
+  // steps per series; now 95.7-97.2 %, 0.00-0.02). Other rows: the drifts found 0.1-0.6 %
+  // more often, random walks 0.01-0.03 more drifts per series, 2 % steps F1 -0.001 on three
+  // seed bases (a creep now replaces a staircase a little more often, CreepsWhereGone); the
+  // rest unchanged.
+  const double inflation = HingeResidualInflation(at, clean, hinge.start);
   const double z = continuity / std::sqrt(mk.variance * inflation);
   const double p = TwoSidedNormalP(z);
   if (p > options.drift_max_pvalue) return none;
 
-  // Where the creep starts, and its line from there.
-  const Hinge hinge = HingeFit(at, clean, n - kMinCreepRuns);
   // A monotone series is not always a creep: one level jump (a step too small to report, or
   // one the step search left to this segment) makes Mann-Kendall just as significant. Step
   // and hinge both have three parameters (two levels and where; level, slope and where), so

@@ -44,6 +44,9 @@ struct ShapeVerdict {
   double trend_p = 1.0;     // its two-sided p (not corrected for the choice of tau)
   double inflation = 1.0;   // long-run variance inflation of the deciding model's residuals
   size_t kappa = 0;         // where the best kinked line changes slope
+  // How much better the best kinked line fits than two levels, in BIC parameters: (RSS of
+  // two levels - RSS of the kinked line) / (residual variance x log n); step_like up to 0.5.
+  double kink_gain = 0.0;
 };
 
 class ShapeTester {

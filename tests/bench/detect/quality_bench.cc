@@ -429,6 +429,13 @@ int main(int argc, char** argv) {
       [](Scenario& s) { s.Steps(1, 1).Season(7, 0.03); });
   add("seasonal, period 12, amplitude 5% + one 5% step, 1% noise", {AtLeast(F::kAllWithin, 95)},
       [](Scenario& s) { s.Steps(1, 1).Season(12, 0.05); });
+  // A creep that started a month or two ago: the regression a nightly watch exists for.
+  add("recent creep: drift +5..10% over the last 30-60 runs, 1% noise",
+      {AtLeast(F::kAnyDrift, 95), AtMost(F::kStepsPerSeries, 0.03)}, [](Scenario& s) {
+        s.Steps(0, 0).LabelledDrift(0.05, 0.10);
+        s.drift_runs_lo = 30;
+        s.drift_runs_hi = 60;
+      });
 
   std::printf(
       "Detection quality: %zu series per scenario (300 runs unless said), +-2 runs margin, seed "

@@ -461,8 +461,10 @@ TEST(DetectWalk, ALoneStepInWhiteNoiseIsNotTakenForAWalk) {
 // 0.03 of the noise) fits them at nearly the BIC of the three steps, and where it won, the
 // random-walk screen wiped all three. Its smoothed level moves in bursts at the steps, which a
 // walk's does not: the screen now stands down there. The quality bench's first row (seed base
-// 1), first 500 series: before, 1336 of the 1500 steps found and 31 series with none; now
-// 1350 and 25, false steps unchanged (55).
+// 1), first 500 series: before, 1336 of the 1500 steps found and 31 series with none; then
+// 1350 and 25, false steps unchanged (55); since a change the shape test drops with nothing
+// reported instead is kept (AStepIsNotDroppedAsATrendWithNothingReportedInstead), 1371 and
+// 17, 61 false steps.
 TEST(DetectWalk, StepsInWhiteNoiseAreNotTakenForAWalk) {
   bench::Scenario s;
   s.StepSize(0.02, 0.02);
@@ -476,9 +478,9 @@ TEST(DetectWalk, StepsInWhiteNoiseAreNotTakenForAWalk) {
     false_steps += score.false_positives;
     none += steps.empty() ? 1 : 0;
   }
-  EXPECT_GE(found, 1343u);
-  EXPECT_LE(none, 28u);
-  EXPECT_LE(false_steps, 60u);
+  EXPECT_GE(found, 1364u);
+  EXPECT_LE(none, 20u);
+  EXPECT_LE(false_steps, 64u);
 }
 
 // Where the segments' residuals are white, the walk must beat them by BIC with each cut
@@ -490,6 +492,34 @@ TEST(DetectWalk, ThreeTwoPercentStepsBeatAWalkThatBarelyFitsBetter) {
   s.StepSize(0.02, 0.02);
   s.series = 930;
   ExpectEveryStepFoundAndNoOther(bench::Generate(s), {477, 929}, 3);
+}
+
+// Three 2 % steps at 1 % noise where sloping noise on both sides of one lets a kinked line fit
+// it about as well as two levels: the shape test dropped it, its neighbour then failed over
+// the wider span, the third went with them, and nothing at all was reported. The shape test
+// may drop a change only where something is reported instead (a step near it, a drift over
+// its segment); elsewhere the analysis runs again and keeps it. The quality bench's first row,
+// seed base 2001, first 300 series: findings in every series but `silent`.
+TEST(DetectShape, AStepIsNotDroppedAsATrendWithNothingReportedInstead) {
+  bench::Scenario s;
+  s.StepSize(0.02, 0.02);
+  s.seed = 2001;
+  s.series = 300;
+  size_t silent = 0;
+  bench::Score score;
+  for (const auto& series : bench::Generate(s)) {
+    const auto findings = Analyze(series.points, {});
+    ASSERT_TRUE(findings.ok()) << findings.status();
+    std::vector<size_t> steps;
+    for (const Finding& f : *findings) {
+      if (f.kind == FindingKind::kStep) steps.push_back(f.index);
+    }
+    silent += findings->empty() ? 1 : 0;
+    score.Add(series.changes, steps, 2);
+  }
+  EXPECT_LE(silent, 10u);                 // 14 before, 9 today
+  EXPECT_GE(score.true_positives, 802u);  // of 900; 794 before, 806 today
+  EXPECT_LE(score.false_positives, 34u);  // 32 before and today
 }
 
 // A trend of up to 10 % over the series with three 5 % steps (the quality bench's row, seed
