@@ -22,25 +22,14 @@ constexpr size_t kExactTheilSen = 700;
 
 double TwoSidedNormalP(double z) { return std::erfc(std::fabs(z) / std::numbers::sqrt2); }
 
-// LongRunVarianceInflation (stats.h) of x less its least-squares hinge from `start`:
-// x ~ a + b h, h = max(0, at - at[start]) (HingeFit's model).
-double HingeResidualInflation(std::span<const double> at, std::span<const double> x, size_t start) {
-  using Real = long double;
-  const size_t n = x.size();
-  auto h = [&](size_t i) { return i >= start ? static_cast<Real>(at[i] - at[start]) : 0.0L; };
-  Real sh = 0, shh = 0, sx = 0, shx = 0;
-  for (size_t i = 0; i < n; ++i) {
-    sh += h(i);
-    shh += h(i) * h(i);
-    sx += x[i];
-    shx += h(i) * x[i];
+// LongRunVarianceInflation (stats.h) of x less its hinge (HingeFit).
+double HingeResidualInflation(std::span<const double> at, std::span<const double> x,
+                              const Hinge& hinge) {
+  std::vector<double> residual(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double h = i >= hinge.start ? at[i] - at[hinge.start] : 0.0;
+    residual[i] = x[i] - hinge.level - hinge.slope * h;
   }
-  const Real count = static_cast<Real>(n);
-  const Real centred_hh = shh - sh * sh / count;
-  const Real slope = centred_hh > 0 ? (shx - sh * sx / count) / centred_hh : 0.0L;
-  const Real level = (sx - slope * sh) / count;
-  std::vector<double> residual(n);
-  for (size_t i = 0; i < n; ++i) residual[i] = static_cast<double>(x[i] - level - slope * h(i));
   return LongRunVarianceInflation(residual);
 }
 
@@ -114,8 +103,9 @@ Hinge HingeFit(std::span<const double> at, std::span<const double> x, size_t las
   }
   const Real mean_x = total_x / static_cast<Real>(n);
   const Real sxx_centred = total_xx - total_x * mean_x;
-  size_t best = 0;
+  Hinge best;
   Real best_rss = sxx_centred;  // a flat line
+  best.level = static_cast<double>(mean_x);
   for (size_t k = n; k-- > 0;) {
     c += 1;
     sa += at[k];
@@ -133,10 +123,13 @@ Hinge HingeFit(std::span<const double> at, std::span<const double> x, size_t las
     const Real rss = sxx_centred - hx * hx / hh;
     if (rss <= best_rss) {  // ties -> the earliest start (k runs downwards)
       best_rss = rss;
-      best = k;
+      best.start = k;
+      best.slope = static_cast<double>(hx / hh);
+      best.level = static_cast<double>(mean_x - hx / hh * sh / static_cast<Real>(n));
     }
   }
-  return {best, static_cast<double>(std::max<Real>(0, best_rss))};
+  best.rss = static_cast<double>(std::max<Real>(0, best_rss));
+  return best;
 }
 
 double StepRss(std::span<const double> x, size_t min_side) {
@@ -192,7 +185,7 @@ absl::StatusOr<std::optional<Drift>> DetectDrift(std::span<const Point> points,
   // more often, random walks 0.01-0.03 more drifts per series, 2 % steps F1 -0.001 on three
   // seed bases (a creep now replaces a staircase a little more often, CreepsWhereGone); the
   // rest unchanged.
-  const double inflation = HingeResidualInflation(at, clean, hinge.start);
+  const double inflation = HingeResidualInflation(at, clean, hinge);
   const double z = continuity / std::sqrt(mk.variance * inflation);
   const double p = TwoSidedNormalP(z);
   if (p > options.drift_max_pvalue) return none;

@@ -22,10 +22,13 @@ MannKendall MannKendallS(std::span<const double> x);
 double TheilSenSlope(std::span<const double> at, std::span<const double> x);
 
 // The position k in [0, last] minimising the squared error of x ~ a + b max(0, at - at[k])
-// (k = 0: a plain line), and that error. at strictly increasing; last < x.size().
+// (k = 0: a plain line), that error and the fit's a (level) and b (slope). at strictly
+// increasing; last < x.size().
 struct Hinge {
   size_t start = 0;
   double rss = 0.0;
+  double level = 0.0;
+  double slope = 0.0;
 };
 Hinge HingeFit(std::span<const double> at, std::span<const double> x, size_t last);
 inline size_t HingeStart(std::span<const double> at, std::span<const double> x, size_t last) {

@@ -253,14 +253,14 @@ ShapeVerdict ShapeTester::Test(size_t a, size_t tau, size_t b, double sigma_floo
   // positions: it must beat them by half a BIC parameter (0.5 log(n) residual variances) to
   // make the split a trend, so that small steps in white noise are not lost to a kink that
   // fits the noise.
-  const Real penalty = 0.5L * std::log(static_cast<Real>(length)) * rss_full / (length - 4.0);
-  v.step_like = rss_step <= rss_kink + penalty;
+  constexpr double kTrendGain = 0.5;
   const Real variance = rss_full / (length - 4.0), gain = rss_step - rss_kink;
   if (variance > 0) {
     v.kink_gain = static_cast<double>(gain / (variance * std::log(static_cast<Real>(length))));
   } else {
     v.kink_gain = gain > 0 ? std::numeric_limits<double>::infinity() : 0.0;
   }
+  v.step_like = v.kink_gain <= kTrendGain;
 
   // Only the test that decides (see ShapeVerdict) is computed: the long-run variance costs
   // O(K (b - a)).

@@ -67,6 +67,10 @@ TEST(HingeStart, FindsWhereTheCreepBegins) {
     x.push_back(i < 120 ? 10.0 : 10.0 + 0.1 * (i - 120));
   }
   EXPECT_EQ(HingeStart(at, x, 190), 120u);
+  const Hinge hinge = HingeFit(at, x, 190);  // and its line from there
+  EXPECT_NEAR(hinge.level, 10.0, 1e-9);
+  EXPECT_NEAR(hinge.slope, 0.1, 1e-9);
+  EXPECT_NEAR(hinge.rss, 0.0, 1e-9);
 }
 
 TEST(DetectDrift, ReportsTheSlopePerThirtyRunsOfALinearCreep) {
