@@ -574,14 +574,14 @@ class Analysis {
     Erase(worst, taus, verdicts, known);
     return true;
   }
-  // The corrected p of the runs [t1, t2) against those of [a, t1) and [t2, b) together
-  // (0 where the middle is not beyond both sides: a staircase, not an excursion, which this
-  // test does not judge), against the side nearer to it: the middle must differ from both,
-  // and the two sides need not be at one level (a 22 % drop that recovers 3 % a few dozen runs
-  // later). The noise is the scatter of each of the three segments about its own mean. Pooled
-  // as one group, the sides' levels' difference counted as noise, and such a recovery failed
-  // and went (DetectExcursion.ADropThatPartlyRecoversIsTwoSteps); while the middle against
-  // the pooled sides passed a chance pair of splits beside a real step. Quality bench, 1000
+  // The corrected p of the runs [t1, t2) against the nearer of their sides, [a, t1) or
+  // [t2, b) (0 where the middle is not beyond both: a staircase, not an excursion, which this
+  // test does not judge): the middle must differ from both, and the two sides need not be at
+  // one level (a 22 % drop that recovers 3 % a few dozen runs later). The noise is the
+  // scatter of each of the three segments about its own mean. With the sides pooled as one
+  // group, their levels' difference counted as noise, and such a recovery failed and went
+  // (DetectExcursion.ADropThatPartlyRecoversIsTwoSteps), while a chance pair of splits beside
+  // a real step passed against the pooled sides' mean. Quality bench, 1000
   // series, seed bases 1/1001/2001 (F1): a drift with a 5 % step down 0.953/0.957/0.958 ->
   // 0.966/0.968/0.968, up 0.961/0.957/0.957 -> 0.967/0.972/0.968; a trend with three 5 %
   // steps 0.978/0.974/0.976 -> 0.980/0.976/0.980; the mix 0.853/0.843/0.844 ->
@@ -602,7 +602,7 @@ class Analysis {
     const double searched = static_cast<double>(b - a) * n_in;
     return std::min(1.0, StudentTwoSidedP(t, df) * searched);
   }
-  // The mean of u over [from, to) and its squared deviations from it.
+  // The mean of u over [from, to), and (Scatter) the sum of the squared deviations from it.
   double Mean(size_t from, size_t to) const {
     return static_cast<double>((prefix_[to] - prefix_[from]) / static_cast<long double>(to - from));
   }
@@ -1164,12 +1164,12 @@ class Analysis {
   // kept are taken out (each the difference of the means of the kJumpWindow runs on either
   // side) and the walk is fitted again to what is left; a dropped change point whose
   // auxiliary residual then reaches kWalkJumpSigmas, and which passes its own test there,
-  // comes back. Until none does. On the 0.3 %/run walks, nothing changes (their cuts are the
-  // walk's moves and stay small against a walk fitted without the kept ones). Quality bench,
-  // 1000 series, seed bases 1/1001/2001 (F1): the mix (1-50 % steps, outliers, a slow drift)
-  // 0.854/0.844/0.846 -> 0.856/0.844/0.848 (5 and 4 more steps found on the first two, no
-  // false one more); a drift with two 5-10 % steps 0.944/0.944/0.946 -> 0.947/0.947/0.948;
-  // the walks unchanged.
+  // comes back; again, until none does. Quality bench, 1000 series, seed bases 1/1001/2001
+  // (F1): the mix (1-50 % steps, outliers, a slow drift) 0.854/0.844/0.846 ->
+  // 0.856/0.844/0.848 (5 and 4 more steps found on the first two, no false one more); a drift
+  // with two 5-10 % steps 0.944/0.944/0.946 -> 0.947/0.947/0.948; the 0.3 %/run walks
+  // unchanged (their cuts are the walk's own moves, which stay small against a walk fitted
+  // without the kept ones).
   void Readmit(std::vector<Dropped>& dropped, std::vector<size_t>& taus,
                std::vector<Verdict>& verdicts, std::vector<bool>& joint, std::vector<bool>& located,
                std::vector<double>& q_hats) {
