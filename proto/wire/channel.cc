@@ -215,10 +215,15 @@ grpc::ChannelArguments ChannelArgs(std::chrono::milliseconds connect_timeout) {
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
   // gRPC reads its "min reconnect backoff" as the time one connection attempt (TCP, TLS,
   // HTTP/2 SETTINGS) may take. At 250 ms, a link with 0.3 s of latency never connected and
-  // every call failed at once, whatever its deadline.
+  // every call failed at once, whatever its deadline. The attempt gets a second more than
+  // connect_timeout: a call made with that same timeout as its deadline (devtimectl
+  // --timeout) must end with its own DEADLINE_EXCEEDED ("no answer within --timeout"), not
+  // with the failed attempt's UNAVAILABLE. With equal times the two timers fall due within a
+  // millisecond of each other, and on a loaded machine either could run first.
+  constexpr std::chrono::milliseconds kAttemptGrace{1000};
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
               static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(
-                  connect_timeout.count(), 1, std::numeric_limits<int>::max())));
+                  (connect_timeout + kAttemptGrace).count(), 1, std::numeric_limits<int>::max())));
   // Every address a target names serves calls; one that fails is skipped until it is back.
   // The default service config, never one from DNS TXT records.
   args.SetServiceConfigJSON(R"({"loadBalancingConfig":[{"round_robin":{}}]})");
