@@ -69,8 +69,9 @@ inline constexpr std::chrono::milliseconds kDefaultConnectTimeout{20'000};
 // A channel to `address` (any target form above), round-robin over its addresses. Refuses,
 // before connecting, a target ParseTarget refuses, then to send a token in plaintext unless
 // every address is loopback: tokens cross the network only inside TLS. The error names the
-// first offending address. `connect_timeout`: how long one connection attempt may take (give
-// a command's call deadline, so a slow link gets all of it).
+// first offending address. `connect_timeout`: how long one connection attempt may take, at
+// least (give a command's call deadline, so a slow link gets all of it; the attempt gets a
+// second more, so that the call's deadline, not the attempt, ends a call that runs out).
 absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectCollector(
     const std::string& address, const ClientCredentials& creds,
     std::chrono::milliseconds connect_timeout = kDefaultConnectTimeout);
