@@ -78,7 +78,8 @@
 //     the position with the most posterior mass of the one-step model within +-2 runs of it
 //     (analysis.cc, Locate): the Bayes choice for "within 2 runs" of the true position.
 // Drifts (Analyze, DetectDrift): Mann-Kendall over each segment between steps, see
-// DetectDrift. A creep is one drift finding, where steps 1-5 alone made a staircase.
+// DetectDrift, or over each leg of a segment that turns. A creep is one drift finding, where
+// steps 1-5 alone made a staircase.
 // Otava mode (kOtava) reproduces Apache Otava 0.8 (see otava.h); missing values forward-filled.
 //
 // Thread-safety: free functions are thread-safe; a Detector is thread-compatible.
@@ -259,12 +260,15 @@ struct Finding {
 
 // Whole-history analysis with kinds: the change points of Detect as steps, and in default mode
 // a drift for each segment between them (and after the last) where DetectDrift finds one;
-// sorted by index.
+// where it finds none and the segment clearly turns (a creep one way, then the other: no
+// monotone trend over the whole), a drift for each leg DetectDrift finds one in (drift.cc,
+// SpanDrifts); sorted by index.
 absl::StatusOr<std::vector<Finding>> Analyze(std::span<const Point> points,
                                              const DetectorOptions& options);
 
-// For the online gate: DetectDrift over the runs since the last step change point of
-// `points` (the whole history, oldest first); indices are indices into `points`.
+// For the online gate: the creep since the last step change point of `points` (the whole
+// history, oldest first) that runs to the newest run: DetectDrift's over all those runs, or,
+// where they turn, over the last leg (as Analyze); indices are indices into `points`.
 absl::StatusOr<std::optional<Drift>> CurrentDrift(std::span<const Point> points,
                                                   const DetectorOptions& options);
 

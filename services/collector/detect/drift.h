@@ -39,4 +39,18 @@ inline size_t HingeStart(std::span<const double> at, std::span<const double> x, 
 // least min_side values on each side; +infinity where there is no such k.
 double StepRss(std::span<const double> x, size_t min_side);
 
+// The continuous line whose slope changes once, x ~ a + b at + c max(0, at - at[k]), over k
+// with at least min_leg values on each side (at strictly increasing): where it turns (k), its
+// value there (level), the slopes before (b) and after (b + c), and its squared error against
+// a straight line's (line_rss). k = 0 where no k qualifies. O(n).
+struct Turn {
+  size_t at = 0;
+  double level = 0.0;
+  double slope_before = 0.0;
+  double slope_after = 0.0;
+  double rss = 0.0;
+  double line_rss = 0.0;
+};
+Turn TurnFit(std::span<const double> at, std::span<const double> x, size_t min_leg);
+
 }  // namespace devtime::detect

@@ -99,6 +99,11 @@ std::vector<LabelledSeries> Generate(const Scenario& s) {
       }
       if (s.random_walk > 0.0) walk *= 1.0 + s.random_walk * rng.Gaussian();
       double shape = walk * (1.0 + drift * static_cast<double>(i) / static_cast<double>(length));
+      if (s.counter_creep > 0.0 && creep_start > 0) {
+        const size_t into = std::min(i + 1, creep_start);
+        shape *= 1.0 - s.counter_creep * creep * static_cast<double>(into) /
+                           static_cast<double>(creep_start);
+      }
       if (i >= creep_start) {
         const size_t into = std::min(i, creep_end - 1) - creep_start + 1;
         shape *=

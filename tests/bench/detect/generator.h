@@ -51,6 +51,10 @@ struct Scenario {
   // stays (a trend's turning point), instead of over the last ones.
   int step_sign = 0, drift_sign = 0;
   bool drift_turns = false;
+  // A creep the other way before the labelled one (a V, or an improvement that turned into a
+  // regression): over the runs before it the level moves by -counter_creep x the labelled
+  // drift's size (0 = none).
+  double counter_creep = 0.0;
   // An excursion: the level times (1 + excursion) for excursion_runs runs at a random place at
   // least min_gap runs from both ends, then back; both edges are labelled changes (0 = none;
   // use with no other steps).
