@@ -312,7 +312,7 @@ constexpr double kTurnEvidence = 32.0;
 // each leg. Mann-Kendall over the whole sees no monotone trend in a turn, and an improvement
 // that turned into a regression (the creep a nightly watch exists for, now) was reported as
 // nothing at all: quality bench, 1000 series, seed bases 1/1001/2001, a drift found in none of
-// the series that fell by 5-10 % and then rose by as much, now in all; a trend that turned
+// the series that crept 5-10 % one way and then as much back, now in all; a trend that turned
 // flat 83.4/81.8/82.4 -> 91.8/90.6/90.8 %, a creep over the last 30-60 runs
 // 96.7/97.2/96.4 -> 99.1/98.5/98.5 %; steps unchanged. A turn is the continuous line with one
 // slope change (TurnFit) on the valid runs, isolated outliers replaced as DetectDrift does,

@@ -436,9 +436,9 @@ int main(int argc, char** argv) {
         s.drift_runs_lo = 30;
         s.drift_runs_hi = 60;
       });
-  // A turn: the series improved by 5-10 % and then regresses by as much over the last 100-200
-  // runs; over the whole no creep is monotone.
-  add("turn: drift -5..10% then +5..10% over the last 100-200 runs, 1% noise",
+  // A turn: the series crept 5-10 % one way (an improvement, or a regression) and then as much
+  // back over the last 100-200 runs; over the whole no creep is monotone.
+  add("turn: drift 5..10% one way, then as much back over the last 100-200 runs, 1% noise",
       {AtLeast(F::kAnyDrift, 95), AtMost(F::kStepsPerSeries, 0.03)}, [](Scenario& s) {
         s.Steps(0, 0).LabelledDrift(0.05, 0.10);
         s.drift_runs_hi = 200;
