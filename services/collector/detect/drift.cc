@@ -314,7 +314,7 @@ constexpr double kTurnEvidence = 32.0;
 // nothing at all: quality bench, 1000 series, seed bases 1/1001/2001, a drift found in none of
 // the series that crept 5-10 % one way and then as much back, now in all; a trend that turned
 // flat 83.4/81.8/82.4 -> 91.8/90.6/90.8 %, a creep over the last 30-60 runs
-// 96.7/97.2/96.4 -> 99.1/98.5/98.5 %; steps unchanged. A turn is the continuous line with one
+// 96.7/97.4/96.4 -> 99.1/98.5/98.5 %; steps unchanged. A turn is the continuous line with one
 // slope change (TurnFit) on the valid runs, isolated outliers replaced as DetectDrift does,
 // with slopes of opposite signs and kTurnEvidence; each leg is then DetectDrift's to judge,
 // with all of its own tests. Indices into `points`.
