@@ -285,14 +285,8 @@ class Analysis {
     SideTest test;
     const double n1 = static_cast<double>(tau - a);
     const double n2 = static_cast<double>(b - tau);
-    const long double s1 = prefix_[tau] - prefix_[a];
-    const long double s2 = prefix_[b] - prefix_[tau];
-    const double m1 = static_cast<double>(s1 / n1);
-    const double m2 = static_cast<double>(s2 / n2);
-    const double ss1 = std::max(
-        0.0, static_cast<double>(prefix_squares_[tau] - prefix_squares_[a] - s1 * s1 / n1));
-    const double ss2 = std::max(
-        0.0, static_cast<double>(prefix_squares_[b] - prefix_squares_[tau] - s2 * s2 / n2));
+    const double m1 = Mean(a, tau), m2 = Mean(tau, b);
+    const double ss1 = Scatter(a, tau), ss2 = Scatter(tau, b);
     test.before_mean = center_ + sigma_ * m1;
     test.after_mean = center_ + sigma_ * m2;
     test.before_stddev = n1 > 1 ? sigma_ * std::sqrt(ss1 / (n1 - 1)) : 0.0;
@@ -488,10 +482,8 @@ class Analysis {
     size_t tested_from = n, tested_to = n;  // the last segment tested (sorted drops share them)
     bool drift = false;
     for (size_t d : shape_dropped_) {
-      const auto next = std::lower_bound(taus.begin(), taus.end(), d);
-      const size_t from = next == taus.begin() ? 0 : *(next - 1);
-      const size_t to = next == taus.end() ? n : *next;
-      if ((next != taus.begin() && d - from <= w) || (next != taus.end() && to - d <= w)) continue;
+      const auto [from, to] = Around(taus, d, n);
+      if ((from > 0 && d - from <= w) || (to < n && to - d <= w)) continue;
       if (from != tested_from || to != tested_to) {
         tested_from = from;
         tested_to = to;
@@ -1181,7 +1173,7 @@ class Analysis {
         if (verdicts[i].small) continue;
         const size_t a = Before(taus, i), b = After(taus, i, n);
         const size_t k = std::min<size_t>({kJumpWindow, taus[i] - a, b - taus[i]});
-        const double jump = Mean(taus[i], taus[i] + k) - Mean(taus[i] - k, taus[i]);
+        const double jump = WindowDifference(taus[i], k);
         for (size_t t = taus[i]; t < n; ++t) rest[t] -= jump;
       }
       LocalLevelFit walk = FitLocalLevel(rest, 1.0, /*smooth=*/false);
@@ -1190,9 +1182,7 @@ class Analysis {
       bool added = false;
       for (size_t d = dropped.size(); d-- > 0;) {
         const size_t tau = dropped[d].tau;
-        const auto next = std::lower_bound(taus.begin(), taus.end(), tau);
-        const size_t a = next == taus.begin() ? 0 : *(next - 1);
-        const size_t b = next == taus.end() ? n : *next;
+        const auto [a, b] = Around(taus, tau, n);
         if (tau < a + m || tau + m > b) continue;
         const auto [best, largest] = LargestLevelJump(walk, a, tau, b);
         if (largest < kWalkJumpSigmas || !PassesAt(a, best, b, dropped[d].joint)) continue;
@@ -1284,8 +1274,7 @@ class Analysis {
     std::vector<double> residuals(n);
     for (size_t s = 0; s <= taus.size(); ++s) {
       const size_t a = s == 0 ? 0 : taus[s - 1], b = s == taus.size() ? n : taus[s];
-      const double mean =
-          static_cast<double>((prefix_[b] - prefix_[a]) / static_cast<long double>(b - a));
+      const double mean = Mean(a, b);
       double sxy = 0.0, sxx = 0.0;
       const double centre = 0.5 * static_cast<double>(a + b - 1);
       for (size_t t = a; t < b; ++t) {
@@ -1357,6 +1346,12 @@ class Analysis {
   }
   static size_t After(const std::vector<size_t>& taus, size_t i, size_t n) {
     return i + 1 == taus.size() ? n : taus[i + 1];
+  }
+  // The change points of `taus` (sorted) around position `at`: the last before it (0 where
+  // none) and the first at or after it (n where none).
+  static std::pair<size_t, size_t> Around(const std::vector<size_t>& taus, size_t at, size_t n) {
+    const auto next = std::lower_bound(taus.begin(), taus.end(), at);
+    return {next == taus.begin() ? 0 : *(next - 1), next == taus.end() ? n : *next};
   }
 
   // Splits a value-ordered index list at position `tau` (stable: both halves stay ordered).
