@@ -211,25 +211,47 @@ Turn TurnFit(std::span<const double> at, std::span<const double> x, size_t min_l
   return best;
 }
 
-absl::StatusOr<std::optional<Drift>> DetectDrift(std::span<const Point> points,
-                                                 const DetectorOptions& options) {
-  if (absl::Status status = ValidateOptions(options); !status.ok()) return status;
-  std::optional<Drift> none;
-  if (options.mode == Mode::kOtava) return none;
-  const Valid valid = CollectValid(points, 0);
-  const size_t n = valid.values.size();
-  if (n < std::max<size_t>(options.drift_min_runs, kMinCreepRuns + 2)) return none;
-  std::vector<double> scratch;
-  const double sigma = RobustSigma(valid.values, scratch);
-  const std::vector<double> clean = ReplaceOutliers(valid.values, sigma, options, scratch);
+namespace {
 
+// The valid runs of a span as the drift tests see them: isolated outliers replaced (as in
+// step 2), and the across-run robust sigma.
+struct CleanRuns {
+  Valid valid;
+  double sigma = 0.0;
+  std::vector<double> clean;
+};
+CleanRuns Clean(std::span<const Point> points, const DetectorOptions& options) {
+  CleanRuns runs;
+  runs.valid = CollectValid(points, 0);
+  std::vector<double> scratch;
+  runs.sigma = RobustSigma(runs.valid.values, scratch);
+  runs.clean = ReplaceOutliers(runs.valid.values, runs.sigma, options, scratch);
+  return runs;
+}
+
+// The valid runs' positions (their input indices), for the fits over time; built only where a
+// fit is made (most spans end at Mann-Kendall's cheap test).
+std::vector<double> Positions(const Valid& valid) {
+  return std::vector<double>(valid.index.begin(), valid.index.end());
+}
+
+// The fewest valid runs a drift is tested over.
+size_t MinDriftRuns(const DetectorOptions& options) {
+  return std::max<size_t>(options.drift_min_runs, kMinCreepRuns + 2);
+}
+
+// DetectDrift on runs already cleaned (at least MinDriftRuns of them).
+std::optional<Drift> DriftOf(const CleanRuns& runs, const DetectorOptions& options) {
+  std::optional<Drift> none;
+  const Valid& valid = runs.valid;
+  const std::vector<double>& clean = runs.clean;
+  const size_t n = clean.size();
   const MannKendall mk = MannKendallS(clean);
   if (!(mk.variance > 0.0) || mk.s == 0.0) return none;
   const double continuity = mk.s > 0 ? mk.s - 1.0 : mk.s + 1.0;
   // Cheap first: the correction below only shrinks z.
   if (TwoSidedNormalP(continuity / std::sqrt(mk.variance)) > options.drift_max_pvalue) return none;
-  std::vector<double> at(n);
-  for (size_t i = 0; i < n; ++i) at[i] = static_cast<double>(valid.index[i]);
+  const std::vector<double> at = Positions(valid);
   // Where the creep starts, and its line from there.
   const Hinge hinge = HingeFit(at, clean, n - kMinCreepRuns);
   // The autocorrelation correction is taken from the residuals of the model fitted, the hinge,
@@ -284,13 +306,37 @@ absl::StatusOr<std::optional<Drift>> DetectDrift(std::span<const Point> points,
   // The minimum effect, as for a step: relative, against the across-run noise, and against
   // the runs' own within-run noise.
   const double shift = std::fabs(drift.end_value - drift.start_value);
-  if (std::fabs(drift.relative_change) < options.min_relative_change || shift < sigma) return none;
+  if (std::fabs(drift.relative_change) < options.min_relative_change || shift < runs.sigma) {
+    return none;
+  }
   if (options.min_within_noise_ratio > 0.0 &&
       !AtLeastRatioTimesMedian(std::span(valid.noise).subspan(k), options.min_within_noise_ratio,
                                shift)) {
     return none;
   }
   return drift;
+}
+
+// DetectDrift over points[from, to), with indices into `points`.
+std::optional<Drift> DriftIn(std::span<const Point> points, size_t from, size_t to,
+                             const DetectorOptions& options) {
+  const CleanRuns runs = Clean(points.subspan(from, to - from), options);
+  if (runs.clean.size() < MinDriftRuns(options)) return std::nullopt;
+  std::optional<Drift> drift = DriftOf(runs, options);
+  if (drift) {
+    drift->start_index += from;
+    drift->end_index += from;
+  }
+  return drift;
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<Drift>> DetectDrift(std::span<const Point> points,
+                                                 const DetectorOptions& options) {
+  if (absl::Status status = ValidateOptions(options); !status.ok()) return status;
+  if (options.mode == Mode::kOtava) return std::nullopt;
+  return DriftIn(points, 0, points.size(), options);
 }
 
 std::string FindingKindName(FindingKind kind) {
@@ -307,6 +353,33 @@ namespace {
 // 5 % legs at 1 % noise passes by far (the quality bench's turn row: a drift in every series).
 constexpr double kTurnEvidence = 32.0;
 
+// Whether `turn`, fitted to `runs` at positions `at`, is a turn: slopes of opposite signs and
+// kTurnEvidence. The evidence is in white-noise units: the turn's residuals' long-run variance
+// inflation divides it, as a walk or a slow cycle wanders around any line and turns everywhere.
+bool IsTurn(const Turn& turn, const CleanRuns& runs, std::span<const double> at) {
+  if (turn.at == 0 || (turn.slope_before > 0.0) == (turn.slope_after > 0.0) || !(turn.rss > 0.0)) {
+    return false;
+  }
+  const size_t n = runs.clean.size();
+  const double dn = static_cast<double>(n);
+  const double needed = kTurnEvidence * std::log(dn);
+  const double white_evidence = dn * std::log(turn.line_rss / turn.rss);
+  if (white_evidence < needed) return false;  // cheap first: the inflation (>= 1) only lowers it
+  std::vector<double> residuals(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double slope = i < turn.at ? turn.slope_before : turn.slope_after;
+    residuals[i] = runs.clean[i] - turn.level - slope * (at[i] - at[turn.at]);
+  }
+  return white_evidence / LongRunVarianceInflation(residuals) >= needed;
+}
+
+// The drifts of one span between steps, in time order; `current`: the last of them runs to the
+// span's newest valid run (the gate's creep).
+struct SpanDrifts {
+  std::vector<Drift> drifts;
+  bool current = false;
+};
+
 // The drifts of the span `points` (one segment between steps): DetectDrift's over all of it;
 // where it finds none and the span turns (a creep up, then down, or down, then up), those of
 // each leg. Mann-Kendall over the whole sees no monotone trend in a turn, and an improvement
@@ -315,56 +388,35 @@ constexpr double kTurnEvidence = 32.0;
 // the series that crept 5-10 % one way and then as much back, now in all; a trend that turned
 // flat 83.4/81.8/82.4 -> 91.8/90.6/90.8 %, a creep over the last 30-60 runs
 // 96.7/97.4/96.4 -> 99.1/98.5/98.5 %; steps unchanged. A turn is the continuous line with one
-// slope change (TurnFit) on the valid runs, isolated outliers replaced as DetectDrift does,
-// with slopes of opposite signs and kTurnEvidence; each leg is then DetectDrift's to judge,
-// with all of its own tests. Indices into `points`.
-absl::StatusOr<std::vector<Drift>> SpanDrifts(std::span<const Point> points,
-                                              const DetectorOptions& options) {
-  std::vector<Drift> drifts;
-  auto whole = DetectDrift(points, options);
-  if (!whole.ok()) return whole.status();
-  if (whole->has_value()) {
-    drifts.push_back(**whole);
-    return drifts;
+// slope change (TurnFit) on the runs DetectDrift tests (IsTurn); each leg is then
+// DetectDrift's to judge, with all of its own tests. Indices into `points`. The span is
+// cleaned once for both the whole's test and the turn's fit. (Cleaning it again for the turn,
+// as a first version did, is more work but measured faster on this VM: Analyze on 10,000
+// points 7.1-7.8 against 8.0-8.7 ms, by 2,000 fewer page faults from glibc trimming the heap's
+// top; with trimming off both run at 6.1-6.4 ms. The allocation order, not the work, decides.)
+SpanDrifts DriftsOf(std::span<const Point> points, const DetectorOptions& options) {
+  SpanDrifts result;
+  if (options.mode == Mode::kOtava) return result;
+  const CleanRuns runs = Clean(points, options);
+  const size_t min_leg = MinDriftRuns(options);
+  if (runs.clean.size() < min_leg) return result;
+  if (std::optional<Drift> whole = DriftOf(runs, options)) {
+    result.drifts.push_back(*whole);
+    result.current = true;
+    return result;
   }
-  const size_t min_leg = std::max<size_t>(options.drift_min_runs, kMinCreepRuns + 2);
-  const Valid valid = CollectValid(points, 0);
-  const size_t n = valid.values.size();
-  if (options.mode == Mode::kOtava || n < 2 * min_leg) return drifts;
-  std::vector<double> scratch;
-  const double sigma = RobustSigma(valid.values, scratch);
-  const std::vector<double> clean = ReplaceOutliers(valid.values, sigma, options, scratch);
-  std::vector<double> at(n);
-  for (size_t i = 0; i < n; ++i) at[i] = static_cast<double>(valid.index[i]);
-  const Turn turn = TurnFit(at, clean, min_leg);
-  if (turn.at == 0 || (turn.slope_before > 0.0) == (turn.slope_after > 0.0) || !(turn.rss > 0.0)) {
-    return drifts;
+  const std::vector<double> at = Positions(runs.valid);
+  const Turn turn = TurnFit(at, runs.clean, min_leg);
+  if (!IsTurn(turn, runs, at)) return result;
+  const size_t split = runs.valid.index[turn.at];
+  if (std::optional<Drift> before = DriftIn(points, 0, split, options)) {
+    result.drifts.push_back(*before);
   }
-  // The evidence in white-noise units: the turn's residuals' long-run variance inflation
-  // divides it, as a walk or a slow cycle wanders around any line and turns everywhere.
-  // Cheap first: the inflation (>= 1) only lowers it.
-  const double dn = static_cast<double>(n);
-  const double white_evidence = dn * std::log(turn.line_rss / turn.rss);
-  if (white_evidence < kTurnEvidence * std::log(dn)) return drifts;
-  std::vector<double> residuals(n);
-  for (size_t i = 0; i < n; ++i) {
-    const double slope = i < turn.at ? turn.slope_before : turn.slope_after;
-    residuals[i] = clean[i] - turn.level - slope * (at[i] - at[turn.at]);
+  if (std::optional<Drift> after = DriftIn(points, split, points.size(), options)) {
+    result.drifts.push_back(*after);
+    result.current = true;
   }
-  if (white_evidence / LongRunVarianceInflation(residuals) < kTurnEvidence * std::log(dn)) {
-    return drifts;
-  }
-  const size_t split = valid.index[turn.at];
-  for (const auto& [from, to] : {std::pair{size_t{0}, split}, std::pair{split, points.size()}}) {
-    auto leg = DetectDrift(points.subspan(from, to - from), options);
-    if (!leg.ok()) return leg.status();
-    if (!leg->has_value()) continue;
-    Drift drift = **leg;
-    drift.start_index += from;
-    drift.end_index += from;
-    drifts.push_back(drift);
-  }
-  return drifts;
+  return result;
 }
 
 }  // namespace
@@ -388,9 +440,8 @@ absl::StatusOr<std::vector<Finding>> Analyze(std::span<const Point> points,
   bounds.push_back(points.size());
   for (size_t s = 0; s + 1 < bounds.size(); ++s) {
     const size_t from = bounds[s];
-    auto drifts = SpanDrifts(points.subspan(from, bounds[s + 1] - from), options);
-    if (!drifts.ok()) return drifts.status();
-    for (const Drift& drift : *drifts) {
+    for (const Drift& drift :
+         DriftsOf(points.subspan(from, bounds[s + 1] - from), options).drifts) {
       Finding f;
       f.kind = FindingKind::kDrift;
       f.drift = drift;
@@ -410,13 +461,11 @@ absl::StatusOr<std::optional<Drift>> CurrentDrift(std::span<const Point> points,
   auto steps = Detect(points, options);
   if (!steps.ok()) return steps.status();
   const size_t from = steps->empty() ? 0 : steps->back().index;
-  auto drifts = SpanDrifts(points.subspan(from), options);
-  if (!drifts.ok()) return drifts.status();
   // The creep that runs to the newest valid run: the whole span's, or a turn's last leg.
+  SpanDrifts span = DriftsOf(points.subspan(from), options);
   std::optional<Drift> current;
-  const Valid valid = CollectValid(points.subspan(from), 0);
-  if (!drifts->empty() && !valid.index.empty() && drifts->back().end_index == valid.index.back()) {
-    current = drifts->back();
+  if (span.current) {
+    current = span.drifts.back();
     current->start_index += from;
     current->end_index += from;
   }
