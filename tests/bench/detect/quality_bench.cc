@@ -1,10 +1,13 @@
 // Detection quality of the default detector and the Otava reference mode, side by side
 // (issue 5 item 7, issue 13 item 5, issue 21 item 5). Usage: detect_quality_bench
-// [--series N] [--seed-base S] [--smoke] [--only TEXT] [--mode default|otava|both] [--misses].
+// [--series N] [--seed-base S] [--smoke] [--only TEXT] [--mode default|otava|both] [--misses]
+// [--dump-misses DIR].
 // --seed-base shifts every scenario's seed (scenario k uses S + k; default S = 1), so a change
 // can be checked on data it was not tuned on. --only runs just the scenarios whose name
 // contains TEXT (their seeds unchanged), to re-measure a few at scale; --mode runs one
-// detector only (default both).
+// detector only (default both). --misses lists the series whose steps miss a label or add a
+// false one; --dump-misses also writes each such series to DIR/<seed>-<series>.txt, one value
+// per line (nan for a missing night), for `devtimectl detect DIR/<file>`.
 // Each target the issues set (default mode) is printed after the figures with PASS or FAIL,
 // and the last line counts the failures.
 // Columns: precision, recall, F1 and false step change points per 10,000 points of the step
@@ -30,6 +33,7 @@ namespace {
 using devtime::detect::DetectorOptions;
 using devtime::detect::FindingKind;
 using devtime::detect::Mode;
+using devtime::detect::Point;
 using devtime::detect::bench::Generate;
 using devtime::detect::bench::Scenario;
 using devtime::detect::bench::Score;
@@ -66,12 +70,13 @@ struct Quality {
   }
 };
 
-// Lists series `i` of `scenario` when its step findings miss a label or add a false step.
-void PrintMisses(const Scenario& scenario, size_t i, const std::vector<size_t>& labels,
+// Lists series `i` of `scenario` when its step findings miss a label or add a false step, and
+// says whether it did.
+bool PrintMisses(const Scenario& scenario, size_t i, const std::vector<size_t>& labels,
                  const std::vector<size_t>& steps, const std::vector<size_t>& drift_starts) {
   Score alone;
   alone.Add(labels, steps, 2);
-  if (alone.false_negatives == 0 && alone.false_positives == 0) return;
+  if (alone.false_negatives == 0 && alone.false_positives == 0) return false;
   auto list = [](const std::vector<size_t>& v) {
     std::string text;
     for (size_t x : v) text += (text.empty() ? "" : " ") + std::to_string(x);
@@ -80,9 +85,30 @@ void PrintMisses(const Scenario& scenario, size_t i, const std::vector<size_t>& 
   std::printf("  miss %s #%zu (seed %llu): labels %s steps %s drifts %s\n", scenario.name.c_str(),
               i, static_cast<unsigned long long>(scenario.seed), list(labels).c_str(),
               list(steps).c_str(), list(drift_starts).c_str());
+  return true;
 }
 
-bool g_misses = false;  // --misses
+bool g_misses = false;   // --misses
+std::string g_dump_dir;  // --dump-misses
+
+// Writes a missed series for replaying it through `devtimectl detect` (--dump-misses).
+void DumpSeries(const Scenario& scenario, size_t i, const std::vector<Point>& points) {
+  const std::string path =
+      g_dump_dir + "/" + std::to_string(scenario.seed) + "-" + std::to_string(i) + ".txt";
+  std::FILE* file = std::fopen(path.c_str(), "w");
+  if (file == nullptr) {
+    std::fprintf(stderr, "cannot write %s\n", path.c_str());
+    std::exit(1);
+  }
+  for (const auto& p : points) {
+    if (std::isnan(p.value)) {
+      std::fputs("nan\n", file);  // not "-nan", which the reader would refuse
+    } else {
+      std::fprintf(file, "%.17g\n", p.value);
+    }
+  }
+  std::fclose(file);
+}
 
 Quality Evaluate(const Scenario& scenario, Mode mode) {
   DetectorOptions options;
@@ -103,7 +129,9 @@ Quality Evaluate(const Scenario& scenario, Mode mode) {
     }
     q.steps.Add(series.changes, steps, 2);
     if (g_misses && mode == Mode::kDefault) {
-      PrintMisses(scenario, i, series.changes, steps, drift_starts);
+      if (PrintMisses(scenario, i, series.changes, steps, drift_starts) && !g_dump_dir.empty()) {
+        DumpSeries(scenario, i, series.points);
+      }
     }
     if (!series.changes.empty()) {
       ++q.labelled;
@@ -303,6 +331,10 @@ int main(int argc, char** argv) {
       seed_base = std::strtoull(argv[++i], nullptr, 10);
     if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
     if (std::strcmp(argv[i], "--misses") == 0) g_misses = true;
+    if (std::strcmp(argv[i], "--dump-misses") == 0 && i + 1 < argc) {
+      g_misses = true;
+      g_dump_dir = argv[++i];
+    }
     if (std::strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
       const std::string m = argv[++i];
       modes.clear();
