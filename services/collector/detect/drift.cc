@@ -456,6 +456,10 @@ absl::StatusOr<std::vector<Finding>> Analyze(std::span<const Point> points,
   return findings;
 }
 
+bool SpanReportsDrift(std::span<const Point> points, const DetectorOptions& options) {
+  return !DriftsOf(points, options).drifts.empty();
+}
+
 absl::StatusOr<std::optional<Drift>> CurrentDrift(std::span<const Point> points,
                                                   const DetectorOptions& options) {
   auto steps = Detect(points, options);

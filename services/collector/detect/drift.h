@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <span>
 
+#include "services/collector/detect/detect.h"
+
 namespace devtime::detect {
 
 // Mann-Kendall: S = sum over i < j of sign(x_j - x_i) and its variance under "no trend" with
@@ -52,5 +54,9 @@ struct Turn {
   double line_rss = 0.0;
 };
 Turn TurnFit(std::span<const double> at, std::span<const double> x, size_t min_leg);
+
+// Whether Analyze reports a drift over `points`, one span between steps: DetectDrift's over all
+// of it, or one on a leg where the span turns (drift.cc, DriftsOf).
+bool SpanReportsDrift(std::span<const Point> points, const DetectorOptions& options);
 
 }  // namespace devtime::detect

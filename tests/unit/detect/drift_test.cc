@@ -284,6 +284,29 @@ TEST(Analyze, AnImprovementThatTurnsIntoARegressionIsTwoDrifts) {
   }
 }
 
+// A creep over the last 30-60 runs after a slight rise (the quality bench's recent creep row,
+// seed base 1001): the search cut it into a staircase, and the staircase goes only where the
+// creep that replaces it is reported (CreepsWhereGone). That asked DetectDrift alone, which
+// sees no monotone trend in a span that turns, so two steps stayed and no drift was reported.
+// It now asks what Analyze reports for the span, a turn's legs included.
+TEST(Analyze, AStaircaseAlongACreepAfterARiseIsTheCreep) {
+  bench::Scenario creep;
+  creep.Steps(0, 0).LabelledDrift(0.05, 0.10);
+  creep.drift_runs_lo = 30;
+  creep.drift_runs_hi = 60;
+  creep.seed = 1034;
+  creep.series = 823;
+  const auto all = bench::Generate(creep);
+  for (size_t i : {259u, 448u, 473u, 822u}) {
+    SCOPED_TRACE(i);
+    auto findings = Analyze(all[i].points, {});
+    ASSERT_TRUE(findings.ok());
+    ASSERT_EQ(findings->size(), 1u);
+    EXPECT_EQ((*findings)[0].kind, FindingKind::kDrift);
+    EXPECT_GE((*findings)[0].drift.start_index, all[i].drift_start - 10);
+  }
+}
+
 // A walk wanders, and turns everywhere: its turns must not read as pairs of drifts. The
 // quality bench's 0.3 %/run walks at 1 % noise, 200 series: 71 drift findings, against 66
 // before turns were looked for; with a turn accepted at BIC's 2 log n instead of
