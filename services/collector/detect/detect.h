@@ -52,8 +52,14 @@
 //     direction competes with a continuous creep over its span (shape.h, RedundantSteps:
 //     BIC of the staircase against flat-then-linear plus the fewest of its steps); the
 //     steps the creep explains go
-//     when DetectDrift reports the creep in what they leave, and pruning runs again: a creep
-//     is one segment with one drift finding, not a staircase of steps;
+//     when a drift is reported in what they leave (as Analyze reports it, a turn's legs
+//     included), and pruning runs again: a creep is one segment with one drift finding, not a
+//     staircase of steps. The shape test never discards a change without reporting what it
+//     kept instead: a strong split it failed (two-level p <= 1e-6) comes back in a second
+//     pass where the result has nothing near it (no change point within refine_window runs,
+//     no drift over its segment either way) and its kinked line fits only somewhat better
+//     than two levels, or it is a clear jump within 30 runs on either side (analysis.cc,
+//     KeptForWantOfADrift, StepLikeNearby);
 //  4b. (shape_test, issue 21) joint models, so that a step and a drift cannot hide each
 //     other: inside each segment, the jump that fits best on top of a straight line (a creep
 //     through the step) or of the best kinked line (a trend that turns) is a step of its own
