@@ -46,6 +46,8 @@ EXCLUDED = {
     "build/bin/detect_quality_bench": "a benchmark of minutes (CTest runs its smoke run)",
     "build/bin/detect_quality_bench --series 1000 --mode default --only drift":
         "a benchmark of minutes at 1000 series (CTest runs its smoke run)",
+    "build/bin/detect_quality_bench --mode default --only mix --dump-misses /tmp/misses":
+        "a benchmark, writing a few hundred files under /tmp (CTest runs its smoke run)",
     "build/bin/detect_speed_bench": "a benchmark of minutes (CTest runs its smoke run)",
     "build/bin/fleet_bench --sessions 2000 --uploaders 200":
         "a load benchmark of minutes on a PostgreSQL server (CTest runs its smoke run)",

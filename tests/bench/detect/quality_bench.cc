@@ -7,7 +7,7 @@
 // contains TEXT (their seeds unchanged), to re-measure a few at scale; --mode runs one
 // detector only (default both). --misses lists the series whose steps miss a label or add a
 // false one; --dump-misses also writes each such series to DIR/<seed>-<series>.txt, one value
-// per line (nan for a missing night), for `devtimectl detect DIR/<file>`.
+// per line (nan for a missing night), for `devtimectl detect DIR/<file>` (DIR is created).
 // Each target the issues set (default mode) is printed after the figures with PASS or FAIL,
 // and the last line counts the failures.
 // Columns: precision, recall, F1 and false step change points per 10,000 points of the step
@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -334,6 +335,12 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--dump-misses") == 0 && i + 1 < argc) {
       g_misses = true;
       g_dump_dir = argv[++i];
+      std::error_code error;
+      std::filesystem::create_directories(g_dump_dir, error);
+      if (error) {
+        std::fprintf(stderr, "cannot create %s: %s\n", g_dump_dir.c_str(), error.message().c_str());
+        return 2;
+      }
     }
     if (std::strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
       const std::string m = argv[++i];
