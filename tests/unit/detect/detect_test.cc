@@ -663,8 +663,7 @@ TEST(DetectShape, AnOffsetOnASlowCycleIsKept) {
     other += score.false_positives;
   }
   EXPECT_GE(found, 30u);
-  EXPECT_EQ(other, 0u);
-  EXPECT_LE(other, 2u);
+  EXPECT_LE(other, 2u);  // none today
 }
 
 // The mix of the quality bench (1-50 % steps at 0.5-5 % noise, outliers, bimodal runs, a slow
