@@ -500,6 +500,7 @@ class Analysis {
     const size_t from = tau - std::min(tau - a, kLocalRuns);
     const size_t to = tau + std::min(b - tau, kLocalRuns);
     const double threshold = kLocalPvalueFactor * Threshold(a, tau, b);
+    // The two-level test first: O(1), where the shape test's kink scan is O(to - from).
     if (Test(from, tau, to).p_value > threshold) return false;
     const Shape local = ShapeOf(from, tau, to);
     return local.step_like && local.p <= threshold;

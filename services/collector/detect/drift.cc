@@ -317,17 +317,21 @@ std::optional<Drift> DriftOf(const CleanRuns& runs, const DetectorOptions& optio
   return drift;
 }
 
+// `drift`, found in a span that starts at index `from`, with its indices moved by `from`.
+Drift Offset(Drift drift, size_t from) {
+  drift.start_index += from;
+  drift.end_index += from;
+  return drift;
+}
+
 // DetectDrift over points[from, to), with indices into `points`.
 std::optional<Drift> DriftIn(std::span<const Point> points, size_t from, size_t to,
                              const DetectorOptions& options) {
   const CleanRuns runs = Clean(points.subspan(from, to - from), options);
   if (runs.clean.size() < MinDriftRuns(options)) return std::nullopt;
   std::optional<Drift> drift = DriftOf(runs, options);
-  if (drift) {
-    drift->start_index += from;
-    drift->end_index += from;
-  }
-  return drift;
+  if (!drift) return std::nullopt;
+  return Offset(*drift, from);
 }
 
 }  // namespace
@@ -380,7 +384,8 @@ struct SpanDrifts {
   bool current = false;
 };
 
-// The drifts of the span `points` (one segment between steps): DetectDrift's over all of it;
+// The drifts of the span points[from, to) (one segment between steps), with indices into
+// `points`: DetectDrift's over all of it;
 // where it finds none and the span turns (a creep up, then down, or down, then up), those of
 // each leg. Mann-Kendall over the whole sees no monotone trend in a turn, and an improvement
 // that turned into a regression (the creep a nightly watch exists for, now) was reported as
@@ -389,30 +394,31 @@ struct SpanDrifts {
 // flat 83.4/81.8/82.4 -> 91.8/90.6/90.8 %, a creep over the last 30-60 runs
 // 96.7/97.4/96.4 -> 99.1/98.5/98.5 %; steps unchanged. A turn is the continuous line with one
 // slope change (TurnFit) on the runs DetectDrift tests (IsTurn); each leg is then
-// DetectDrift's to judge, with all of its own tests. Indices into `points`. The span is
-// cleaned once for both the whole's test and the turn's fit. (Cleaning it again for the turn,
-// as a first version did, is more work but measured faster on this VM: Analyze on 10,000
-// points 7.1-7.8 against 8.0-8.7 ms, by 2,000 fewer page faults from glibc trimming the heap's
-// top; with trimming off both run at 6.1-6.4 ms. The allocation order, not the work, decides.)
-SpanDrifts DriftsOf(std::span<const Point> points, const DetectorOptions& options) {
+// DetectDrift's to judge, with all of its own tests. The span is cleaned once for both the whole's
+// test and the turn's fit. (Cleaning it again for the turn, as a first version did, is more work
+// but measured faster on this VM: Analyze on 10,000 points 7.1-7.8 against 8.0-8.7 ms, by 2,000
+// fewer page faults from glibc trimming the heap's top; with trimming off both run at 6.1-6.4 ms.
+// The allocation order, not the work, decides.)
+SpanDrifts DriftsOf(std::span<const Point> points, size_t from, size_t to,
+                    const DetectorOptions& options) {
   SpanDrifts result;
   if (options.mode == Mode::kOtava) return result;
-  const CleanRuns runs = Clean(points, options);
+  const CleanRuns runs = Clean(points.subspan(from, to - from), options);
   const size_t min_leg = MinDriftRuns(options);
   if (runs.clean.size() < min_leg) return result;
   if (std::optional<Drift> whole = DriftOf(runs, options)) {
-    result.drifts.push_back(*whole);
+    result.drifts.push_back(Offset(*whole, from));
     result.current = true;
     return result;
   }
   const std::vector<double> at = Positions(runs.valid);
   const Turn turn = TurnFit(at, runs.clean, min_leg);
   if (!IsTurn(turn, runs, at)) return result;
-  const size_t split = runs.valid.index[turn.at];
-  if (std::optional<Drift> before = DriftIn(points, 0, split, options)) {
+  const size_t split = from + runs.valid.index[turn.at];
+  if (std::optional<Drift> before = DriftIn(points, from, split, options)) {
     result.drifts.push_back(*before);
   }
-  if (std::optional<Drift> after = DriftIn(points, split, points.size(), options)) {
+  if (std::optional<Drift> after = DriftIn(points, split, to, options)) {
     result.drifts.push_back(*after);
     result.current = true;
   }
@@ -439,15 +445,11 @@ absl::StatusOr<std::vector<Finding>> Analyze(std::span<const Point> points,
   for (const ChangePoint& cp : *steps) bounds.push_back(cp.index);
   bounds.push_back(points.size());
   for (size_t s = 0; s + 1 < bounds.size(); ++s) {
-    const size_t from = bounds[s];
-    for (const Drift& drift :
-         DriftsOf(points.subspan(from, bounds[s + 1] - from), options).drifts) {
+    for (const Drift& drift : DriftsOf(points, bounds[s], bounds[s + 1], options).drifts) {
       Finding f;
       f.kind = FindingKind::kDrift;
       f.drift = drift;
-      f.drift.start_index += from;
-      f.drift.end_index += from;
-      f.index = f.drift.start_index;
+      f.index = drift.start_index;
       findings.push_back(f);
     }
   }
@@ -457,7 +459,7 @@ absl::StatusOr<std::vector<Finding>> Analyze(std::span<const Point> points,
 }
 
 bool SpanReportsDrift(std::span<const Point> points, const DetectorOptions& options) {
-  return !DriftsOf(points, options).drifts.empty();
+  return !DriftsOf(points, 0, points.size(), options).drifts.empty();
 }
 
 absl::StatusOr<std::optional<Drift>> CurrentDrift(std::span<const Point> points,
@@ -466,14 +468,9 @@ absl::StatusOr<std::optional<Drift>> CurrentDrift(std::span<const Point> points,
   if (!steps.ok()) return steps.status();
   const size_t from = steps->empty() ? 0 : steps->back().index;
   // The creep that runs to the newest valid run: the whole span's, or a turn's last leg.
-  SpanDrifts span = DriftsOf(points.subspan(from), options);
-  std::optional<Drift> current;
-  if (span.current) {
-    current = span.drifts.back();
-    current->start_index += from;
-    current->end_index += from;
-  }
-  return current;
+  const SpanDrifts span = DriftsOf(points, from, points.size(), options);
+  if (!span.current) return std::nullopt;
+  return span.drifts.back();
 }
 
 }  // namespace devtime::detect
