@@ -1,7 +1,7 @@
 // Detection quality of the default detector and the Otava reference mode, side by side
 // (issue 5 item 7, issue 13 item 5, issue 21 item 5). Usage: detect_quality_bench
 // [--series N] [--seed-base S] [--smoke] [--only TEXT] [--mode default|otava|both] [--misses]
-// [--dump-misses DIR].
+// [--dump-misses DIR] [--help]; an unknown or malformed argument is an error (exit 2).
 // --seed-base shifts every scenario's seed (scenario k uses S + k; default S = 1), so a change
 // can be checked on data it was not tuned on. --only runs just the scenarios whose name
 // contains TEXT (their seeds unchanged), to re-measure a few at scale; --mode runs one
@@ -17,13 +17,16 @@
 // drift finding ("drift"); for scenarios with labelled steps, the share of series whose every
 // labelled step is found within +-2 runs ("all+-2"). Otava has no drift finding.
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "services/collector/detect/detect.h"
@@ -317,38 +320,95 @@ bool Holds(const Quality& q, const Check& c) {
   return c.at_most ? v <= c.bound : v >= c.bound;
 }
 
-}  // namespace
+constexpr const char* kUsage =
+    "usage: detect_quality_bench [--series N] [--seed-base S] [--smoke] [--only TEXT]\n"
+    "                            [--mode default|otava|both] [--misses] [--dump-misses DIR]\n"
+    "  --series N         series per scenario (default 200; --smoke: 5)\n"
+    "  --seed-base S      scenario k uses seed S + k (default 1): data nothing was tuned on\n"
+    "  --only TEXT        only the scenarios whose name contains TEXT (seeds unchanged)\n"
+    "  --mode M           one detector, default or otava (default: both)\n"
+    "  --misses           list the series whose steps miss a label or add a false one\n"
+    "  --dump-misses DIR  also write each to DIR/<seed>-<series>.txt for devtimectl detect\n";
 
-int main(int argc, char** argv) {
+struct Args {
   size_t series = 200;
   uint64_t seed_base = 1;
   std::string only;
   std::vector<Mode> modes = {Mode::kDefault, Mode::kOtava};
+};
+
+// A whole unsigned number, or nullopt (so that "--series 1e3" or "--series -5" is an error,
+// not 1 or a huge count).
+std::optional<uint64_t> ParseCount(const char* text) {
+  if (*text < '0' || *text > '9') return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (errno != 0 || *end != '\0') return std::nullopt;
+  return value;
+}
+
+// The options, or the exit status where main must stop (0 after --help, 2 on an error, which
+// names the argument: a typo must not run the default minutes-long benchmark instead).
+std::variant<Args, int> ParseArgs(int argc, char** argv) {
+  Args args;
+  auto fail = [](const std::string& message) {
+    std::fprintf(stderr, "detect_quality_bench: %s\n%s", message.c_str(), kUsage);
+    return 2;
+  };
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--smoke") == 0) series = 5;
-    if (std::strcmp(argv[i], "--series") == 0 && i + 1 < argc)
-      series = std::strtoul(argv[++i], nullptr, 10);
-    if (std::strcmp(argv[i], "--seed-base") == 0 && i + 1 < argc)
-      seed_base = std::strtoull(argv[++i], nullptr, 10);
-    if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
-    if (std::strcmp(argv[i], "--misses") == 0) g_misses = true;
-    if (std::strcmp(argv[i], "--dump-misses") == 0 && i + 1 < argc) {
+    const std::string flag = argv[i];
+    const bool takes_value = flag == "--series" || flag == "--seed-base" || flag == "--only" ||
+                             flag == "--mode" || flag == "--dump-misses";
+    if (takes_value && i + 1 >= argc) return fail(flag + " needs a value");
+    const char* value = takes_value ? argv[++i] : nullptr;
+    if (flag == "--help" || flag == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (flag == "--smoke") {
+      args.series = 5;
+    } else if (flag == "--series" || flag == "--seed-base") {
+      const auto n = ParseCount(value);
+      if (!n || (flag == "--series" && *n == 0)) {
+        return fail(flag + ": '" + value + "' is not a " +
+                    (flag == "--series" ? "positive whole number" : "whole number"));
+      }
+      (flag == "--series" ? args.series : args.seed_base) = *n;
+    } else if (flag == "--only") {
+      args.only = value;
+    } else if (flag == "--misses") {
       g_misses = true;
-      g_dump_dir = argv[++i];
+    } else if (flag == "--dump-misses") {
+      g_misses = true;
+      g_dump_dir = value;
       std::error_code error;
       std::filesystem::create_directories(g_dump_dir, error);
-      if (error) {
-        std::fprintf(stderr, "cannot create %s: %s\n", g_dump_dir.c_str(), error.message().c_str());
-        return 2;
+      if (error) return fail("cannot create " + g_dump_dir + ": " + error.message());
+    } else if (flag == "--mode") {
+      const std::string m = value;
+      if (m != "default" && m != "otava" && m != "both") {
+        return fail("--mode: '" + m + "' is not default, otava or both");
       }
-    }
-    if (std::strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
-      const std::string m = argv[++i];
-      modes.clear();
-      if (m != "otava") modes.push_back(Mode::kDefault);
-      if (m != "default") modes.push_back(Mode::kOtava);
+      args.modes.clear();
+      if (m != "otava") args.modes.push_back(Mode::kDefault);
+      if (m != "default") args.modes.push_back(Mode::kOtava);
+    } else {
+      return fail("unknown argument '" + flag + "'");
     }
   }
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto parsed = ParseArgs(argc, argv);
+  if (const int* status = std::get_if<int>(&parsed)) return *status;
+  const Args& args = std::get<Args>(parsed);
+  const size_t series = args.series;
+  const uint64_t seed_base = args.seed_base;
+  const std::string& only = args.only;
+  const std::vector<Mode>& modes = args.modes;
   std::vector<Row> rows;
   auto add = [&](const char* name, std::vector<Check> checks, auto&& tweak) {
     Scenario s;
