@@ -76,7 +76,8 @@
 //     first placed as in step 5, so that a cut a few runs off leaves no piece of its step in
 //     the segments' residuals)
 //     (analysis.cc, ScreenUnderLocalLevel); elsewhere, where the segments show a random-walk
-//     level (EstimateLocalLevel), each change point must also be a jump against the series'
+//     level (EstimateLocalLevel) and are not flat with white residuals by the local level's
+//     likelihood, each change point must also be a jump against the series'
 //     own wander: the means of the w runs on either side against the measured spread of
 //     that difference away from change points (analysis.cc, RemoveWalkSteps);
 //  5. each change point that is neither joint nor placed by the walk's screen moves, within

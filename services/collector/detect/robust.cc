@@ -170,7 +170,8 @@ LocalLevel EstimateLocalLevel(std::span<const double> x, std::span<const size_t>
 namespace {
 
 // q from white noise (0.001: a walk too slow to matter) to a walk that dominates the noise.
-constexpr std::array<double, 9> kLevelRatios = {0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0};
+constexpr std::array<double, 9> kLevelRatios = {
+    kWhiteLevelRatio, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0};
 // Wide: the segments' side of the comparison (analysis.cc) is not winsorised, and at 4 a
 // short deep excursion (8 runs of -80 %) cost the walk so little that it won and the
 // excursion's edges were screened out. ReplaceOutliers has already taken isolated spikes.

@@ -51,6 +51,8 @@ LocalLevel EstimateLocalLevel(std::span<const double> x, std::span<const size_t>
 // only wanders, large where it jumps. `neg2_loglik`: -2 log-likelihood of y[1..] given y[0],
 // the noise variance concentrated out. Empty (neg2_loglik infinite) below 3 values;
 // `auxiliary` empty also when not `smooth` (the likelihood alone).
+// The smallest q the fit tries: a walk too slow to matter over any history, i.e. white noise.
+inline constexpr double kWhiteLevelRatio = 0.001;
 struct LocalLevelFit {
   double q = 0.0;
   double neg2_loglik = std::numeric_limits<double>::infinity();

@@ -477,6 +477,22 @@ TEST(DetectWalk, ALoneStepInWhiteNoiseIsNotTakenForAWalk) {
   ExpectEveryStepFoundAndNoOther(bench::Generate(s), {150, 275, 631, 754}, 1);
 }
 
+// The same where the walk fallback (analysis.cc, RemoveWalkSteps) took white noise for a walk
+// at 3 standard errors: a lone 2 % step at 1 % noise (t 17) failed its windowed test and
+// nothing was reported. The local level fitted to the two flat segments' residuals is white
+// noise there, and then the fallback does not run. The quality bench's one-step row, seed
+// bases 7001 and 8001: these six series had no step at all.
+TEST(DetectWalk, ALoneStepWhoseSegmentsAreWhiteIsNotJudgedAgainstAWalk) {
+  bench::Scenario s;
+  s.Steps(1, 1).StepSize(0.02, 0.02);
+  s.seed = 7024;
+  s.series = 621;
+  ExpectEveryStepFoundAndNoOther(bench::Generate(s), {39, 366, 620}, 1);
+  s.seed = 8024;
+  s.series = 901;
+  ExpectEveryStepFoundAndNoOther(bench::Generate(s), {317, 865, 900}, 1);
+}
+
 // Three 2 % steps under 1 % noise, where the segments' residuals are white: a walk (q about
 // 0.03 of the noise) fits them at nearly the BIC of the three steps, and where it won, the
 // random-walk screen wiped all three. Its smoothed level moves in bursts at the steps, which a
