@@ -191,8 +191,8 @@ class Analysis {
       // trend that turns flat with a step lost 0.008-0.019 F1. Quality bench, 1000 series,
       // 20 seed bases 6001..25001, against running it everywhere: one 2 % step per series
       // all+-2 +0.23 points (better on 17, worse on none), 2 % steps F1 +0.0011 (15/0), the
-      // mix F1 +0.0005 (8/0); the 0.3 %/run walk +0.0035 false points per 10,000 runs (worse
-      // on one seed base, 1.93 -> 2.00), a dirty drift's +0.005 (three).
+      // mix F1 +0.0005 (8/0); false points per 10,000 runs: the 0.3 %/run walk +0.0035 (worse
+      // on one seed base, 1.93 -> 2.00), the drift with dirt +0.005 (worse on three).
       const WalkScreen screen = ScreenUnderLocalLevel(taus, verdicts, joint, located, q_hats);
       if (screen != WalkScreen::kWalk) {
         if (screen == WalkScreen::kUnclear) RemoveWalkSteps(taus, verdicts, joint);
