@@ -17,17 +17,16 @@
 // drift finding ("drift"); for scenarios with labelled steps, the share of series whose every
 // labelled step is found within +-2 runs ("all+-2"). Otava has no drift finding.
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "services/collector/detect/detect.h"
 #include "tests/bench/detect/generator.h"
 
@@ -336,17 +335,6 @@ struct Args {
   std::vector<Mode> modes = {Mode::kDefault, Mode::kOtava};
 };
 
-// A whole unsigned number, or nullopt (so that "--series 1e3" or "--series -5" is an error,
-// not 1 or a huge count).
-std::optional<uint64_t> ParseCount(const char* text) {
-  if (*text < '0' || *text > '9') return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long value = std::strtoull(text, &end, 10);
-  if (errno != 0 || *end != '\0') return std::nullopt;
-  return value;
-}
-
 // The options, or the exit status where main must stop (0 after --help, 2 on an error, which
 // names the argument: a typo must not run the default minutes-long benchmark instead).
 std::variant<Args, int> ParseArgs(int argc, char** argv) {
@@ -367,12 +355,19 @@ std::variant<Args, int> ParseArgs(int argc, char** argv) {
     } else if (flag == "--smoke") {
       args.series = 5;
     } else if (flag == "--series" || flag == "--seed-base") {
-      const auto n = ParseCount(value);
-      if (!n || (flag == "--series" && *n == 0)) {
+      // A whole unsigned number: "--series 1e3" or "--series -5" is an error, not 1 or a huge
+      // count.
+      uint64_t n = 0;
+      const bool series = flag == "--series";
+      if (!absl::SimpleAtoi(value, &n) || (series && n == 0)) {
         return fail(flag + ": '" + value + "' is not a " +
-                    (flag == "--series" ? "positive whole number" : "whole number"));
+                    (series ? "positive whole number" : "whole number"));
       }
-      (flag == "--series" ? args.series : args.seed_base) = *n;
+      if (series) {
+        args.series = n;
+      } else {
+        args.seed_base = n;
+      }
     } else if (flag == "--only") {
       args.only = value;
     } else if (flag == "--misses") {
