@@ -193,10 +193,9 @@ class Analysis {
       // all+-2 +0.23 points (better on 17, worse on none), 2 % steps F1 +0.0011 (15/0), the
       // mix F1 +0.0005 (8/0); false points per 10,000 runs: the 0.3 %/run walk +0.0035 (worse
       // on one seed base, 1.93 -> 2.00), the drift with dirt +0.005 (worse on three).
-      const WalkScreen screen = ScreenUnderLocalLevel(taus, verdicts, joint, located, q_hats);
-      if (screen != WalkScreen::kWalk) {
-        if (screen == WalkScreen::kUnclear) RemoveWalkSteps(taus, verdicts, joint);
-        located.assign(taus.size(), false);
+      if (ScreenUnderLocalLevel(taus, verdicts, joint, located, q_hats) == WalkScreen::kUnclear) {
+        RemoveWalkSteps(taus, verdicts, joint);
+        located.assign(taus.size(), false);  // it erased some; none was located yet
       }
     }
     Refine(taus, q_hats, joint, located);
