@@ -33,7 +33,10 @@
 //     must be a jump of the level, not a piece of a trend, a slope change, a cycle or a random
 //     walk (shape.h: against the best continuous kinked line, whose kink is chosen with the
 //     jump in the model where that fits clearly better, with an effective sample size
-//     from the residuals' serial dependence; between neighbours 60 or more runs apart, also a
+//     from the residuals' serial dependence; a split that two levels fit and that fails only
+//     by that sample size passes where its one-run jump stands out from the other run-to-run
+//     differences at the same threshold, a jump under a walk too: analysis.cc,
+//     JumpStandsOut; between neighbours 60 or more runs apart, also a
 //     jump with a straight line in the model, analysis.cc, JumpOnLineHolds: a gentle slope
 //     is no step), and a split that leaves fewer than edge_segment
 //     runs at either end needs p <= max_pvalue x edge_pvalue_factor. A change point that
@@ -46,7 +49,8 @@
 //     merged into one segment, where they would read as a staircase) but is not reported;
 //     then (shape_test) two change points of opposite sign around a segment shorter than
 //     the segments on either side are tested as one excursion (its runs against those on
-//     both sides, Bonferroni-corrected for the search of a start and a length; a middle of
+//     both sides, each deviation clipped at 8 sigmas in the pooled sigma, Bonferroni-corrected
+//     for the search of a start and a length; a middle of
 //     fewer than edge_segment runs needs edge_pvalue_factor too), and the
 //     weaker one goes where it fails; each group of consecutive change points in one
 //     direction competes with a continuous creep over its span (shape.h, RedundantSteps:
@@ -66,12 +70,13 @@
 //     ("joint") when the jump on top of the kinked line is significant (selection-corrected,
 //     effective sample size from the residuals) and its effect is large enough; its figures
 //     are that model's levels just before and after the break, and each side keeps its own
-//     drift finding. Then the random-walk null: where the series is a local level (robust.h,
-//     FitLocalLevel: a random walk under white noise, Kalman filter by concentrated ML)
-//     rather than the segments found (their residuals still wander, or the walk has the
-//     lower BIC and its smoothed movement is not concentrated at the cuts it would drop, as a
-//     walk fitted to steps in white noise is: analysis.cc, MovesAtCuts), each change point
-//     must be a jump of the walk's level, an auxiliary
+//     drift finding; a small change point is judged by that model first (between creeps of
+//     the other sign a step's two levels have about equal means). Then the random-walk null: where
+//     the series is a local level (robust.h, FitLocalLevel: a random walk under white noise, Kalman
+//     filter by concentrated ML) rather than the segments found (their residuals, clipped as the
+//     walk's innovations are, still wander, or the walk has the lower BIC and its smoothed movement
+//     is not concentrated at the cuts it would drop, as a walk fitted to steps in white noise is:
+//     analysis.cc, MovesAtCuts), each change point must be a jump of the walk's level, an auxiliary
 //     residual of at least 4 within +-refine_window runs, and moves there (each change point
 //     first placed as in step 5, so that a cut a few runs off leaves no piece of its step in
 //     the segments' residuals)

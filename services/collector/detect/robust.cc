@@ -172,10 +172,6 @@ namespace {
 // q from white noise (0.001: a walk too slow to matter) to a walk that dominates the noise.
 constexpr std::array<double, 9> kLevelRatios = {
     kWhiteLevelRatio, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0};
-// Wide: the segments' side of the comparison (analysis.cc) is not winsorised, and at 4 a
-// short deep excursion (8 runs of -80 %) cost the walk so little that it won and the
-// excursion's edges were screened out. ReplaceOutliers has already taken isolated spikes.
-constexpr double kInnovationClip = 8.0;
 
 struct FilterSums {
   double scaled_squares = 0.0;  // sum of v^2 / F (F in units of the noise variance)

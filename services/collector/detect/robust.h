@@ -51,6 +51,12 @@ LocalLevel EstimateLocalLevel(std::span<const double> x, std::span<const size_t>
 // only wanders, large where it jumps. `neg2_loglik`: -2 log-likelihood of y[1..] given y[0],
 // the noise variance concentrated out. Empty (neg2_loglik infinite) below 3 values;
 // `auxiliary` empty also when not `smooth` (the likelihood alone).
+// The innovations' winsorising limit, in standard deviations. Wide: at 4 a short deep
+// excursion (8 runs of -80 %) cost the walk so little that it beat the segments that cut it
+// out, and the excursion's edges were screened out. ReplaceOutliers has already taken isolated
+// spikes. The likelihoods compared with a local level's (analysis.cc: white noise, the
+// segments) clip their residuals at the same limit.
+inline constexpr double kInnovationClip = 8.0;
 // The smallest q the fit tries: a walk too slow to matter over any history, i.e. white noise.
 inline constexpr double kWhiteLevelRatio = 0.001;
 struct LocalLevelFit {

@@ -493,6 +493,63 @@ TEST(DetectWalk, ALoneStepWhoseSegmentsAreWhiteIsNotJudgedAgainstAWalk) {
   ExpectEveryStepFoundAndNoOther(bench::Generate(s), {317, 865, 900}, 1);
 }
 
+// A 10 % step at 1 % noise in a history of 11 to 14 runs, with a slight sag on one side: every
+// split there is an end split (p <= 1e-5), and the shape test's effective sample size, whose
+// long-run variance is guessed from a dozen residuals, took the sag for a wander and failed it
+// (p 2e-5 and 4e-5 after the choice of split; 6e-11 and 8e-9 as plain steps). A jump of ten
+// noise sigmas from one run to the next is a jump under a walk too: its run-to-run difference
+// stands out from the others at that threshold. The quality bench's short-step row, seed base
+// 1001: these two series had no step at all.
+TEST(DetectShape, ALargeJumpInAShortHistoryIsNotTakenForAWander) {
+  bench::Scenario s;
+  s.Lengths(10, 30).Steps(1, 1).StepSize(0.10, 0.10);
+  s.min_gap = 5;
+  s.seed = 1022;
+  s.series = 469;
+  ExpectEveryStepFoundAndNoOther(bench::Generate(s), {318, 468}, 1);
+}
+
+// Three 5 % steps at 1 % noise with 2 % outlier runs of +30 %, three of them in a row, which
+// ReplaceOutliers leaves (each has a spike for a neighbour): the random-walk screen compared
+// the local level, whose innovations are winsorised at 8 sigmas, with the segments' white
+// noise, whose residuals were not, and read the cluster as a wander (a likelihood ratio of
+// 390, all of it the clipping), then dropped all three steps (p 1e-15 to 1e-50). Both sides
+// of the comparison now clip alike. The quality bench's outlier row, seed base 1001.
+TEST(DetectWalk, AClusterOfSpikesIsNoWander) {
+  bench::Scenario s;
+  s.Dirt(0.02, 0, 0);
+  s.seed = 1004;
+  s.series = 236;
+  ExpectEveryStepFoundAndNoOther(bench::Generate(s), {235}, 3);
+}
+
+// The same row: a 5 % dip of 17 runs, with two +30 % spikes 40 runs away that ReplaceOutliers
+// left in the long segment before it. The excursion test pooled that segment's scatter, whose
+// spikes made its sigma three times the noise's, and failed the dip at p 0.45; each deviation
+// now counts at most 8 sigmas. Before, the steps at 143 and 160 were lost.
+TEST(DetectExcursion, SpikesFarAwayDoNotHideADip) {
+  bench::Scenario s;
+  s.Dirt(0.02, 0, 0);
+  s.seed = 1004;
+  s.series = 32;
+  ExpectEveryStepFoundAndNoOther(bench::Generate(s), {31}, 3);
+}
+
+// A 5 % step down under a creep of +5 to 10 % over the series: the two levels around it have
+// nearly equal means, so the prune pass kept it only as a small change point (significant, its
+// effect below 1 %), which is not reported, and which as a bound also kept the joint search
+// from finding the jump inside its segments. A small change point is now judged by the joint
+// model (the jump on a kinked line), whose levels at the break differ by the step. The quality
+// bench's "drift +5..10 % + one 5 % step down" row, seed base 1: these series had no step.
+TEST(DetectJoint, AStepKeptSmallByDriftsIsJudgedWithThem) {
+  bench::Scenario s;
+  s.Steps(1, 1).Signs(-1, +1).LabelledDrift(0.05, 0.10);
+  s.drift_runs_lo = s.drift_runs_hi = 300;
+  s.seed = 26;
+  s.series = 35;
+  ExpectEveryStepFoundAndNoOther(bench::Generate(s), {11, 27, 34}, 1);
+}
+
 // Three 2 % steps under 1 % noise, where the segments' residuals are white: a walk (q about
 // 0.03 of the noise) fits them at nearly the BIC of the three steps, and where it won, the
 // random-walk screen wiped all three. Its smoothed level moves in bursts at the steps, which a
