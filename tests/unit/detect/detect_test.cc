@@ -509,6 +509,16 @@ TEST(DetectShape, ALargeJumpInAShortHistoryIsNotTakenForAWander) {
   ExpectEveryStepFoundAndNoOther(bench::Generate(s), {318, 468}, 1);
 }
 
+// The first `count` series of the quality bench's row "5 % step, 1 % noise, 2 % outlier runs"
+// at seed base 1001.
+std::vector<bench::LabelledSeries> OutlierRowSeries(size_t count) {
+  bench::Scenario s;
+  s.Dirt(0.02, 0, 0);
+  s.seed = 1004;
+  s.series = count;
+  return bench::Generate(s);
+}
+
 // Three 5 % steps at 1 % noise with 2 % outlier runs of +30 %, three of them in a row, which
 // ReplaceOutliers leaves (each has a spike for a neighbour): the random-walk screen compared
 // the local level, whose innovations are winsorised at 8 sigmas, with the segments' white
@@ -516,11 +526,7 @@ TEST(DetectShape, ALargeJumpInAShortHistoryIsNotTakenForAWander) {
 // 390, all of it the clipping), then dropped all three steps (p 1e-15 to 1e-50). Both sides
 // of the comparison now clip alike. The quality bench's outlier row, seed base 1001.
 TEST(DetectWalk, AClusterOfSpikesIsNoWander) {
-  bench::Scenario s;
-  s.Dirt(0.02, 0, 0);
-  s.seed = 1004;
-  s.series = 236;
-  ExpectEveryStepFoundAndNoOther(bench::Generate(s), {235}, 3);
+  ExpectEveryStepFoundAndNoOther(OutlierRowSeries(236), {235}, 3);
 }
 
 // The same row: a 5 % dip of 17 runs, with two +30 % spikes 40 runs away that ReplaceOutliers
@@ -528,11 +534,7 @@ TEST(DetectWalk, AClusterOfSpikesIsNoWander) {
 // spikes made its sigma three times the noise's, and failed the dip at p 0.45; each deviation
 // now counts at most 8 sigmas. Before, the steps at 143 and 160 were lost.
 TEST(DetectExcursion, SpikesFarAwayDoNotHideADip) {
-  bench::Scenario s;
-  s.Dirt(0.02, 0, 0);
-  s.seed = 1004;
-  s.series = 32;
-  ExpectEveryStepFoundAndNoOther(bench::Generate(s), {31}, 3);
+  ExpectEveryStepFoundAndNoOther(OutlierRowSeries(32), {31}, 3);
 }
 
 // A 5 % step down under a creep of +5 to 10 % over the series: the two levels around it have
