@@ -417,8 +417,9 @@ class Analysis {
   // sample size, the walk's guard: in a history of a dozen runs that sample size rests on a
   // long-run variance guessed from a dozen residuals, and a slight sag beside a 10 % step at
   // 1 % noise cost the step (DetectShape.ALargeJumpInAShortHistoryIsNotTakenForAWander). A
-  // jump of two noise sigmas, the smallest we must find, never stands out of its
-  // differences' spread at 1e-3: the walk's guard still decides there. Quality bench, 1000
+  // jump of two noise sigmas, the smallest we must find, hardly ever stands out of its
+  // differences' spread at 1e-3 (its difference needs a t near 5 after the correction): the
+  // walk's guard still decides there. Quality bench, 1000
   // series, against Judge without it: the 10 % step in 10-30 runs, all+-2 on seed bases
   // 1/1001/2001/3001/4001/5001 99.9/99.6/99.8/99.9/99.8/99.7 % -> 99.9/99.8/99.9/99.9/100/
   // 99.9 %; on seed bases 6001..25001 better on 7, worse on none; the drift with two 5-10 %
