@@ -427,18 +427,15 @@ class Analysis {
   // that AddJointSteps judges.
   bool JumpStandsOut(size_t a, size_t tau, size_t b, double threshold) const {
     if (b - a < 6) return false;
-    double sum = 0.0, squares = 0.0;
+    std::vector<double> others;  // the run-to-run differences of [a, b) but the one at tau
+    others.reserve(b - a - 2);
     for (size_t i = a + 1; i < b; ++i) {
-      if (i == tau) continue;
-      const double d = u_[i] - u_[i - 1];
-      sum += d;
-      squares += d * d;
+      if (i != tau) others.push_back(u_[i] - u_[i - 1]);
     }
-    const double count = static_cast<double>(b - a - 2);
-    const double mean = sum / count;
-    const double variance = std::max(0.0, (squares - sum * mean) / (count - 1.0));
-    const double scale = std::max(kSigmaFloor, std::sqrt(variance)) * std::sqrt(1.0 + 1.0 / count);
-    const double t = (u_[tau] - u_[tau - 1] - mean) / scale;
+    const Moments spread = MeanStd(others, /*ddof=*/1);
+    const double count = static_cast<double>(others.size());
+    const double scale = std::max(kSigmaFloor, spread.stddev) * std::sqrt(1.0 + 1.0 / count);
+    const double t = (u_[tau] - u_[tau - 1] - spread.mean) / scale;
     return StudentTwoSidedP(t, count - 1.0) * static_cast<double>(b - a - 1) <= threshold;
   }
 
@@ -486,9 +483,14 @@ class Analysis {
     bool step_like = true;
     double kink_gain = 0.0;
   };
+  // The shape tester over u_, built on first use: its prefix sums only when a change point
+  // needs them.
+  ShapeTester& Shapes() {
+    if (!shape_) shape_.emplace(u_);
+    return *shape_;
+  }
   Shape ShapeOf(size_t a, size_t tau, size_t b) {
-    if (!shape_) shape_.emplace(u_);  // its prefix sums only when a change point needs them
-    const ShapeVerdict v = shape_->Test(a, tau, b, kSigmaFloor);
+    const ShapeVerdict v = Shapes().Test(a, tau, b, kSigmaFloor);
     if (!v.applicable) return {};
     return {CorrectForSelection(v.step_like ? v.level_p : v.trend_p, static_cast<double>(b - a)),
             v.step_like, v.kink_gain};
@@ -736,7 +738,6 @@ class Analysis {
                         std::vector<bool>& known) {
     const size_t n = u_.size();
     if (taus.empty()) return false;
-    if (!shape_) shape_.emplace(u_);
     auto up = [&](size_t i) {  // the direction of change point i between its neighbours
       const size_t a = Before(taus, i), t = taus[i], b = After(taus, i, n);
       return (prefix_[b] - prefix_[t]) / static_cast<long double>(b - t) >
@@ -748,7 +749,7 @@ class Analysis {
       while (j < taus.size() && up(j) == up(i)) ++j;
       const std::span<const size_t> group = std::span(taus).subspan(i, j - i);
       const size_t a = Before(taus, i), b = After(taus, j - 1, n);
-      const std::vector<size_t> gone = shape_->RedundantSteps(a, b, group, kMinCreepRuns);
+      const std::vector<size_t> gone = Shapes().RedundantSteps(a, b, group, kMinCreepRuns);
       if (!gone.empty() && CreepsWhereGone(a, b, group, gone)) {
         redundant.insert(redundant.end(), gone.begin(), gone.end());
       }
@@ -814,7 +815,6 @@ class Analysis {
     double before = 0.0, after = 0.0, rss = 0.0;
   };
   BreakLevels FitAt(size_t a, size_t tau, size_t b) {
-    if (!shape_) shape_.emplace(u_);
     const size_t kappa = JumpOnTrend(a, tau, b).kappa;
     const double centre = 0.5 * static_cast<double>(a + b - 1);
     auto regressors = [&](size_t i, bool jump) {
@@ -886,21 +886,7 @@ class Analysis {
   void AddJointSteps(std::vector<size_t>& taus, std::vector<Verdict>& verdicts,
                      std::vector<bool>& joint) {
     constexpr int kMaxJointDepth = 3;
-    for (size_t i = 0; i < taus.size(); ++i) {
-      if (!verdicts[i].small) continue;
-      const size_t a = Before(taus, i), b = After(taus, i, u_.size());
-      auto holds = [&](size_t at) { return JointStepHolds(a, at, b, JointP(a, at, b)); };
-      // At the strongest jump nearby, else where it is.
-      const size_t best = BestJointPosition(a, taus[i], b);
-      if (holds(best)) {
-        taus[i] = best;
-      } else if (best == taus[i] || !holds(taus[i])) {
-        continue;
-      }
-      verdicts[i].small = false;
-      verdicts[i].pass = true;
-      joint[i] = true;
-    }
+    JudgeSmallJointly(taus, verdicts, joint);
     std::vector<size_t> bounds = {0};
     bounds.insert(bounds.end(), taus.begin(), taus.end());
     bounds.push_back(u_.size());
@@ -917,6 +903,25 @@ class Analysis {
       joint.insert(joint.begin() + at, true);
     }
   }
+  // Each small change point that the joint model holds becomes a joint step, at the strongest
+  // jump nearby (BestJointPosition) where it holds there, else where it is.
+  void JudgeSmallJointly(std::vector<size_t>& taus, std::vector<Verdict>& verdicts,
+                         std::vector<bool>& joint) {
+    for (size_t i = 0; i < taus.size(); ++i) {
+      if (!verdicts[i].small) continue;
+      const size_t a = Before(taus, i), b = After(taus, i, u_.size());
+      auto holds = [&](size_t at) { return JointStepHolds(a, at, b, JointP(a, at, b)); };
+      const size_t best = BestJointPosition(a, taus[i], b);
+      if (holds(best)) {
+        taus[i] = best;
+      } else if (best == taus[i] || !holds(taus[i])) {
+        continue;
+      }
+      verdicts[i].small = false;
+      verdicts[i].pass = true;
+      joint[i] = true;
+    }
+  }
   // Where within +-refine_window runs of tau (min_segment from a and b) the jump on the kinked
   // line is strongest (its p with white residuals: the ranking needs no long-run variance). A
   // small change point kept the search's position, which its two levels chose; a joint step is
@@ -924,13 +929,12 @@ class Analysis {
   // 0.5 % noise: F1 +0.0022 (better on 24, worse on none), false points per 10,000 runs -0.06
   // (fewer on 20, more on 3); no other row moved but the mix, on one seed base, by one step.
   size_t BestJointPosition(size_t a, size_t tau, size_t b) {
-    if (!shape_) shape_.emplace(u_);
     const auto [lo, hi] = RefineWindow(a, tau, b, std::max<size_t>(3, options_.min_segment));
     size_t best = tau;
     double best_p = 2.0;
     for (size_t t = lo; t <= hi; ++t) {
       const ShapeVerdict v =
-          shape_->Test(a, t, b, kSigmaFloor, /*jump_on_trend=*/true, /*white=*/true);
+          Shapes().Test(a, t, b, kSigmaFloor, /*jump_on_trend=*/true, /*white=*/true);
       if (v.applicable && v.trend_p < best_p) {
         best_p = v.trend_p;
         best = t;
@@ -1103,9 +1107,8 @@ class Analysis {
   // levels (FitAt) and its figures (JointChangePoint) all need it, for the same split in a
   // row; it costs O(b - a) with the long-run variance, so the last one is kept.
   const ShapeVerdict& JumpOnTrend(size_t a, size_t tau, size_t b) {
-    if (!shape_) shape_.emplace(u_);
     if (jump_on_trend_key_ != std::array<size_t, 3>{a, tau, b}) {
-      jump_on_trend_ = shape_->Test(a, tau, b, kSigmaFloor, /*jump_on_trend=*/true);
+      jump_on_trend_ = Shapes().Test(a, tau, b, kSigmaFloor, /*jump_on_trend=*/true);
       jump_on_trend_key_ = {a, tau, b};
     }
     return jump_on_trend_;
@@ -1116,10 +1119,9 @@ class Analysis {
   // were white, which skips the long-run variance, the joint search's main cost on a long
   // history; such a failing p is returned as it is (lower than the full test's, still failing).
   double JointP(size_t a, size_t tau, size_t b, bool quick = false) {
-    if (!shape_) shape_.emplace(u_);
     if (quick) {
       const ShapeVerdict white =
-          shape_->Test(a, tau, b, kSigmaFloor, /*jump_on_trend=*/true, /*white=*/true);
+          Shapes().Test(a, tau, b, kSigmaFloor, /*jump_on_trend=*/true, /*white=*/true);
       if (!white.applicable) return 1.0;
       const double p = CorrectForSelection(white.trend_p, static_cast<double>(b - a));
       if (p > JointThreshold(a, tau, b)) return p;

@@ -40,6 +40,15 @@ struct LocalLevel {
 // bounds: the segments' starts, sorted, then x.size().
 LocalLevel EstimateLocalLevel(std::span<const double> x, std::span<const size_t> bounds);
 
+// The innovations' winsorising limit, in standard deviations. Wide: at 4 a short deep
+// excursion (8 runs of -80 %) cost the walk so little that it beat the segments that cut it
+// out, and the excursion's edges were screened out. ReplaceOutliers has already taken isolated
+// spikes. The likelihoods compared with a local level's (analysis.cc: white noise, the
+// segments) clip their residuals at the same limit.
+inline constexpr double kInnovationClip = 8.0;
+// The smallest q the fit tries: a walk too slow to matter over any history, i.e. white noise.
+inline constexpr double kWhiteLevelRatio = 0.001;
+
 // The local level model (Harvey; Durbin & Koopman ch. 2), y[t] = mu[t] + eps[t],
 // mu[t + 1] = mu[t] + eta[t], fitted by concentrated maximum likelihood over a grid of
 // q = Var(eta) / Var(eps) with the Kalman filter (diffuse start at y[0]; O(n) per q). Outliers
@@ -51,14 +60,6 @@ LocalLevel EstimateLocalLevel(std::span<const double> x, std::span<const size_t>
 // only wanders, large where it jumps. `neg2_loglik`: -2 log-likelihood of y[1..] given y[0],
 // the noise variance concentrated out. Empty (neg2_loglik infinite) below 3 values;
 // `auxiliary` empty also when not `smooth` (the likelihood alone).
-// The innovations' winsorising limit, in standard deviations. Wide: at 4 a short deep
-// excursion (8 runs of -80 %) cost the walk so little that it beat the segments that cut it
-// out, and the excursion's edges were screened out. ReplaceOutliers has already taken isolated
-// spikes. The likelihoods compared with a local level's (analysis.cc: white noise, the
-// segments) clip their residuals at the same limit.
-inline constexpr double kInnovationClip = 8.0;
-// The smallest q the fit tries: a walk too slow to matter over any history, i.e. white noise.
-inline constexpr double kWhiteLevelRatio = 0.001;
 struct LocalLevelFit {
   double q = 0.0;
   double neg2_loglik = std::numeric_limits<double>::infinity();
