@@ -194,13 +194,14 @@ void AgentDaemon::JoinFinishedRunners() {
 }
 
 void AgentDaemon::StartRunner(const std::string& job, std::function<void()> work) {
-  running_.insert(job);
-  ++active_runners_;
   const int id = next_runner_id_++;
+  running_[job] = id;
+  ++active_runners_;
   runners_[id] = std::thread([this, id, job, work = std::move(work)] {
     work();
     std::lock_guard lock(mu_);
-    running_.erase(job);
+    // Unless its last report freed the job already, and another runner of it may have started.
+    if (auto it = running_.find(job); it != running_.end() && it->second == id) running_.erase(it);
     --active_runners_;
     finished_runners_.push_back(id);
     changed_.notify_all();
@@ -325,9 +326,10 @@ void AgentDaemon::SessionLoop() {
   }
 }
 
-void AgentDaemon::Report(v1::JobSlot slot) {
+void AgentDaemon::Report(v1::JobSlot slot, bool frees_job) {
   slot.set_host(config_.host);
   std::lock_guard lock(mu_);
+  if (frees_job) running_.erase(slot.job());
   if (reports_.size() >= kMaxQueuedReports) reports_.pop_front();  // the collector infers "missed"
   reports_.push_back(std::move(slot));
   changed_.notify_all();
@@ -390,14 +392,10 @@ void AgentDaemon::RunHuntSlot(const v1::JobSpec& spec, const v1::RunNowRequest& 
     resolved = values.status();
     if (values.ok()) recorded.insert(values->begin(), values->end());
   }
-  {
-    std::lock_guard lock(mu_);
-    hunt_environment_[job.name()] = recorded;
-  }
   if (resolved.ok()) {
     v1::JobSpec once = *pinned;
     once.set_retries(0);  // the hunt re-queues a failed run itself
-    RunSlot(once, env_.Now(), true, 0);
+    RunSlot(once, env_.Now(), true, 0, recorded);
   } else {
     v1::JobSlot slot;
     slot.set_job(job.name());
@@ -406,10 +404,8 @@ void AgentDaemon::RunHuntSlot(const v1::JobSpec& spec, const v1::RunNowRequest& 
     slot.set_run_now(true);
     *slot.mutable_started_at() = ToProto(env_.Now());
     slot.mutable_hunt_environment()->insert(recorded.begin(), recorded.end());
-    FinishAttempt(job, std::move(slot), std::string(resolved.message()), env_.Now());
+    FinishAttempt(job, std::move(slot), std::string(resolved.message()), env_.Now(), true);
   }
-  std::lock_guard lock(mu_);
-  hunt_environment_.erase(job.name());
 }
 
 void AgentDaemon::StartSlot(const v1::JobSpec& job, absl::Time slot_time, bool run_now) {
@@ -430,16 +426,11 @@ void AgentDaemon::StartSlot(const v1::JobSpec& job, absl::Time slot_time, bool r
 }
 
 void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now,
-                          uint32_t first_attempt) {
+                          uint32_t first_attempt,
+                          const std::map<std::string, std::string>& hunt_environment) {
   job = wire::WithDefaults(job);
   // A normal run's {pin:KEY} take the pins' defaults (a culprit run's are already replaced).
   auto pinned = ApplyPins(job, {});
-  std::map<std::string, std::string> hunt_environment;
-  {
-    std::lock_guard lock(mu_);
-    auto it = hunt_environment_.find(job.name());
-    if (it != hunt_environment_.end()) hunt_environment = it->second;
-  }
   if (pinned.ok()) job = *pinned;
   for (uint32_t attempt = first_attempt; attempt <= job.retries() && !stopping_; ++attempt) {
     const std::string run_id = NewRunId();  // fixed before the job starts: retries of the
@@ -458,7 +449,7 @@ void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now,
     MarkInFlight(slot, attempt);
     Report(slot);
     if (!pinned.ok()) {
-      FinishAttempt(job, std::move(slot), std::string(pinned.status().message()), env_.Now());
+      FinishAttempt(job, std::move(slot), std::string(pinned.status().message()), env_.Now(), true);
       break;
     }
 
@@ -497,12 +488,12 @@ void AgentDaemon::RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now,
     } else if (!outcome->succeeded()) {
       failure = outcome->Describe();
     }
-    if (FinishAttempt(job, std::move(slot), failure, env_.Now())) break;
+    if (FinishAttempt(job, std::move(slot), failure, env_.Now(), attempt >= job.retries())) break;
   }
 }
 
 bool AgentDaemon::FinishAttempt(const v1::JobSpec& job, v1::JobSlot slot, std::string failure,
-                                absl::Time finished) {
+                                absl::Time finished, bool last_attempt) {
   const std::string& run_id = slot.run_id();
   const absl::Time started = FromProto(slot.started_at());
   const fs::path output = config_.work_dir / job.name() / run_id / "output";
@@ -544,7 +535,7 @@ bool AgentDaemon::FinishAttempt(const v1::JobSpec& job, v1::JobSlot slot, std::s
   slot.set_outcome(failure.empty() ? v1::SLOT_OUTCOME_SUCCEEDED : v1::SLOT_OUTCOME_FAILED);
   slot.set_reason(wire::PrintableText(failure, kMaxSlotReasonBytes));
   *slot.mutable_finished_at() = ToProto(finished);
-  if (auto spooled = SpoolAndReport(run, slot); !spooled.ok()) {
+  if (auto spooled = SpoolAndReport(run, slot, last_attempt); !spooled.ok()) {
     failure = std::string(spooled.message());
   }
   if (metrics_) {
@@ -612,10 +603,11 @@ void AgentDaemon::RecoverUnfinishedSlots() {
       DaemonLog("run " + slot.run_id() + " of " + slot.job() +
                 " was running when the agent stopped; " +
                 (complete ? "its output is complete" : "it is reported failed"));
-      bool succeeded =
-          FinishAttempt(job, slot, complete ? "" : kRestarted,
-                        complete ? absl::FromChrono(ModificationTime(run_json)) : env_.Now());
-      if (!succeeded && retry && slot.hunt_environment().empty() && attempt < job.retries()) {
+      const bool retries_left = retry && slot.hunt_environment().empty() && attempt < job.retries();
+      bool succeeded = FinishAttempt(
+          job, slot, complete ? "" : kRestarted,
+          complete ? absl::FromChrono(ModificationTime(run_json)) : env_.Now(), !retries_left);
+      if (!succeeded && retries_left) {
         RunSlot(job, FromProto(slot.slot_time()), slot.run_now(), attempt + 1);
       }
     });
@@ -624,7 +616,8 @@ void AgentDaemon::RecoverUnfinishedSlots() {
 
 // ---- delivery ------------------------------------------------------------------------------
 
-absl::Status AgentDaemon::SpoolAndReport(const v1::RunSummary& run, v1::JobSlot slot) {
+absl::Status AgentDaemon::SpoolAndReport(const v1::RunSummary& run, v1::JobSlot slot,
+                                         bool last_attempt) {
   // The collector's own rules: a run it would refuse never enters the spool.
   absl::Status spooled = wire::ValidateRun(run);
   if (!spooled.ok()) {
@@ -646,7 +639,7 @@ absl::Status AgentDaemon::SpoolAndReport(const v1::RunSummary& run, v1::JobSlot 
                                                          slot.slot_time().SerializeAsString();
         });
         awaiting_[run.identity().run_id()] = slot;
-        Report(slot);
+        Report(slot, last_attempt || slot.outcome() == v1::SLOT_OUTCOME_SUCCEEDED);
         break;
       }
     }
@@ -662,7 +655,9 @@ absl::Status AgentDaemon::SpoolAndReport(const v1::RunSummary& run, v1::JobSlot 
     SleepUnlessStopping(backoff);
     spooled = absl::OkStatus();
   }
-  if (!spooled.ok()) Report(FailedSlot(std::move(slot), std::string(spooled.message())));
+  if (!spooled.ok()) {
+    Report(FailedSlot(std::move(slot), std::string(spooled.message())), last_attempt);
+  }
   std::lock_guard lock(mu_);
   spooled_ = true;  // wake the uploader
   changed_.notify_all();

@@ -11,7 +11,9 @@
 // uploader.h), so a failing run never holds the others back; a run the collector refuses, or
 // keeps failing on, is set aside in the spool's rejected/ folder, logged, and its slot
 // reported failed. A job never runs twice at once on a host: a slot that comes while the
-// previous run is still going is reported as skipped. Every slot is reported to the collector.
+// previous run is still going is reported as skipped. A run goes on until its slot's last
+// report (its last attempt's) is queued: a slot the collector has seen finish never makes the
+// next one "still running". Every slot is reported to the collector.
 //
 // Nothing is lost at the edges. A run that finds the spool or the disk full waits, with
 // backoff, for room (counted in devtime_agent_spool_full_total), its output kept. Each
@@ -37,7 +39,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -93,8 +94,9 @@ class AgentDaemon {
   void SchedulerLoop();
   void UploaderLoop();
   // Validates and spools a finished slot's run, then reports the slot: failed, saying why,
-  // when the run could not be spooled (the error returned).
-  absl::Status SpoolAndReport(const v1::RunSummary& run, v1::JobSlot slot);
+  // when the run could not be spooled (the error returned). The report frees the job when the
+  // slot succeeded or `last_attempt` is its last.
+  absl::Status SpoolAndReport(const v1::RunSummary& run, v1::JobSlot slot, bool last_attempt);
   // Takes an undeliverable run out of the upload queue, keeping it (spool.h), saying why in
   // the log and in its slot's outcome.
   void SetAside(const std::string& run_id, const std::string& why);
@@ -105,14 +107,17 @@ class AgentDaemon {
   void StartRunner(const std::string& job, std::function<void()> work);
   void JoinFinishedRunners();
   // Runs attempts first_attempt.. of the slot until one succeeds or the job's retries are used.
-  void RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now, uint32_t first_attempt);
+  // A culprit run's slot carries `hunt_environment` (what it pinned and resolved).
+  void RunSlot(v1::JobSpec job, absl::Time slot_time, bool run_now, uint32_t first_attempt,
+               const std::map<std::string, std::string>& hunt_environment = {});
   // A culprit run (issue 25): the job with the request's pins, once, its run tagged; a pin
   // or value source that cannot be resolved fails the slot saying why (pins.h).
   void RunHuntSlot(const v1::JobSpec& job, const v1::RunNowRequest& request);
   // Makes the run of an attempt that ended (with `failure`, "" when the job succeeded) from
   // its output, spools it and reports its RUNNING `slot` finished. True when it succeeded.
+  // `last_attempt`: no retry follows a failure, so the report frees the job (Report).
   bool FinishAttempt(const v1::JobSpec& job, v1::JobSlot slot, std::string failure,
-                     absl::Time finished);
+                     absl::Time finished, bool last_attempt);
   std::filesystem::path MarkerDir() const;
   void MarkInFlight(const v1::JobSlot& slot, uint32_t attempt);
   // `slot` was written to the collector: a finished slot's marker goes. Needs mu_.
@@ -120,7 +125,10 @@ class AgentDaemon {
   // Reports the slots the last run of the agent left in flight (their markers). Before the
   // scheduler starts.
   void RecoverUnfinishedSlots();
-  void Report(v1::JobSlot slot);
+  // Queues `slot` for the collector. `frees_job`: it is the last report of its job's runner,
+  // which from now on is not "still running": whoever sees the slot finished (a test, an
+  // operator's run-now) can start the job again at once, though the runner thread still ends.
+  void Report(v1::JobSlot slot, bool frees_job = false);
   // Waits `duration` on the env's steady clock; false when the daemon stops first.
   bool SleepUnlessStopping(std::chrono::milliseconds duration);
   // neuron-monitor (daemon_monitor.cc): starts the runner when agent.yaml has `monitor:`;
@@ -140,12 +148,10 @@ class AgentDaemon {
   std::mutex mu_;
   std::condition_variable changed_;           // stop, reports, run-now, finished runs
   std::map<std::string, ScheduledJob> jobs_;  // guarded by mu_
-  std::set<std::string> running_;             // guarded by mu_
+  std::map<std::string, int> running_;        // runner id by job; guarded by mu_
   std::deque<std::string> run_now_;           // guarded by mu_
   // Culprit runs, in order; one waits while its job runs (never skipped). Guarded by mu_.
   std::deque<v1::RunNowRequest> hunt_runs_;
-  // The environment entries of the culprit run each job is running, by job. Guarded by mu_.
-  std::map<std::string, std::map<std::string, std::string>> hunt_environment_;
   std::deque<v1::JobSlot> reports_;                       // guarded by mu_
   grpc::ClientContext* session_context_ = nullptr;        // guarded by mu_
   int active_runners_ = 0;                                // guarded by mu_

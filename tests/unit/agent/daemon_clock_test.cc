@@ -90,7 +90,9 @@ TEST_F(DaemonClockTest, AClockThatJumpsOverASlotFiresItOnceLate) {
   StartWith(Noon(), At(1, 11, 59));
   fake_.SetWall(At(1, 12, 30));  // an NTP step over the slot
   ASSERT_TRUE(AdvanceUntil([&] { return Finished("noon", 1); }, std::chrono::milliseconds(100)));
-  // The next day's slot, reached by a second jump, comes after it: the first fired once.
+  // The next day's slot, reached by a second jump, comes after it: the first fired once. The
+  // jump comes as soon as the first slot is seen finished, which has freed its job (daemon.h):
+  // a runner still ending on a loaded machine once made this slot "still running" (stop 37).
   fake_.SetWall(At(2, 12, 0, 1));
   ASSERT_TRUE(AdvanceUntil([&] { return Finished("noon", 2); }, std::chrono::milliseconds(100)));
   EXPECT_THAT(FinishedSlotTimes("noon"), ElementsAre(At(1, 12, 0), At(2, 12, 0)));
