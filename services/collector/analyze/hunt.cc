@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <string_view>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -158,9 +160,33 @@ Judgement Judge(const v1::Hunt& hunt, const CulpritLevel& level) {
   const double sigma = std::max(std::hypot(hunt.sigma(), se), 0.005 * std::fabs(b));
   const double z_fast = (a - v) / sigma;  // how far below the current level
   const double z_slow = (v - b) / sigma;  // how far above the baseline
-  if (v < (a + b) / 2 && z_fast >= kDecisiveZ) return {"fast", z_fast};
-  if (v >= (a + b) / 2 && z_slow >= kDecisiveZ) return {"slow", z_slow};
+  // Which level the run is at: the nearer by ratio. A host's load scales times, and the
+  // current level is one run: at +100 % load it stands twice as high, and a culprit run back
+  // at the current level on a quieter minute fell below the arithmetic midpoint.
+  const double midpoint = a > 0 && b > 0 ? std::sqrt(a * b) : (a + b) / 2;
+  if (v < midpoint && z_fast >= kDecisiveZ) return {"fast", z_fast};
+  if (v >= midpoint && z_slow >= kDecisiveZ) return {"slow", z_slow};
   return {"ambiguous", std::min(z_fast, z_slow)};
+}
+
+std::map<std::string, std::string> SourceValues(
+    const google::protobuf::Map<std::string, std::string>& environment) {
+  constexpr std::string_view kPrefix = "devtime.values.";
+  std::map<std::string, std::map<int, std::string>> chunks;  // key -> N -> values
+  for (const auto& [name, values] : environment) {
+    if (!name.starts_with(kPrefix)) continue;
+    const std::string rest = name.substr(kPrefix.size());
+    const std::size_t dot = rest.rfind('.');
+    int n = 0;
+    if (dot == std::string::npos || !absl::SimpleAtoi(rest.substr(dot + 1), &n)) continue;
+    chunks[rest.substr(0, dot)][n] = values;
+  }
+  std::map<std::string, std::string> ordered;
+  for (const auto& [key, by_index] : chunks) {
+    std::string& joined = ordered[key];
+    for (const auto& [n, values] : by_index) joined += (joined.empty() ? "" : " ") + values;
+  }
+  return ordered;
 }
 
 std::variant<NextRun, HuntVerdict> Plan(const v1::Hunt& hunt,

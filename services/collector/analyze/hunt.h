@@ -52,7 +52,9 @@ struct Judgement {
   double z = 0;
 };
 // Judges `level` against the hunt's baseline and current level, with the gate's noise: the
-// baseline runs' robust sigma and the run's own standard error.
+// baseline runs' robust sigma and the run's own standard error. Fast or slow is decided at
+// the levels' geometric mean (times scale with a host's load), decisive only kDecisiveZ
+// sigmas from the level it is not at.
 Judgement Judge(const v1::Hunt& hunt, const CulpritLevel& level);
 
 struct NextRun {
@@ -72,6 +74,13 @@ struct HuntVerdict {
 // The hunt's last run must be judged (not waiting).
 std::variant<NextRun, HuntVerdict> Plan(const v1::Hunt& hunt,
                                         const std::vector<std::string>& sources);
+
+// The ordered values of each key's value source, from the environment of the run that ran
+// them (agents/daemon/pins.h: devtime.values.KEY.N entries, N = 0, 1, ..., about 1,000 bytes
+// each): by key, space-separated, joined in N's order. Neither a protobuf map's iteration
+// order nor the keys' text order ("KEY.10" < "KEY.2") is that order.
+std::map<std::string, std::string> SourceValues(
+    const google::protobuf::Map<std::string, std::string>& environment);
 
 // Writes the verdict into the hunt (state, text, figures, finished_at = `now`).
 void Finish(v1::Hunt& hunt, const HuntVerdict& verdict, absl::Time now);

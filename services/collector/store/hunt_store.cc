@@ -92,12 +92,9 @@ bool Collect(pqxx::work& tx, const v1::Hunt& hunt, const std::string& metric, v1
   run.set_judgement(judged.judgement);
   run.set_z(judged.z);
   // The value sources the agent ran for this run (the first one): KEY -> ordered values.
-  for (const auto& [key, value] : summary.environment()) {
-    if (key.rfind("devtime.values.", 0) != 0) continue;
-    const std::string rest = key.substr(15);
-    const std::string pin = rest.substr(0, rest.rfind('.'));
+  for (const auto& [pin, ordered] : analyze::SourceValues(summary.environment())) {
     std::string& values = (*into.mutable_values())[pin];
-    values += (values.empty() ? "" : " ") + value;
+    values += (values.empty() ? "" : " ") + ordered;
   }
   return true;
 }
