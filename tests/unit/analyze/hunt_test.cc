@@ -62,9 +62,9 @@ TEST(JudgeTest, AtTheBaselineIsFastAtTheCurrentLevelSlowBetweenAmbiguous) {
   EXPECT_EQ(Judge(hunt, {.value = 1300, .step_stddev = 10, .steps = 10}).judgement, "ambiguous");
 }
 
-// The hunt tests' CPU workload on a loaded host: baseline 2.0 ms, the first bad run caught at
-// twice its speed (37 ms), a culprit run still on the naive kernel at 15 ms is at the current
-// level, not back at the baseline: the nearer by ratio.
+// The hunt tests' CPU workload on a loaded host: baseline 2.0 ms, the first bad run timed on a
+// busy minute (37 ms, twice its quiet 15 ms); a culprit run still on the naive kernel at 15 ms
+// is at the current level, not back at the baseline: the nearer by ratio.
 TEST(JudgeTest, ARunNearerTheCurrentLevelByRatioIsSlowThoughBelowTheArithmeticMidpoint) {
   v1::Hunt hunt = NewHunt({});
   hunt.set_baseline(2000);
