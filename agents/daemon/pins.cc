@@ -130,7 +130,7 @@ absl::StatusOr<std::map<std::string, std::string>> ResolveSources(
         return PinError("source of " + range.key() + " printed more values than fit (" +
                         std::to_string(values.size()) + ")");
       }
-      entries["devtime.values." + range.key() + "." + std::to_string(n++)] = chunk;
+      entries[wire::SourceValuesEntry(range.key(), n++)] = chunk;
       chunk.clear();
       return absl::OkStatus();
     };

@@ -5,7 +5,9 @@
 #include <cstring>
 #include <functional>
 #include <set>
+#include <string_view>
 
+#include "absl/strings/numbers.h"
 #include "proto/wire/cron.h"
 #include "proto/wire/validation.h"
 
@@ -99,6 +101,31 @@ bool IsPinValue(const std::string& value) {
   return std::all_of(value.begin(), value.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("._+:@/~-", c) != nullptr;
   });
+}
+
+constexpr std::string_view kSourceValuesPrefix = "devtime.values.";
+
+std::string SourceValuesEntry(const std::string& key, int n) {
+  return std::string(kSourceValuesPrefix) + key + "." + std::to_string(n);
+}
+
+std::map<std::string, std::string> SourceValues(
+    const google::protobuf::Map<std::string, std::string>& environment) {
+  std::map<std::string, std::map<int, std::string>> entries;  // key -> N -> values
+  for (const auto& [name, values] : environment) {
+    if (!name.starts_with(kSourceValuesPrefix)) continue;
+    const std::string rest = name.substr(kSourceValuesPrefix.size());
+    const std::size_t dot = rest.rfind('.');
+    int n = 0;
+    if (dot == std::string::npos || !absl::SimpleAtoi(rest.substr(dot + 1), &n)) continue;
+    entries[rest.substr(0, dot)][n] = values;
+  }
+  std::map<std::string, std::string> ordered;
+  for (const auto& [key, by_index] : entries) {
+    std::string& joined = ordered[key];
+    for (const auto& [n, values] : by_index) joined += (joined.empty() ? "" : " ") + values;
+  }
+  return ordered;
 }
 
 absl::Status ValidateJob(const v1::JobSpec& job, const std::string& path) {

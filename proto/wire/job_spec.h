@@ -3,6 +3,7 @@
 // agent to run slots, the collector to account for missed ones) and host selection.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,14 @@ std::vector<std::string> PinPlaceholders(const std::string& text);
 // [A-Za-z0-9._+:@/~-], 1..256 bytes.
 bool IsPinValue(const std::string& value);
 inline constexpr int kMaxPins = 32;
+// A value source's ordered values travel in the environment of the culprit run that ran it
+// (agents/daemon/pins.h), as entries devtime.values.KEY.N, N = 0, 1, ..., each a run of the
+// values, space-separated. The name of entry N of `key`:
+std::string SourceValuesEntry(const std::string& key, int n);
+// Each key's values from those entries, space-separated, joined in N's order: neither a
+// protobuf map's iteration order nor the names' text order ("KEY.10" < "KEY.2") is that order.
+std::map<std::string, std::string> SourceValues(
+    const google::protobuf::Map<std::string, std::string>& environment);
 
 // The job with defaults filled in (timeout, capture steps, time zone).
 v1::JobSpec WithDefaults(v1::JobSpec job);

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
-#include <string_view>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -167,26 +165,6 @@ Judgement Judge(const v1::Hunt& hunt, const CulpritLevel& level) {
   if (v < midpoint && z_fast >= kDecisiveZ) return {"fast", z_fast};
   if (v >= midpoint && z_slow >= kDecisiveZ) return {"slow", z_slow};
   return {"ambiguous", std::min(z_fast, z_slow)};
-}
-
-std::map<std::string, std::string> SourceValues(
-    const google::protobuf::Map<std::string, std::string>& environment) {
-  constexpr std::string_view kPrefix = "devtime.values.";
-  std::map<std::string, std::map<int, std::string>> chunks;  // key -> N -> values
-  for (const auto& [name, values] : environment) {
-    if (!name.starts_with(kPrefix)) continue;
-    const std::string rest = name.substr(kPrefix.size());
-    const std::size_t dot = rest.rfind('.');
-    int n = 0;
-    if (dot == std::string::npos || !absl::SimpleAtoi(rest.substr(dot + 1), &n)) continue;
-    chunks[rest.substr(0, dot)][n] = values;
-  }
-  std::map<std::string, std::string> ordered;
-  for (const auto& [key, by_index] : chunks) {
-    std::string& joined = ordered[key];
-    for (const auto& [n, values] : by_index) joined += (joined.empty() ? "" : " ") + values;
-  }
-  return ordered;
 }
 
 std::variant<NextRun, HuntVerdict> Plan(const v1::Hunt& hunt,

@@ -75,13 +75,6 @@ struct HuntVerdict {
 std::variant<NextRun, HuntVerdict> Plan(const v1::Hunt& hunt,
                                         const std::vector<std::string>& sources);
 
-// The ordered values of each key's value source, from the environment of the run that ran
-// them (agents/daemon/pins.h: devtime.values.KEY.N entries, N = 0, 1, ..., about 1,000 bytes
-// each): by key, space-separated, joined in N's order. Neither a protobuf map's iteration
-// order nor the keys' text order ("KEY.10" < "KEY.2") is that order.
-std::map<std::string, std::string> SourceValues(
-    const google::protobuf::Map<std::string, std::string>& environment);
-
 // Writes the verdict into the hunt (state, text, figures, finished_at = `now`).
 void Finish(v1::Hunt& hunt, const HuntVerdict& verdict, absl::Time now);
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "proto/wire/change.h"
+#include "proto/wire/job_spec.h"
 #include "proto/wire/json.h"
 #include "proto/wire/time.h"
 #include "services/collector/store/job_store.h"
@@ -92,7 +93,7 @@ bool Collect(pqxx::work& tx, const v1::Hunt& hunt, const std::string& metric, v1
   run.set_judgement(judged.judgement);
   run.set_z(judged.z);
   // The value sources the agent ran for this run (the first one): KEY -> ordered values.
-  for (const auto& [pin, ordered] : analyze::SourceValues(summary.environment())) {
+  for (const auto& [pin, ordered] : wire::SourceValues(summary.environment())) {
     std::string& values = (*into.mutable_values())[pin];
     values += (values.empty() ? "" : " ") + ordered;
   }

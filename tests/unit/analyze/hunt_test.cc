@@ -6,10 +6,6 @@
 
 #include <array>
 
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
-#include "devtime/v1/run.pb.h"
-
 namespace devtime::analyze {
 namespace {
 
@@ -72,32 +68,6 @@ TEST(JudgeTest, ARunNearerTheCurrentLevelByRatioIsSlowThoughBelowTheArithmeticMi
   hunt.set_sigma(200);
   EXPECT_EQ(Judge(hunt, {.value = 15000, .step_stddev = 500, .steps = 12}).judgement, "slow");
   EXPECT_EQ(Judge(hunt, {.value = 5000, .step_stddev = 500, .steps = 12}).judgement, "fast");
-}
-
-// A source of 120 compiler builds (40-character ids) fills twelve entries: their values come
-// back in the source's order whatever order the map, or the entries' names, give them.
-TEST(SourceValuesTest, JoinsEachKeysEntriesInTheirIndexOrder) {
-  std::vector<std::string> builds;
-  std::map<std::string, std::string> entries;
-  for (int n = 0; n < 12; ++n) {
-    std::string chunk;
-    for (int i = 0; i < 10; ++i) {
-      builds.push_back(absl::StrFormat("%040d", n * 10 + i));
-      chunk += (chunk.empty() ? "" : " ") + builds.back();
-    }
-    entries["devtime.values.neuronx-cc." + std::to_string(n)] = chunk;
-  }
-  entries["devtime.values.neuron-runtime.0"] = "2.20 2.21";
-  entries["compiler"] = "2.22.4";  // not a source's
-  v1::RunSummary run;
-  run.mutable_environment()->insert(entries.begin(), entries.end());
-  v1::RunSummary parsed;  // as the collector reads it back from the store
-  ASSERT_TRUE(parsed.ParseFromString(run.SerializeAsString()));
-
-  auto values = SourceValues(parsed.environment());
-  EXPECT_EQ(values.size(), 2u);
-  EXPECT_EQ(values["neuronx-cc"], absl::StrJoin(builds, " "));
-  EXPECT_EQ(values["neuron-runtime"], "2.20 2.21");
 }
 
 TEST(PlanTest, TwoKeysEachPinnedBackAloneNameTheOneThatDidIt) {
